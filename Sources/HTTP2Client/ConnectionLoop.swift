@@ -1,0 +1,630 @@
+import CNGHTTP2
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What other threads ask of the I/O thread.
+enum ConnectionCommand {
+    /// Open a stream for this exchange.
+    case submit(HTTP2Stream)
+    /// The caller's task was cancelled: reset the stream with CANCEL.
+    case cancel(HTTP2Stream)
+    /// Stop: at once (failing open streams), or once the open streams finish.
+    case shutdown(graceful: Bool)
+}
+
+/// What the connection tells its owner (a channel) from the I/O thread.
+package enum HTTP2ConnectionEvent: Sendable {
+    /// The server sent GOAWAY: open streams at or below its last stream id finish; no new ones.
+    case draining
+    /// The connection is gone; `error` says why (nil after an orderly shutdown).
+    case closed(HTTP2Error?)
+}
+
+/// State shared between the I/O thread and the threads that hand it commands.
+struct ConnectionInbox {
+    enum Phase {
+        case connecting
+        case ready
+        /// No new streams (GOAWAY received, or a graceful shutdown began).
+        case draining(HTTP2Error)
+        case closed(HTTP2Error)
+    }
+
+    var phase = Phase.connecting
+    var commands: [ConnectionCommand] = []
+    /// A wake-up was signalled and the loop has not yet taken the commands.
+    var wakePending = false
+}
+
+/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session,
+/// and is the only thread that ever calls nghttp2 or OpenSSL for this connection.
+///
+/// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, then gather
+/// every pending frame from nghttp2 into one buffer and write it with one `send`.
+final class ConnectionLoop: @unchecked Sendable {
+    // Sendable because everything but `inbox` (a Mutex) and the immutable lets is touched only by
+    // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
+    let target: HTTP2Target
+    let configuration: HTTP2ConnectionConfiguration
+    let inbox = Mutex(ConnectionInbox())
+    let wakeup: Wakeup
+    private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
+
+    private var socket: TCPSocket?
+    private var tls: TLSSession?
+    private var session: OpaquePointer?
+    private var streams: [Int32: HTTP2Stream] = [:]
+    private var deadlines = DeadlineQueue()
+    private var pendingResets: [HTTP2Stream] = []
+    private var takenCommands: [ConnectionCommand] = []
+
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let cipherBuffer: UnsafeMutableRawBufferPointer
+    /// Frames gathered from nghttp2 (plaintext).
+    private let frames = ByteQueue(capacity: 64 << 10)
+    /// What goes on the wire: `frames` itself over h2c, TLS records over TLS.
+    private let records = ByteQueue(capacity: 64 << 10)
+    private var headerBytes: [UInt8] = []
+    private var headerFields: [nghttp2_nv] = []
+
+    private var receivedSettings = false
+    private var goawayLastStreamID: Int32?
+    private var goawayError: HTTP2Error?
+    private var gracefulShutdown = false
+    private var closeReason: HTTP2Error?
+    private var lastReceive = ContinuousClock.now
+    private var pingSentAt: ContinuousClock.Instant?
+
+    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void) throws(HTTP2Error) {
+        self.target = target
+        self.configuration = configuration
+        self.onEvent = onEvent
+        self.wakeup = try Wakeup()
+        self.readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
+        self.cipherBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        cipherBuffer.deallocate()
+    }
+
+    // MARK: - Commands from other threads
+
+    /// Queues a command and wakes the loop (one wake-up per batch of commands).
+    /// Returns the error to fail with when the connection no longer takes streams.
+    func enqueue(_ command: ConnectionCommand) -> HTTP2Error? {
+        let (refusal, wake): (HTTP2Error?, Bool) = inbox.withLock { inbox in
+            if case .submit = command {
+                switch inbox.phase {
+                case .draining(let error), .closed(let error):
+                    return (error, false)
+                case .connecting, .ready:
+                    break
+                }
+            } else if case .closed = inbox.phase {
+                return (nil, false)
+            }
+            inbox.commands.append(command)
+            let wake = !inbox.wakePending
+            inbox.wakePending = true
+            return (nil, wake)
+        }
+        if wake { wakeup.signal() }
+        return refusal
+    }
+
+    // MARK: - The thread
+
+    /// Connects, then runs the loop until the connection ends. `ready` is called once, with nil
+    /// when the connection is usable or with the reason it could not be made.
+    func run(ready: (HTTP2Error?) -> Void) {
+        do throws(HTTP2Error) {
+            try establish()
+        } catch {
+            inbox.withLock { $0.phase = .closed(error) }
+            teardown()
+            ready(error)
+            failQueuedCommands(with: error)
+            return
+        }
+        inbox.withLock { inbox in
+            if case .connecting = inbox.phase { inbox.phase = .ready }
+        }
+        ready(nil)
+        loop()
+        teardown()
+    }
+
+    private func establish() throws(HTTP2Error) {
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let addresses = try AddressResolver.resolve(target)
+        let socket = try TCPSocket.connect(to: addresses, target: target, deadline: deadline, abortFD: wakeup.readFD)
+        self.socket = socket
+        if let context = configuration.tls {
+            let name = configuration.tlsServerNameOverride ?? target.host
+            let tls = try TLSSession(context: context, serverName: name)
+            self.tls = tls
+            try tls.handshake(over: socket, deadline: deadline, abortFD: wakeup.readFD, scratch: cipherBuffer)
+        }
+        try startSession()
+        try flush()
+        // Wait for the server's SETTINGS so the first burst of streams respects its limits, and so
+        // a peer that does not speak HTTP/2 fails the connect rather than the first call.
+        while !receivedSettings {
+            if let shutdown = shutdownRequested() { throw shutdown }
+            let millis = TCPSocket.millisecondsUntil(deadline)
+            guard millis > 0 else {
+                throw .connectFailed(target: target.description, reason: "timed out waiting for the server's HTTP/2 SETTINGS")
+            }
+            var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 2, millis) < 0 && errno != EINTR {
+                throw .connectFailed(target: target.description, reason: Errno.describe(errno))
+            }
+            if fds[0].revents != 0 {
+                if let failure = receive() {
+                    throw .connectFailed(target: target.description, reason: Self.handshakeReason(failure))
+                }
+                try flush()
+            }
+        }
+    }
+
+    /// Why a connection that failed before SETTINGS arrived failed, in connect terms.
+    private static func handshakeReason(_ error: HTTP2Error) -> String {
+        switch error {
+        case .protocolError(let reason): return "the server did not speak HTTP/2 (\(reason))"
+        case .connectionClosed(let reason, _): return reason
+        default: return error.description
+        }
+    }
+
+    /// A shutdown command that arrived while connecting, as the error to fail with.
+    private func shutdownRequested() -> HTTP2Error? {
+        inbox.withLock { inbox in
+            inbox.commands.contains { if case .shutdown = $0 { return true } else { return false } }
+        } ? .connectFailed(target: target.description, reason: "connection attempt abandoned") : nil
+    }
+
+    private func loop() {
+        while closeReason == nil {
+            let timeout = pollTimeout()
+            var fds = [pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
+                       pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, timeout)
+            if ready < 0 && errno != EINTR {
+                close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
+                break
+            }
+            if fds[1].revents != 0 {
+                wakeup.drain()
+                takeCommands()
+            }
+            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                if let failure = receive() {
+                    close(failure)
+                    break
+                }
+            }
+            expireDeadlines()
+            checkKeepalive()
+            resetStreamsOverLimit()
+            do throws(HTTP2Error) {
+                try flush()
+            } catch {
+                close(error)
+                break
+            }
+            if shouldStop() { break }
+        }
+    }
+
+    /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
+    private func pollTimeout() -> Int32 {
+        var next = deadlines.nextDeadline()
+        if let interval = configuration.keepaliveInterval, !streams.isEmpty {
+            let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
+            next = next.map { min($0, event) } ?? event
+        }
+        guard let next else { return -1 }
+        return TCPSocket.millisecondsUntil(next)
+    }
+
+    private func shouldStop() -> Bool {
+        guard let session else { return true }
+        if gracefulShutdown && streams.isEmpty {
+            nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+            try? flush()
+            closeReason = nil
+            return true
+        }
+        if goawayLastStreamID != nil && streams.isEmpty && output.isEmpty {
+            return true
+        }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && output.isEmpty
+    }
+
+    // MARK: - Commands
+
+    private func takeCommands() {
+        inbox.withLock { inbox in
+            swap(&inbox.commands, &takenCommands)
+            inbox.wakePending = false
+        }
+        for command in takenCommands {
+            switch command {
+            case .submit(let stream):
+                submit(stream)
+            case .cancel(let stream):
+                cancel(stream)
+            case .shutdown(let graceful):
+                if graceful {
+                    gracefulShutdown = true
+                    inbox.withLock { inbox in
+                        if case .ready = inbox.phase {
+                            inbox.phase = .draining(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
+                        }
+                    }
+                } else {
+                    close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
+                }
+            }
+        }
+        takenCommands.removeAll(keepingCapacity: true)
+    }
+
+    private func failQueuedCommands(with error: HTTP2Error) {
+        let commands = inbox.withLock { inbox -> [ConnectionCommand] in
+            defer { inbox.commands.removeAll() }
+            return inbox.commands
+        }
+        for case .submit(let stream) in commands {
+            stream.finish(.failure(Self.notSent(error)))
+        }
+    }
+
+    /// The error for a stream that never left: the same cause, marked safe to retry.
+    private static func notSent(_ error: HTTP2Error) -> HTTP2Error {
+        if case .connectionClosed(let reason, _) = error { return .connectionClosed(reason: reason, streamWasSent: false) }
+        return error
+    }
+
+    private func submit(_ stream: HTTP2Stream) {
+        guard let session else { return }
+        if stream.cancelledBeforeSubmit {
+            stream.finish(.failure(.cancelled))
+            return
+        }
+        if let goawayError {
+            stream.finish(.failure(goawayError))
+            return
+        }
+        let request = stream.request
+        if let deadline = request.deadline, deadline <= .now {
+            stream.finish(.failure(.deadlineExceeded))
+            return
+        }
+        let id = submitRequest(request, stream: stream, session: session)
+        guard id > 0 else {
+            if id == -1 { return } // already finished with a specific error
+            stream.finish(.failure(.protocolError(String(cString: nghttp2_strerror(id)))))
+            return
+        }
+        stream.id = id
+        streams[id] = stream
+        if let deadline = request.deadline {
+            deadlines.insert(stream, deadline: deadline)
+        }
+    }
+
+    /// Serializes the header block into reused buffers and submits it; returns the stream id,
+    /// a negative nghttp2 error, or -1 when the stream was already failed here.
+    private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
+        headerBytes.removeAll(keepingCapacity: true)
+        var spans: [(name: Range<Int>, value: Range<Int>, sensitive: Bool)] = []
+        spans.reserveCapacity(request.headers.count + 4)
+        var listSize = 0
+        func add(_ name: String, _ value: String) {
+            let nameStart = headerBytes.count
+            headerBytes.append(contentsOf: name.utf8)
+            let valueStart = headerBytes.count
+            headerBytes.append(contentsOf: value.utf8)
+            spans.append((nameStart..<valueStart, valueStart..<headerBytes.count, name == "authorization" || name == "cookie"))
+            listSize += headerBytes.count - nameStart + 32
+        }
+        add(":method", request.method)
+        add(":scheme", request.scheme)
+        add(":path", request.path)
+        add(":authority", request.authority)
+        for field in request.headers {
+            add(field.name, field.value)
+        }
+        let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
+        if UInt64(listSize) > UInt64(limit) {
+            stream.finish(.failure(.headerListTooLarge(size: listSize, limit: Int(limit))))
+            return -1
+        }
+        var provider = nghttp2_data_provider()
+        provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
+        provider.read_callback = SessionCallbacks.readRequestBody
+        return headerBytes.withUnsafeMutableBufferPointer { bytes in
+            let base = bytes.baseAddress!
+            headerFields.removeAll(keepingCapacity: true)
+            for span in spans {
+                headerFields.append(nghttp2_nv(
+                    name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                    namelen: span.name.count, valuelen: span.value.count,
+                    // Tokens never enter the HPACK table, so their bytes cannot be probed through
+                    // compression and do not outlive the call in the encoder's memory.
+                    flags: span.sensitive ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            }
+            return nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil)
+        }
+    }
+
+    private func cancel(_ stream: HTTP2Stream) {
+        guard stream.id > 0 else {
+            // The cancel overtook the submit in the queue (or the submit failed): only mark it,
+            // since the calling task may still be setting the completion.
+            stream.cancelledBeforeSubmit = true
+            return
+        }
+        guard !stream.isFinished else { return }
+        reset(stream, failing: .cancelled)
+    }
+
+    /// Resets a running stream with CANCEL and answers its caller with `error`.
+    private func reset(_ stream: HTTP2Stream, failing error: HTTP2Error) {
+        if let session, stream.id > 0 {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
+        }
+        stream.finish(.failure(error))
+    }
+
+    private func expireDeadlines() {
+        guard !deadlines.isEmpty else { return }
+        for stream in deadlines.popExpired(now: .now) {
+            reset(stream, failing: .deadlineExceeded)
+        }
+    }
+
+    private func resetStreamsOverLimit() {
+        guard !pendingResets.isEmpty else { return }
+        for stream in pendingResets {
+            reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
+        }
+        pendingResets.removeAll(keepingCapacity: true)
+    }
+
+    private func checkKeepalive() {
+        guard let interval = configuration.keepaliveInterval, let session, !streams.isEmpty else { return }
+        let now = ContinuousClock.now
+        if let sent = pingSentAt {
+            if now - sent >= configuration.keepaliveTimeout {
+                close(.keepaliveTimeout)
+            }
+        } else if now - lastReceive >= interval {
+            nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+            pingSentAt = now
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Reads what the socket has (bounded, so writes get their turn) and feeds nghttp2.
+    /// Returns the error that ends the connection, if any.
+    private func receive() -> HTTP2Error? {
+        guard let socket else { return .connectionClosed(reason: "not connected", streamWasSent: false) }
+        var budget = 4 << 20
+        while budget > 0 {
+            let target = tls == nil ? readBuffer : cipherBuffer
+            switch socket.receive(into: target) {
+            case .bytes(let count):
+                budget -= count
+                lastReceive = .now
+                if let tls {
+                    tls.feed(UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count]))
+                    if let failure = decryptAndFeed(tls) { return failure }
+                } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                    return failure
+                }
+            case .wouldBlock:
+                return nil
+            case .closed:
+                return .connectionClosed(reason: "closed by the server", streamWasSent: true)
+            case .failed(let reason):
+                return .connectionClosed(reason: reason, streamWasSent: true)
+            }
+        }
+        return nil
+    }
+
+    private func decryptAndFeed(_ tls: TLSSession) -> HTTP2Error? {
+        while true {
+            switch tls.decrypt(into: readBuffer) {
+            case .bytes(let count):
+                if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) { return failure }
+            case .needsInput:
+                return nil
+            case .closed:
+                return .connectionClosed(reason: "TLS session closed by the server", streamWasSent: true)
+            case .failed(let reason):
+                return .connectionClosed(reason: "TLS error: \(reason)", streamWasSent: true)
+            }
+        }
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer) -> HTTP2Error? {
+        guard let session else { return nil }
+        let result = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            return .protocolError(String(cString: nghttp2_strerror(Int32(result))))
+        }
+        return nil
+    }
+
+    // MARK: - Writing
+
+    /// Gathers every frame nghttp2 has ready and writes them with one `send`; what the socket
+    /// does not take now waits for POLLOUT.
+    private func flush() throws(HTTP2Error) {
+        guard let session, let socket else { return }
+        // Stop pulling frames while a large backlog is unsent: nghttp2 keeps them queued.
+        while output.count < (4 << 20) {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 {
+                throw .protocolError(String(cString: nghttp2_strerror(Int32(count))))
+            }
+            if count == 0 { break }
+            frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
+        }
+        if let tls {
+            if !frames.isEmpty {
+                try tls.encrypt(frames.readable, into: records)
+                frames.consume(frames.count)
+            }
+            tls.drainRecords(into: records)
+        }
+        let output = self.output
+        while !output.isEmpty {
+            switch socket.send(output.readable) {
+            case .bytes(let count):
+                output.consume(count)
+            case .wouldBlock:
+                return
+            case .closed:
+                throw .connectionClosed(reason: "closed by the server", streamWasSent: true)
+            case .failed(let reason):
+                throw .connectionClosed(reason: reason, streamWasSent: true)
+            }
+        }
+    }
+
+    /// Unsent output: over h2c the frames themselves, over TLS their records.
+    private var output: ByteQueue { tls == nil ? frames : records }
+
+    // MARK: - Session
+
+    private func startSession() throws(HTTP2Error) {
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        SessionCallbacks.install(on: callbacks)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        // Until the server's SETTINGS arrive, assume the RFC's recommended minimum.
+        nghttp2_option_set_peer_max_concurrent_streams(option, 100)
+        var session: OpaquePointer?
+        let created = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        guard created == 0, let session else {
+            throw .protocolError("nghttp2 session: \(String(cString: nghttp2_strerror(created)))")
+        }
+        self.session = session
+        let settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(configuration.initialStreamWindowSize)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: configuration.maxHeaderListSize),
+        ]
+        var status = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
+        if status == 0 {
+            status = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, configuration.connectionWindowSize)
+        }
+        guard status == 0 else {
+            throw .protocolError("nghttp2 settings: \(String(cString: nghttp2_strerror(status)))")
+        }
+    }
+
+    // MARK: - Ending
+
+    /// Ends the connection: every open stream fails with `error` (marked not-sent when its
+    /// HEADERS never left), and the owner hears why.
+    private func close(_ error: HTTP2Error) {
+        guard closeReason == nil else { return }
+        closeReason = error
+        inbox.withLock { $0.phase = .closed(error) }
+        for stream in streams.values {
+            stream.finish(.failure(stream.headersSent ? error : Self.notSent(error)))
+        }
+        streams.removeAll()
+        deadlines.removeAll()
+    }
+
+    private func teardown() {
+        let error = closeReason
+        if closeReason == nil {
+            close(.connectionClosed(reason: "connection closed", streamWasSent: true))
+        }
+        if let session {
+            nghttp2_session_del(session)
+            self.session = nil
+        }
+        tls = nil
+        socket?.closeSocket()
+        socket = nil
+        failQueuedCommands(with: .connectionClosed(reason: "connection closed", streamWasSent: false))
+        onEvent(.closed(error))
+    }
+
+    // MARK: - nghttp2 callbacks (called from inside mem_recv / mem_send on this thread)
+
+    func stream(_ id: Int32) -> HTTP2Stream? { streams[id] }
+
+    func didReceiveSettings() {
+        receivedSettings = true
+    }
+
+    func didReceivePingAck() {
+        pingSentAt = nil
+    }
+
+    func didReceiveGoaway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+        goawayLastStreamID = lastStreamID
+        let error = HTTP2Error.goaway(errorCode: errorCode, debugData: debugData)
+        goawayError = error
+        inbox.withLock { inbox in
+            switch inbox.phase {
+            case .closed: break
+            default: inbox.phase = .draining(error)
+            }
+        }
+        onEvent(.draining)
+    }
+
+    /// A DATA chunk arrived for `stream`; past the body limit the stream is reset after this
+    /// read (never from inside the callback).
+    func didReceiveData(_ bytes: UnsafeRawBufferPointer, for stream: HTTP2Stream) {
+        guard !stream.isFinished else { return }
+        if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
+            pendingResets.append(stream)
+            return
+        }
+        stream.body.append(contentsOf: bytes)
+    }
+
+    func streamDidClose(_ id: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        guard !stream.isFinished else { return }
+        if stream.remoteEnded {
+            stream.finishWithResponse()
+        } else if let violation = stream.protocolViolation {
+            stream.finish(.failure(.protocolError(violation)))
+        } else if let goawayError, let last = goawayLastStreamID, id > last {
+            stream.finish(.failure(goawayError))
+        } else {
+            stream.finish(.failure(.streamReset(errorCode: errorCode)))
+        }
+    }
+
+    /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
+    func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
+        stream.finish(.failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
+    }
+}

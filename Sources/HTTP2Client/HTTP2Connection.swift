@@ -1,0 +1,78 @@
+import Foundation
+
+/// One HTTP/2 connection (TCP, TLS when configured, one nghttp2 session) that carries many
+/// concurrent request/response exchanges.
+///
+/// All protocol work happens on the connection's own I/O thread; ``send(_:)`` hands the request
+/// to it and suspends until the response is complete, the stream fails, its deadline passes, or
+/// the calling task is cancelled (the stream is then reset with CANCEL).
+package final class HTTP2Connection: Sendable {
+    private let loop: ConnectionLoop
+
+    /// Where this connection goes.
+    package var target: HTTP2Target { loop.target }
+
+    private init(loop: ConnectionLoop) {
+        self.loop = loop
+    }
+
+    /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
+    /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
+    ///
+    /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
+    /// ends; it must not block.
+    package static func connect(
+        to target: HTTP2Target,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
+    ) async throws(HTTP2Error) -> HTTP2Connection {
+        let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
+        let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
+            let thread = Thread {
+                loop.run { error in continuation.resume(returning: error) }
+            }
+            thread.name = "authrpc-h2 \(target)"
+            thread.start()
+        }
+        if let result { throw result }
+        return HTTP2Connection(loop: loop)
+    }
+
+    /// Sends `request` on a new stream and returns the complete response.
+    ///
+    /// Throws ``HTTP2Error/cancelled`` when the calling task is cancelled and
+    /// ``HTTP2Error/deadlineExceeded`` when the request's deadline passes; either way the stream
+    /// is reset with CANCEL and everything it held is released.
+    package func send(_ request: HTTP2Request) async throws(HTTP2Error) -> HTTP2Response {
+        if Task.isCancelled { throw .cancelled }
+        let loop = self.loop
+        let stream = HTTP2Stream(request: request)
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: HTTP2Stream.Completion) in
+                stream.completion = continuation
+                if let refusal = loop.enqueue(.submit(stream)) {
+                    stream.finish(.failure(refusal))
+                }
+            }
+        } onCancel: {
+            _ = loop.enqueue(.cancel(stream))
+        }
+        return try result.get()
+    }
+
+    /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).
+    package var isAcceptingStreams: Bool {
+        loop.inbox.withLock { inbox in
+            switch inbox.phase {
+            case .connecting, .ready: return true
+            case .draining, .closed: return false
+            }
+        }
+    }
+
+    /// Stops the connection. Graceful: no new streams, open ones finish, then GOAWAY and close.
+    /// Otherwise open streams fail at once.
+    package func close(graceful: Bool = false) {
+        _ = loop.enqueue(.shutdown(graceful: graceful))
+    }
+}

@@ -1,0 +1,39 @@
+/// How a connection is made and which HTTP/2 settings it announces.
+package struct HTTP2ConnectionConfiguration: Sendable {
+    /// The longest a connection attempt (resolution, TCP to every address, TLS handshake) may take.
+    package var connectTimeout: Duration = .seconds(20)
+    /// The window each stream starts with (SETTINGS_INITIAL_WINDOW_SIZE). Large enough that a
+    /// 4 MiB message arrives without waiting for WINDOW_UPDATE.
+    package var initialStreamWindowSize: Int32 = 8 << 20
+    /// The connection-level receive window (raised with WINDOW_UPDATE right after the preface).
+    package var connectionWindowSize: Int32 = 64 << 20
+    /// The largest header list this client accepts (SETTINGS_MAX_HEADER_LIST_SIZE).
+    package var maxHeaderListSize: UInt32 = 64 << 10
+    /// When set, a PING is sent after this much silence from the peer.
+    package var keepaliveInterval: Duration?
+    /// How long to wait for the PING acknowledgement before giving up on the connection.
+    package var keepaliveTimeout: Duration = .seconds(20)
+    /// TLS settings, or `nil` for plaintext HTTP/2 with prior knowledge (h2c).
+    package var tls: TLSContext?
+    /// The name the TLS certificate must match and SNI carries, when it differs from the host
+    /// connected to (gRPC's `ssl_target_name_override`).
+    package var tlsServerNameOverride: String?
+
+    package init() {}
+}
+
+/// Where to connect: a host name or IP literal and a port.
+package struct HTTP2Target: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+
+    package init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// `host:port`, with brackets around IPv6 literals.
+    package var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

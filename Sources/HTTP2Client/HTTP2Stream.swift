@@ -1,0 +1,57 @@
+/// One request/response exchange on the connection.
+///
+/// Created by the calling task, which sets ``completion`` and then hands the stream to the I/O
+/// thread through the connection's locked inbox (the lock orders the two); from then on only the
+/// I/O thread reads or writes it, which is what makes the `@unchecked Sendable` true. A cancel
+/// command can reach the I/O thread before the submit; it then touches only `id` and
+/// `cancelledBeforeSubmit`, which the calling task never writes.
+final class HTTP2Stream: @unchecked Sendable {
+    typealias Completion = UnsafeContinuation<Result<HTTP2Response, HTTP2Error>, Never>
+
+    let request: HTTP2Request
+    /// Where the answer goes; set by the calling task before the stream is submitted.
+    var completion: Completion?
+
+    /// The stream id nghttp2 assigned, or -1 before submission.
+    var id: Int32 = -1
+    /// How much of the request body nghttp2 has taken.
+    var bodyOffset = 0
+    /// The caller gave up before the I/O thread submitted the stream.
+    var cancelledBeforeSubmit = false
+    /// This stream's HEADERS left the client (so the server may have processed it).
+    var headersSent = false
+    /// The server ended its side (END_STREAM seen).
+    var remoteEnded = false
+    /// Why nghttp2 rejected something the server sent on this stream.
+    var protocolViolation: String?
+
+    // The response being assembled.
+    var status = 0
+    var headers: [HTTP2HeaderField] = []
+    var trailers: [HTTP2HeaderField] = []
+    var body: [UInt8] = []
+    /// The final (non-1xx) header block is complete; later fields are trailers.
+    var sawFinalHeaders = false
+    /// The block being received is a 1xx response; its fields are dropped.
+    var inInformationalBlock = false
+    var endedWithHeaders = false
+
+    init(request: HTTP2Request) {
+        self.request = request
+    }
+
+    /// The caller has been answered.
+    var isFinished: Bool { completion == nil }
+
+    /// Answers the caller once; later calls do nothing.
+    func finish(_ result: Result<HTTP2Response, HTTP2Error>) {
+        guard let completion else { return }
+        self.completion = nil
+        completion.resume(returning: result)
+    }
+
+    /// Answers the caller with the assembled response.
+    func finishWithResponse() {
+        finish(.success(HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: endedWithHeaders)))
+    }
+}
