@@ -1,0 +1,95 @@
+import HTTP2Client
+import Logging
+
+/// A client's view of one gRPC server: one HTTP/2 connection (made on the first call, replaced
+/// when it ends) carrying any number of concurrent unary calls.
+///
+/// ```swift
+/// let channel = try Channel(target: "grpc-test.sandbox.googleapis.com:443")
+/// var options = channel.defaultCallOptions
+/// options.oauth2AccessToken = token
+/// let response = try await channel.unary(method, request: request, responseType: Response.self, options: options)
+/// print(response.message, response.headers, response.trailers)
+/// ```
+public final class Channel: Sendable {
+    /// The server, as `host:port`.
+    public let target: String
+    /// How connections are protected.
+    public let transportSecurity: TransportSecurity
+    /// The options a call uses when it passes none.
+    public let defaultCallOptions: CallOptions
+
+    let connections: ConnectionManager
+    let scheme: String
+    let defaultAuthority: String
+    let logger: Logger
+
+    /// The library's user agent: `grpc-swift-authrpc/<version>`.
+    public static let userAgent = "grpc-swift-authrpc/0.1.0"
+
+    /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
+    ///
+    /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
+    /// not parse and for TLS material (PEM) that OpenSSL cannot use.
+    public init(
+        target: String,
+        transportSecurity: TransportSecurity = .tls(),
+        defaultCallOptions: CallOptions = CallOptions(),
+        logger: Logger = Logger(label: "swift-authrpc")
+    ) throws(RPCError) {
+        let parsed = try HTTP2Target(parsing: target)
+        var configuration = HTTP2ConnectionConfiguration()
+        var authority = parsed.description
+        switch transportSecurity {
+        case .plaintext:
+            scheme = "http"
+        case .tls(let tls):
+            scheme = "https"
+            do throws(HTTP2Error) {
+                configuration.tls = try TLSContext(tls.clientConfiguration)
+            } catch {
+                throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: error)
+            }
+            if let name = tls.serverHostnameOverride {
+                configuration.tlsServerNameOverride = name
+                authority = name
+            }
+        }
+        self.target = parsed.description
+        self.transportSecurity = transportSecurity
+        self.defaultCallOptions = defaultCallOptions
+        self.defaultAuthority = authority
+        self.logger = logger
+        self.connections = ConnectionManager(target: parsed, configuration: configuration, logger: logger)
+    }
+
+    /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after
+    /// this fail with `unavailable`.
+    public func close() {
+        connections.close()
+    }
+
+    deinit {
+        connections.close()
+    }
+}
+
+extension TLSConfiguration {
+    var clientConfiguration: TLSClientConfiguration {
+        var configuration = TLSClientConfiguration()
+        switch trustRoots {
+        case .system:
+            configuration.trustsSystemRoots = true
+        case .certificates(let pem):
+            configuration.trustsSystemRoots = false
+            configuration.additionalTrustRootsPEM = [pem]
+        case .systemAndCertificates(let pem):
+            configuration.trustsSystemRoots = true
+            configuration.additionalTrustRootsPEM = [pem]
+        }
+        configuration.certificateChainPEM = clientCertificateChainPEM
+        configuration.privateKeyPEM = clientPrivateKeyPEM
+        configuration.minimumVersion = minimumVersion == .tls13 ? .tls13 : .tls12
+        return configuration
+    }
+}

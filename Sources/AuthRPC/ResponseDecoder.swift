@@ -1,0 +1,91 @@
+import HTTP2Client
+
+/// Turns a complete HTTP/2 response into a unary result, following GRPC_CONFORMANCE.md
+/// ("Response" and "Message framing").
+enum ResponseDecoder {
+    static func decode<Deserializer: MessageDeserializer>(
+        _ response: HTTP2Response,
+        deserializer: Deserializer,
+        maxMessageBytes: Int
+    ) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+        // Trailers-Only: the one header block is the trailers, and there were no headers.
+        let headers = response.endedWithHeaders ? Metadata() : Metadata(receivedFields: response.headers)
+        let trailers = response.endedWithHeaders ? Metadata(receivedFields: response.headers) : Metadata(receivedFields: response.trailers)
+        func failure(_ code: StatusCode, _ message: String, cause: (any Error)? = nil) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+            .failure(RPCError(code: code, message: message, headers: headers, trailers: trailers, cause: cause))
+        }
+
+        let contentType = response.headers.first { $0.name == "content-type" }?.value
+        let statusText = trailers.firstString(forKey: "grpc-status")
+        if let contentType, !contentType.hasPrefix("application/grpc") {
+            return failure(httpStatusCode(response.status), "unexpected content-type '\(contentType)' (HTTP status \(response.status))")
+        }
+        guard let statusText else {
+            let detail = contentType.map { "content-type '\($0)'" } ?? "no content-type"
+            return failure(httpStatusCode(response.status), "HTTP status \(response.status) (\(detail)) without grpc-status")
+        }
+        let message = trailers.firstString(forKey: "grpc-message").map(PercentEncoding.decodeMessage) ?? ""
+        guard let code = StatusCode(grpcStatus: statusText) else {
+            return failure(.unknown, "invalid grpc-status '\(statusText)'" + (message.isEmpty ? "" : ": \(message)"))
+        }
+        guard code == .ok else {
+            return failure(code, message)
+        }
+
+        switch Framing.singleMessage(in: response.body, limit: maxMessageBytes) {
+        case .failure(.noMessage):
+            return failure(.unimplemented, "the server answered OK without a response message (a unary call needs exactly one)")
+        case .failure(.moreThanOneMessage):
+            return failure(.unimplemented, "the server sent more than one response message to a unary call")
+        case .failure(.truncated(let expected, let received)):
+            return failure(.internalError, "the response message was cut short (\(received) of \(expected) bytes)")
+        case .failure(.tooLarge(let length, let limit)):
+            return failure(.resourceExhausted, "response message of \(length) bytes is larger than the limit of \(limit) bytes")
+        case .failure(.invalidFlag(let flag)):
+            return failure(.internalError, "invalid compressed flag \(flag) in the response message prefix")
+        case .success(let framed):
+            var bytes = framed.bytes
+            if framed.compressed {
+                let encoding = headers.firstString(forKey: "grpc-encoding") ?? "identity"
+                guard encoding != "identity" else {
+                    return failure(.internalError, "the response message is flagged compressed but no grpc-encoding was sent")
+                }
+                guard let algorithm = CompressionAlgorithm(rawValue: encoding) else {
+                    return failure(.internalError, "the response uses unsupported grpc-encoding '\(encoding)'")
+                }
+                do throws(ContentCoding.Failure) {
+                    bytes = ArraySlice(try algorithm.coding.decompress(bytes, limit: maxMessageBytes))
+                } catch .tooLarge(let limit) {
+                    return failure(.resourceExhausted, "decompressed response message is larger than the limit of \(limit) bytes")
+                } catch {
+                    return failure(.internalError, "could not decompress the response message (\(encoding)): \(error)")
+                }
+            }
+            do {
+                let decoded = try deserializer.deserialize(bytes)
+                return .success(UnaryResponse(message: decoded, headers: headers, trailers: trailers))
+            } catch {
+                return failure(.internalError, "could not parse the response message: \(error)", cause: error)
+            }
+        }
+    }
+
+    /// gRPC's HTTP-to-status mapping, used only when `grpc-status` is absent.
+    static func httpStatusCode(_ status: Int) -> StatusCode {
+        switch status {
+        case 400, 431: return .internalError
+        case 401: return .unauthenticated
+        case 403: return .permissionDenied
+        case 404: return .unimplemented
+        case 429, 502, 503, 504: return .unavailable
+        default: return .unknown
+        }
+    }
+}
+
+extension Metadata {
+    /// Metadata from received HTTP/2 fields.
+    init(receivedFields fields: [HTTP2HeaderField]) {
+        self.init(receivedFields: fields.lazy.map { (name: $0.name, value: $0.value) })
+    }
+}

@@ -1,0 +1,67 @@
+/// A gRPC status code (the `grpc-status` trailer).
+public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Not an error.
+    case ok = 0
+    /// The call was cancelled, typically by the caller.
+    case cancelled = 1
+    /// An error with no better code, including a `grpc-status` that did not parse.
+    case unknown = 2
+    /// The caller sent something invalid (including invalid metadata, refused before sending).
+    case invalidArgument = 3
+    /// The deadline passed before the call completed.
+    case deadlineExceeded = 4
+    /// The requested entity was not found.
+    case notFound = 5
+    /// The entity the caller tried to create already exists.
+    case alreadyExists = 6
+    /// The caller is authenticated but not allowed to do this.
+    case permissionDenied = 7
+    /// A resource ran out (a message over the size limit, a quota).
+    case resourceExhausted = 8
+    /// The system is not in a state the operation needs.
+    case failedPrecondition = 9
+    /// The operation was aborted (a concurrency conflict).
+    case aborted = 10
+    /// The operation went past a valid range.
+    case outOfRange = 11
+    /// The method is not implemented, or a unary response had the wrong number of messages.
+    case unimplemented = 12
+    /// An internal error: a broken invariant, a protocol error, a message that did not parse.
+    case internalError = 13
+    /// The service is unavailable now; retrying later (with backoff) may succeed.
+    case unavailable = 14
+    /// Unrecoverable data loss or corruption.
+    case dataLoss = 15
+    /// The call has no valid credentials.
+    case unauthenticated = 16
+
+    /// The canonical upper-case name (`UNAUTHENTICATED`).
+    public var description: String {
+        switch self {
+        case .ok: return "OK"
+        case .cancelled: return "CANCELLED"
+        case .unknown: return "UNKNOWN"
+        case .invalidArgument: return "INVALID_ARGUMENT"
+        case .deadlineExceeded: return "DEADLINE_EXCEEDED"
+        case .notFound: return "NOT_FOUND"
+        case .alreadyExists: return "ALREADY_EXISTS"
+        case .permissionDenied: return "PERMISSION_DENIED"
+        case .resourceExhausted: return "RESOURCE_EXHAUSTED"
+        case .failedPrecondition: return "FAILED_PRECONDITION"
+        case .aborted: return "ABORTED"
+        case .outOfRange: return "OUT_OF_RANGE"
+        case .unimplemented: return "UNIMPLEMENTED"
+        case .internalError: return "INTERNAL"
+        case .unavailable: return "UNAVAILABLE"
+        case .dataLoss: return "DATA_LOSS"
+        case .unauthenticated: return "UNAUTHENTICATED"
+        }
+    }
+
+    /// Parses a `grpc-status` value: ASCII digits only, 0 through 16; anything else is `nil`.
+    init?(grpcStatus value: String) {
+        guard !value.isEmpty, value.utf8.count <= 3, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let number = Int(value), let code = StatusCode(rawValue: number) else { return nil }
+        self = code
+    }
+}

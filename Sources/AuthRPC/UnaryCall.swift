@@ -1,0 +1,148 @@
+import HTTP2Client
+import SwiftProtobuf
+
+extension Channel {
+    /// Makes a unary call with swift-protobuf messages.
+    ///
+    /// - Parameters:
+    ///   - method: The method to call.
+    ///   - request: The request message.
+    ///   - responseType: The response message type.
+    ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
+    /// - Returns: The response message with the response headers and trailers.
+    /// - Throws: ``RPCError`` for every failure.
+    public func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ method: MethodDescriptor,
+        request: Request,
+        responseType: Response.Type = Response.self,
+        options: CallOptions? = nil
+    ) async throws(RPCError) -> UnaryResponse<Response> {
+        try await unary(method, request: request, serializer: ProtobufSerializer<Request>(),
+                        deserializer: ProtobufDeserializer<Response>(), options: options)
+    }
+
+    /// Makes a unary call with any message codec.
+    ///
+    /// The deadline (``CallOptions/timeout``) starts now and covers resolving the token,
+    /// connecting and the exchange. Metadata and credentials are checked before anything is sent.
+    /// A request the server cannot have processed (GOAWAY, REFUSED_STREAM, a connection lost
+    /// before the request left) is retried transparently, and an `unauthenticated` answer to a
+    /// token from an ``InvalidatableAuthTokenProvider`` is retried once with a fresh token.
+    ///
+    /// - Throws: ``RPCError`` for every failure.
+    public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
+        _ method: MethodDescriptor,
+        request: Serializer.Message,
+        serializer: Serializer,
+        deserializer: Deserializer,
+        options: CallOptions? = nil
+    ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        let options = options ?? defaultCallOptions
+        let deadline = options.timeout.map { ContinuousClock.now + $0 }
+        if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
+        try options.initialMetadata.validateForSending()
+        try checkCredentialsAllowed(options)
+        let body = try frame(request, serializer: serializer, compression: options.compression)
+
+        var tokenRetried = false
+        while true {
+            let token = try await TokenResolution.token(for: options.credentials, deadline: deadline)
+            do {
+                return try await exchange(method, body: body, token: token, options: options, deadline: deadline, deserializer: deserializer)
+            } catch where error.code == .unauthenticated && !tokenRetried && options.retriesUnauthenticatedOnce {
+                guard let token, case .provider(let provider) = options.credentials,
+                      let invalidatable = provider as? any InvalidatableAuthTokenProvider else { throw error }
+                tokenRetried = true
+                logger.debug("server rejected the token; retrying once with a fresh one", metadata: ["method": "\(method)"])
+                await invalidatable.invalidate(token: token)
+            }
+        }
+    }
+
+    /// Sends the request on a connection and decodes the answer, retrying transparently (at most
+    /// twice, within the deadline) when the server cannot have processed it.
+    private func exchange<Deserializer: MessageDeserializer>(
+        _ method: MethodDescriptor,
+        body: [UInt8],
+        token: String?,
+        options: CallOptions,
+        deadline: ContinuousClock.Instant?,
+        deserializer: Deserializer
+    ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        var transparentRetries = 0
+        while true {
+            let connection = try await connections.connection(deadline: deadline)
+            let request = try makeRequest(method, body: body, token: token, options: options, deadline: deadline)
+            let response: HTTP2Response
+            do throws(HTTP2Error) {
+                response = try await connection.send(request)
+            } catch where error.isRetrySafe && transparentRetries < 2 && !Task.isCancelled {
+                transparentRetries += 1
+                logger.debug("request not processed by the server; retrying on a new stream", metadata: ["method": "\(method)", "reason": "\(error)"])
+                continue
+            } catch {
+                throw TransportErrors.rpcError(for: error, deadline: deadline)
+            }
+            return try ResponseDecoder.decode(response, deserializer: deserializer, maxMessageBytes: options.maxResponseMessageBytes).get()
+        }
+    }
+
+    /// Bearer tokens never cross a plaintext connection without the caller's explicit opt-in.
+    private func checkCredentialsAllowed(_ options: CallOptions) throws(RPCError) {
+        guard !transportSecurity.isSecure, !options.allowsInsecureCredentials else { return }
+        if options.credentials != nil || options.initialMetadata.contains(key: "authorization") {
+            throw RPCError(
+                code: .unauthenticated,
+                message: "refusing to send credentials over a plaintext connection to \(target); use TLS, "
+                    + "or set CallOptions.allowsInsecureCredentials for a local test server")
+        }
+    }
+
+    private func frame<Serializer: MessageSerializer>(_ request: Serializer.Message, serializer: Serializer, compression: CompressionAlgorithm?) throws(RPCError) -> [UInt8] {
+        do {
+            let bytes = try serializer.serialize(request)
+            if let compression {
+                return Framing.frame(compression.coding.compress(bytes), compressed: true)
+            }
+            return Framing.frame(bytes, compressed: false)
+        } catch {
+            throw RPCError(code: .internalError, message: "could not serialize the request: \(error)", cause: error)
+        }
+    }
+
+    /// The request as it goes on the wire: pseudo-headers, then `grpc-timeout` (the time left
+    /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
+    /// `authorization`, then the caller's metadata.
+    private func makeRequest(_ method: MethodDescriptor, body: [UInt8], token: String?, options: CallOptions, deadline: ContinuousClock.Instant?) throws(RPCError) -> HTTP2Request {
+        var headers: [HTTP2HeaderField] = []
+        headers.reserveCapacity(7 + options.initialMetadata.count)
+        if let deadline {
+            let remaining = deadline - .now
+            guard remaining > .zero else { throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent") }
+            headers.append(HTTP2HeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(remaining)))
+        }
+        headers.append(HTTP2HeaderField(name: "te", value: "trailers"))
+        headers.append(HTTP2HeaderField(name: "content-type", value: "application/grpc"))
+        if let compression = options.compression {
+            headers.append(HTTP2HeaderField(name: "grpc-encoding", value: compression.rawValue))
+        }
+        headers.append(HTTP2HeaderField(name: "grpc-accept-encoding", value: CompressionAlgorithm.acceptEncodingHeader))
+        let userAgent = options.userAgentPrefix.map { "\($0) \(Channel.userAgent)" } ?? Channel.userAgent
+        headers.append(HTTP2HeaderField(name: "user-agent", value: userAgent))
+        if let token {
+            headers.append(HTTP2HeaderField(name: "authorization", value: "Bearer " + token))
+        }
+        for (key, value) in options.initialMetadata where token == nil || key != "authorization" {
+            headers.append(HTTP2HeaderField(name: key, value: Metadata.wireValue(value)))
+        }
+        return HTTP2Request(
+            scheme: scheme,
+            authority: options.authority ?? defaultAuthority,
+            path: method.path,
+            headers: headers,
+            body: body,
+            deadline: deadline,
+            // Room for the prefix; a longer body is either too large or more than one message.
+            maxResponseBodyBytes: options.maxResponseMessageBytes + Framing.prefixLength)
+    }
+}
