@@ -20,7 +20,7 @@ public final class PeerProcess: Sendable {
             .appendingPathComponent("authrpc-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let log = state.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
 
         let process = Process()
         process.executableURL = PackageRoot.python
