@@ -1,0 +1,168 @@
+import Foundation
+import HTTP2Client
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Connecting: TCP, TLS, ALPN")
+struct ConnectionTests {
+    private func tlsConfiguration(trustingSandboxCA: Bool, serverName: String? = nil) async throws -> HTTP2ConnectionConfiguration {
+        let sandbox = try await Peers.sandbox()
+        var tls = TLSClientConfiguration()
+        if trustingSandboxCA {
+            tls.trustsSystemRoots = false
+            tls.additionalTrustRootsPEM = [sandbox.caCertificatePEM]
+        }
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.tls = try TLSContext(tls)
+        configuration.tlsServerNameOverride = serverName
+        return configuration
+    }
+
+    private func connectTLS(_ personality: String, host: String = "127.0.0.1", _ configuration: HTTP2ConnectionConfiguration) async throws -> HTTP2Connection {
+        let faults = try await Peers.faultServer()
+        return try await HTTP2Connection.connect(to: HTTP2Target(host: host, port: faults.port(personality)), configuration: configuration)
+    }
+
+    @Test("TLS with the generated CA, verified by DNS name (SNI) and by IP address, negotiates h2")
+    func tlsHappyPath() async throws {
+        for (host, name) in [("127.0.0.1", "localhost"), ("127.0.0.1", nil as String?), ("localhost", nil)] {
+            let configuration = try await tlsConfiguration(trustingSandboxCA: true, serverName: name)
+            let connection = try await connectTLS("tls", host: host, configuration)
+            let response = try await connection.send(FaultPeer.request("EchoRequest", scheme: "https"))
+            let fields = try FaultPeer.json(response)["headers"] as? [[String]] ?? []
+            #expect(fields.contains([":scheme", "https"]), "\(host) \(String(describing: name))")
+            connection.close()
+        }
+    }
+
+    @Test("a certificate from an unknown CA fails as untrusted")
+    func untrusted() async throws {
+        let configuration = try await tlsConfiguration(trustingSandboxCA: false, serverName: "localhost")
+        let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls", configuration) }
+        guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(failure.kind == .untrustedCertificate)
+        #expect(error?.description.contains("not trusted") == true)
+    }
+
+    @Test("a trusted certificate for another name fails as a hostname mismatch")
+    func hostnameMismatch() async throws {
+        for name in ["wrong.example", "10.9.8.7"] {
+            let configuration = try await tlsConfiguration(trustingSandboxCA: true, serverName: name)
+            let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls", configuration) }
+            guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+            #expect(failure.kind == .hostnameMismatch, "\(name)")
+            #expect(error?.description.contains("hostname mismatch") == true)
+            #expect(error?.description.contains(name) == true)
+        }
+    }
+
+    @Test("a TLS server that does not select ALPN h2 is refused")
+    func noALPN() async throws {
+        let configuration = try await tlsConfiguration(trustingSandboxCA: true, serverName: "localhost")
+        let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls_no_alpn", configuration) }
+        guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(failure.kind == .alpnNotNegotiated || failure.kind == .handshakeFailed)
+        #expect(error?.description.contains("h2") == true || error?.description.contains("protocol") == true)
+    }
+
+    @Test("bad PEM is a clear configuration error")
+    func badPEM() {
+        var tls = TLSClientConfiguration()
+        tls.additionalTrustRootsPEM = ["not a certificate"]
+        #expect(throws: HTTP2Error.tls(TLSFailure(.invalidConfiguration, "no PEM certificate found"))) { try TLSContext(tls) }
+        var mtls = TLSClientConfiguration()
+        mtls.certificateChainPEM = "x"
+        #expect(throws: HTTP2Error.self) { try TLSContext(mtls) }
+    }
+
+    @Test("a refused port fails with 'connection refused', naming the address")
+    func refused() async throws {
+        let port = try closedPort()
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await HTTP2Connection.connect(to: HTTP2Target(host: "127.0.0.1", port: port), configuration: HTTP2ConnectionConfiguration())
+        }
+        guard case .connectFailed(let target, let reason)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(target == "127.0.0.1:\(port)")
+        #expect(reason.contains("connection refused"))
+        #expect(error?.isRetrySafe == true)
+    }
+
+    @Test("an unknown host fails resolution")
+    func unknownHost() async {
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await HTTP2Connection.connect(to: HTTP2Target(host: "no-such-host.invalid", port: 443), configuration: HTTP2ConnectionConfiguration())
+        }
+        guard case .resolutionFailed(let host, _)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(host == "no-such-host.invalid")
+    }
+
+    @Test("h2c to a server that speaks HTTP/1.1 fails the connect, saying so")
+    func notHTTP2() async throws {
+        let sandbox = try await Peers.sandbox()
+        let issuer = URL(string: sandbox.issuer)!
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await HTTP2Connection.connect(to: HTTP2Target(host: issuer.host!, port: issuer.port!), configuration: HTTP2ConnectionConfiguration())
+        }
+        guard case .connectFailed(_, let reason)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(reason.contains("HTTP/2") || reason.contains("closed"), "\(reason)")
+    }
+
+    @Test("close() fails open streams at once; graceful close lets them finish")
+    func closing() async throws {
+        let connection = try await FaultPeer.connect()
+        let slow = Task { try await connection.send(FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "300")])) }
+        try await Task.sleep(for: .milliseconds(50))
+        connection.close(graceful: true)
+        #expect(try await slow.value.status == 200)
+        #expect(!connection.isAcceptingStreams)
+
+        let other = try await FaultPeer.connect()
+        let hanging = Task { try await other.send(FaultPeer.request("Hang")) }
+        try await Task.sleep(for: .milliseconds(50))
+        other.close()
+        await #expect(throws: HTTP2Error.self) { try await hanging.value }
+    }
+
+    /// A port nothing listens on: bound, then closed.
+    private func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+@Suite("Content codings")
+struct ContentCodingTests {
+    @Test("gzip and deflate round-trip", arguments: ContentCoding.allCases)
+    func roundTrip(coding: ContentCoding) throws {
+        let input = Array(String(repeating: "compress me ", count: 1000).utf8)
+        let compressed = coding.compress(input)
+        #expect(compressed.count < input.count)
+        #expect(try coding.decompress(compressed[...], limit: input.count) == input)
+    }
+
+    @Test("gzip output has the gzip magic; deflate has a zlib header")
+    func formats() {
+        #expect(Array(ContentCoding.gzip.compress([1, 2, 3]).prefix(2)) == [0x1F, 0x8B])
+        #expect(ContentCoding.deflate.compress([1, 2, 3]).first == 0x78)
+    }
+
+    @Test("output past the limit stops (decompression bombs), corrupt and truncated input fail")
+    func limits() {
+        let bomb = ContentCoding.gzip.compress([UInt8](repeating: 0, count: 10 << 20))
+        #expect(throws: ContentCoding.Failure.tooLarge(limit: 1 << 20)) { try ContentCoding.gzip.decompress(bomb[...], limit: 1 << 20) }
+        #expect(throws: ContentCoding.Failure.self) { try ContentCoding.gzip.decompress([1, 2, 3, 4][...], limit: 100) }
+        let good = ContentCoding.gzip.compress(Array("hello".utf8))
+        #expect(throws: ContentCoding.Failure.self) { try ContentCoding.gzip.decompress(good.dropLast(6), limit: 100) }
+    }
+}

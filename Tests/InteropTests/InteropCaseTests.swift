@@ -1,0 +1,148 @@
+import AuthRPC
+import AuthSampleService
+import Foundation
+import Testing
+import TestSupport
+
+/// gRPC's interop test cases (interop-test-descriptions.md) against grpcio over TLS with the
+/// sandbox's generated CA, each asserting what the description asserts.
+@Suite("Interop cases against grpcio over TLS")
+struct InteropCaseTests {
+    @Test("empty_unary: EmptyCall returns an empty message")
+    func emptyUnary() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let response = try await client.emptyCall()
+        #expect(response.message == Grpc_Testing_Empty())
+        #expect(response.trailers.firstString(forKey: "grpc-status") == "0")
+    }
+
+    @Test("large_unary: a 271828-byte request gets a 314159-byte payload back")
+    func largeUnary() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseSize = 314_159
+        request.payload.body = Data(count: 271_828)
+        let response = try await client.unaryCall(request)
+        #expect(response.message.payload.type == .compressable)
+        #expect(response.message.payload.body == Data(count: 314_159))
+    }
+
+    @Test("status_code_and_message: the echoed status comes back on EmptyCall-style unary")
+    func statusCodeAndMessage() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseStatus.code = 2
+        request.responseStatus.message = "test status message"
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(request) }
+        #expect(error?.code == .unknown)
+        #expect(error?.message == "test status message")
+    }
+
+    @Test("special_status_message: whitespace and Unicode survive percent-encoding exactly")
+    func specialStatusMessage() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let message = "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n"
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseStatus.code = 2
+        request.responseStatus.message = message
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(request) }
+        #expect(error?.code == .unknown)
+        #expect(error?.message == message)
+    }
+
+    @Test("unimplemented_method: TestService/UnimplementedCall is UNIMPLEMENTED")
+    func unimplementedMethod() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let error = await #expect(throws: RPCError.self) { try await client.unimplementedCall() }
+        #expect(error?.code == .unimplemented)
+    }
+
+    @Test("unimplemented_service: UnimplementedService/UnimplementedCall is UNIMPLEMENTED")
+    func unimplementedService() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let error = await #expect(throws: RPCError.self) { try await client.unimplementedService() }
+        #expect(error?.code == .unimplemented)
+    }
+
+    @Test("custom_metadata: initial metadata echoes in headers, -bin trailing metadata in trailers")
+    func customMetadata() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var options = try await SandboxChannel.tls().defaultCallOptions
+        options.initialMetadata.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
+        options.initialMetadata.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseSize = 314_159
+        request.payload.body = Data(count: 271_828)
+        let response = try await client.unaryCall(request, options: options)
+        #expect(response.headers.firstString(forKey: "x-grpc-test-echo-initial") == "test_initial_metadata_value")
+        #expect(response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [0xAB, 0xAB, 0xAB])
+
+        // The same on a failing call: the metadata arrives with the error.
+        request.responseStatus.code = 2
+        request.responseStatus.message = "fail"
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(request, options: options) }
+        #expect(error?.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [0xAB, 0xAB, 0xAB])
+    }
+
+    @Test("timeout_on_sleeping_server: a call to a server that sleeps past the deadline is DEADLINE_EXCEEDED")
+    func timeoutOnSleepingServer() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var options = CallOptions(timeout: .milliseconds(200), credentials: .accessToken(Peers.staticToken))
+        options.initialMetadata.addString("3000", forKey: "x-sandbox-sleep-ms")
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options) }
+        #expect(error?.code == .deadlineExceeded)
+    }
+
+    @Test("oauth2_auth_token: a static token is sent; username and scope come back")
+    func oauth2AuthToken() async throws {
+        let sandbox = try await Peers.sandbox()
+        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken(Peers.staticToken)))
+        var request = Grpc_Testing_Request()
+        request.fillUsername = true
+        request.fillOauthScope = true
+        let response = try await client.unaryCall(request)
+        #expect(response.message.username == sandbox.user)
+        #expect(!response.message.oauthScope.isEmpty)
+        #expect(SandboxChannel.testScope.contains(response.message.oauthScope))
+    }
+
+    @Test("per_rpc_creds: a token provider is asked once per call; username and scope come back")
+    func perRPCCreds() async throws {
+        let sandbox = try await Peers.sandbox()
+        let provider = CountingProvider(token: Peers.staticToken)
+        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: .provider(provider)))
+        var request = Grpc_Testing_Request()
+        request.fillUsername = true
+        request.fillOauthScope = true
+        for call in 1...3 {
+            let response = try await client.unaryCall(request)
+            #expect(response.message.username == sandbox.user)
+            #expect(SandboxChannel.testScope.contains(response.message.oauthScope))
+            #expect(provider.callCount == call)
+        }
+    }
+
+    @Test("server_compressed_unary: a gzip-compressed response is decompressed")
+    func serverCompressed() async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseSize = 314_159
+        request.responseCompressed.value = true
+        let response = try await client.unaryCall(request)
+        #expect(response.message.payload.body == Data(count: 314_159))
+        #expect(response.headers.firstString(forKey: "grpc-encoding") == "gzip")
+    }
+
+    @Test("client_compressed_unary: gzip and deflate requests are accepted by grpcio", arguments: CompressionAlgorithm.allCases)
+    func clientCompressed(algorithm: CompressionAlgorithm) async throws {
+        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        var options = CallOptions(credentials: .accessToken(Peers.staticToken), compression: algorithm)
+        options.maxResponseMessageBytes = 1 << 20
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseSize = 314_159
+        request.payload.body = Data(count: 271_828)
+        request.expectCompressed.value = true
+        let response = try await client.unaryCall(request, options: options)
+        #expect(response.message.payload.body.count == 314_159)
+    }
+}
