@@ -1,21 +1,17 @@
 // swift-tools-version:6.0
 // Authenticated unary gRPC calls over libnghttp2 + OpenSSL, with an OAuth 2.0 AuthSession.
 import PackageDescription
-import Foundation  // TEMPORARY: while targets are being written, skip those without sources yet.
 
 let package = Package(
     name: "swift-authrpc",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AuthRPC", targets: ["AuthRPC"]),
-        .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "AuthSampleService", targets: ["AuthSampleService"]),
-        .executable(name: "auth_sample", targets: ["AuthSample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // C shims: module maps and the few macros Swift cannot import.
@@ -61,28 +57,6 @@ let package = Package(
             ]
         ),
 
-        // OAuth 2.0 sessions that keep tokens fresh; plugs into AuthRPC as a token provider.
-        .target(
-            name: "OAuth2",
-            dependencies: [
-                "AuthRPC",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-
-        // The auth_sample command-line tool.
-        .executableTarget(
-            name: "AuthSample",
-            dependencies: [
-                "AuthRPC",
-                "AuthSampleService",
-                "OAuth2",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/AuthSample"
-        ),
-
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
@@ -92,28 +66,5 @@ let package = Package(
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
     ]
 )
-
-// TEMPORARY (removed once every target has sources): drop targets whose folder is empty.
-package.targets.removeAll { target in
-    guard target.type != .system else { return false }
-    let base = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    let path = target.path ?? (target.type == .test ? "Tests/\(target.name)" : "Sources/\(target.name)")
-    let files = (try? FileManager.default.subpathsOfDirectory(atPath: base.appendingPathComponent(path).path)) ?? []
-    return !files.contains { $0.hasSuffix(".swift") }
-}
-package.products.removeAll { product in
-    let targets = (product as? Product.Library)?.targets ?? (product as? Product.Executable)?.targets ?? []
-    return !targets.allSatisfy { name in package.targets.contains { $0.name == name } }
-}
-for target in package.targets {
-    target.dependencies.removeAll { dependency in
-        if case .targetItem(let name, _) = dependency { return !package.targets.contains { $0.name == name } }
-        if case .byNameItem(let name, _) = dependency { return !package.targets.contains { $0.name == name } && name != "ArgumentParser" }
-        return false
-    }
-}
-

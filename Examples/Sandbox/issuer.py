@@ -1,0 +1,545 @@
+"""The sandbox's OAuth 2.0 / OpenID Connect issuer, on Authlib (Flask integration), in memory.
+
+Grants: authorization code with PKCE (loopback redirects, automatic consent for the sandbox
+user), device authorization (RFC 8628), refresh tokens with rotation, client credentials.
+Endpoints: discovery (OIDC and RFC 8414), token, device authorization and verification page,
+revocation (RFC 7009), introspection (RFC 7662), userinfo, JWKS. Test-only endpoints live under
+/sandbox/ (see ISSUER.md). Token values are never logged.
+"""
+
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+import urllib.parse
+
+os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # plain http, on loopback only
+
+from authlib.integrations.flask_oauth2 import AuthorizationServer  # noqa: E402
+from authlib.oauth2 import OAuth2Error  # noqa: E402
+from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, grants  # noqa: E402
+from authlib.oauth2.rfc7009 import RevocationEndpoint  # noqa: E402
+from authlib.oauth2.rfc7636 import CodeChallenge  # noqa: E402
+from authlib.oauth2.rfc7662 import IntrospectionEndpoint  # noqa: E402
+from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict  # noqa: E402
+from flask import Flask, jsonify, redirect, request  # noqa: E402
+from joserfc import jwt  # noqa: E402
+from joserfc.jwk import RSAKey  # noqa: E402
+from werkzeug.serving import make_server  # noqa: E402
+
+log = logging.getLogger("sandbox.issuer")
+
+DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+USER_GRANTS = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT]
+ALL_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+class Client(ClientMixin):
+    def __init__(self, client_id, secret=None, grant_types=None, token_lifetime=None,
+                 auth_methods=None, device_interval=None):
+        self.client_id = client_id
+        self.secret = secret
+        self.grant_types = grant_types or USER_GRANTS
+        self.token_lifetime = token_lifetime
+        self.auth_methods = auth_methods or (["client_secret_basic", "client_secret_post"] if secret else ["none"])
+        self.device_interval = device_interval
+
+    def get_client_id(self):
+        return self.client_id
+
+    def get_default_redirect_uri(self):
+        return None
+
+    def get_allowed_scope(self, scope):
+        return scope or ""
+
+    def check_redirect_uri(self, redirect_uri):
+        # RFC 8252 section 7.3: any port on a loopback interface, any path.
+        parts = urllib.parse.urlsplit(redirect_uri or "")
+        return parts.scheme == "http" and parts.hostname is not None and (
+            parts.hostname in LOOPBACK_HOSTS or parts.netloc.split("]")[0] + "]" in LOOPBACK_HOSTS)
+
+    def check_client_secret(self, client_secret):
+        return self.secret is not None and secrets.compare_digest(self.secret, client_secret or "")
+
+    def check_endpoint_auth_method(self, method, endpoint):
+        if endpoint == "token":
+            return method in self.auth_methods
+        return method in self.auth_methods or method == "none"
+
+    def check_response_type(self, response_type):
+        return response_type == "code" and "authorization_code" in self.grant_types
+
+    def check_grant_type(self, grant_type):
+        return grant_type in self.grant_types
+
+
+class Token(TokenMixin):
+    def __init__(self, values, client, user, family):
+        self.access_token = values["access_token"]
+        self.refresh_token = values.get("refresh_token")
+        self.scope = values.get("scope", "")
+        self.expires_in = values.get("expires_in", 0)
+        self.issued_at = time.time()
+        self.client = client
+        self.user = user
+        self.family = family
+        self.access_revoked = False
+        self.refresh_revoked = False
+
+    def check_client(self, client):
+        return client.get_client_id() == self.client.client_id
+
+    def get_scope(self):
+        return self.scope
+
+    def get_expires_in(self):
+        return self.expires_in
+
+    def is_expired(self):
+        return time.time() >= self.issued_at + self.expires_in
+
+    def is_revoked(self):
+        return self.access_revoked
+
+    def get_user(self):
+        return self.user
+
+    def get_client(self):
+        return self.client
+
+
+class AuthorizationCode:
+    def __init__(self, code, client_id, redirect_uri, scope, user, code_challenge, code_challenge_method):
+        self.code = code
+        self.client_id = client_id
+        self.redirect_uri = redirect_uri
+        self.scope = scope
+        self.user = user
+        self.code_challenge = code_challenge
+        self.code_challenge_method = code_challenge_method
+        self.created = time.time()
+
+    def get_redirect_uri(self):
+        return self.redirect_uri
+
+    def get_scope(self):
+        return self.scope
+
+    def is_expired(self):
+        return time.time() > self.created + 120
+
+
+class Store:
+    """Everything the issuer knows, behind one lock."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.clients = {}
+        self.tokens_by_access = {}
+        self.tokens_by_refresh = {}
+        self.codes = {}
+        self.devices = {}           # device_code -> DeviceCredentialDict
+        self.device_grants = {}     # user_code -> approved (bool)
+        self.stats = {}
+
+    def count(self, client_id, name):
+        with self.lock:
+            counters = self.stats.setdefault(client_id or "-", {})
+            counters[name] = counters.get(name, 0) + 1
+
+
+class Issuer:
+    def __init__(self, host, port, token_lifetime, auto_approve_after, state_dir, user_email, user_sub,
+                 device_interval=1):
+        self.host = host
+        self.port = port
+        self.token_lifetime = token_lifetime
+        self.auto_approve_after = auto_approve_after
+        self.state_dir = state_dir
+        self.user = {"sub": user_sub, "email": user_email}
+        self.device_interval = device_interval
+        self.store = Store()
+        self.signing_key = RSAKey.generate_key(2048, parameters={"kid": "sandbox-1", "use": "sig", "alg": "RS256"})
+        self.url = None
+        self._server = None
+        self._thread = None
+        for client in (
+            Client("sandbox-cli"),
+            Client("sandbox-confidential", secret="sandbox-secret"),
+            Client("sandbox-service", secret="sandbox-service-secret", grant_types=["client_credentials"]),
+        ):
+            self.store.clients[client.client_id] = client
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self):
+        app = self._make_app()
+        self._server = make_server(self.host, self.port, app, threaded=True)
+        self.port = self._server.server_port
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{self.port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="issuer", daemon=True)
+        self._thread.start()
+        return self.port
+
+    def stop(self):
+        if self._server is not None:
+            self._server.shutdown()
+
+    # -- what the gRPC test service asks ----------------------------------------------------------
+
+    def validate_access_token(self, access_token):
+        with self.store.lock:
+            token = self.store.tokens_by_access.get(access_token)
+            if token is None or token.is_revoked() or token.is_expired():
+                return None
+            user = token.user or {}
+            return {"user": user.get("email", token.client.client_id), "sub": user.get("sub", ""),
+                    "scope": token.scope, "client_id": token.client.client_id}
+
+    # -- tokens -------------------------------------------------------------------------------
+
+    def _lifetime(self, client):
+        return client.token_lifetime if client.token_lifetime is not None else self.token_lifetime
+
+    def _generate_token(self, grant_type, client, user=None, scope=None, expires_in=None, include_refresh_token=True):
+        lifetime = expires_in or self._lifetime(client)
+        token = {
+            "token_type": "Bearer",
+            "access_token": secrets.token_urlsafe(32),
+            "expires_in": lifetime,
+            "scope": scope or "",
+        }
+        if include_refresh_token and user is not None:
+            token["refresh_token"] = secrets.token_urlsafe(48)
+        if user is not None and "openid" in (scope or "").split():
+            now = int(time.time())
+            claims = {
+                "iss": self.url, "sub": user["sub"], "aud": client.client_id, "iat": now, "exp": now + lifetime,
+                "auth_time": now, "email": user["email"], "email_verified": True,
+            }
+            token["id_token"] = jwt.encode({"alg": "RS256", "kid": "sandbox-1"}, claims, self.signing_key)
+        return token
+
+    def _save_token(self, values, oauth_request):
+        client = oauth_request.client
+        user = oauth_request.user
+        previous = getattr(oauth_request, "refresh_token", None)
+        family = previous.family if isinstance(previous, Token) else secrets.token_hex(8)
+        token = Token(values, client, user, family)
+        with self.store.lock:
+            self.store.tokens_by_access[token.access_token] = token
+            if token.refresh_token:
+                self.store.tokens_by_refresh[token.refresh_token] = token
+        log.info("issued a token to %s (%s, %ss)", client.client_id, oauth_request.payload.grant_type, token.expires_in)
+
+    # -- the Flask application --------------------------------------------------------------------
+
+    def _make_app(self):
+        app = Flask("sandbox-issuer")
+        issuer = self
+        store = self.store
+        server = AuthorizationServer(app, query_client=lambda cid: store.clients.get(cid), save_token=self._save_token)
+        server.register_token_generator("default", self._generate_token)
+
+        class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+            TOKEN_ENDPOINT_AUTH_METHODS = ALL_AUTH_METHODS
+
+            def save_authorization_code(self, code, oauth_request):
+                data = oauth_request.payload.data
+                item = AuthorizationCode(
+                    code, oauth_request.client.client_id, oauth_request.payload.redirect_uri,
+                    oauth_request.payload.scope, oauth_request.user,
+                    data.get("code_challenge"), data.get("code_challenge_method"))
+                with store.lock:
+                    store.codes[code] = item
+
+            def query_authorization_code(self, code, client):
+                with store.lock:
+                    item = store.codes.get(code)
+                if item and item.client_id == client.client_id and not item.is_expired():
+                    return item
+                return None
+
+            def delete_authorization_code(self, authorization_code):
+                with store.lock:
+                    store.codes.pop(authorization_code.code, None)
+
+            def authenticate_user(self, authorization_code):
+                return authorization_code.user
+
+        class RefreshTokenGrant(grants.RefreshTokenGrant):
+            TOKEN_ENDPOINT_AUTH_METHODS = ALL_AUTH_METHODS
+            INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: every refresh returns a new refresh token
+
+            def authenticate_refresh_token(self, refresh_token):
+                store.count(self.request.client.client_id if self.request.client else None, "refresh_requests")
+                with store.lock:
+                    token = store.tokens_by_refresh.get(refresh_token)
+                    if token and not token.refresh_revoked:
+                        return token
+                return None
+
+            def authenticate_user(self, refresh_token):
+                return refresh_token.user
+
+            def revoke_old_credential(self, refresh_token):
+                with store.lock:
+                    refresh_token.refresh_revoked = True
+
+        class ClientCredentialsGrant(grants.ClientCredentialsGrant):
+            TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+        class DeviceGrant(DeviceCodeGrant):
+            def query_device_credential(self, device_code):
+                with store.lock:
+                    return store.devices.get(device_code)
+
+            def query_user_grant(self, user_code):
+                with store.lock:
+                    approved = store.device_grants.get(user_code)
+                    credential = next((c for c in store.devices.values() if c["user_code"] == user_code), None)
+                if approved is None and credential is not None and issuer.auto_approve_after is not None:
+                    if time.time() - credential["created"] >= issuer.auto_approve_after:
+                        approved = True
+                if approved is None:
+                    return None
+                return issuer.user, approved
+
+            def should_slow_down(self, credential):
+                now = time.time()
+                client_id = credential.get_client_id()
+                store.count(client_id, "device_polls")
+                with store.lock:
+                    last = credential.get("last_poll")
+                    credential["last_poll"] = now
+                    if credential.pop("force_slow_down", False):
+                        credential["interval"] += 5
+                        return True
+                    # Polling faster than the current interval (with a little slack for timers).
+                    if last is not None and now - last < credential["interval"] - 0.2:
+                        store.count(client_id, "slow_down_violations")
+                        credential["interval"] += 5
+                        return True
+                return False
+
+        class DeviceEndpoint(DeviceAuthorizationEndpoint):
+            CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
+
+            def get_verification_uri(self):
+                return f"{issuer.url}/device"
+
+            def save_device_credential(self, client_id, scope, data):
+                client = store.clients.get(client_id)
+                interval = client.device_interval if client and client.device_interval is not None else issuer.device_interval
+                data["interval"] = interval  # `data` is also the response body
+                credential = DeviceCredentialDict(
+                    client_id=client_id, scope=scope, created=time.time(),
+                    expires_at=time.time() + data["expires_in"], **data)
+                with store.lock:
+                    store.devices[data["device_code"]] = credential
+
+        class Revocation(RevocationEndpoint):
+            CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
+
+            def query_token(self, token_string, token_type_hint):
+                with store.lock:
+                    if token_type_hint == "refresh_token":
+                        return store.tokens_by_refresh.get(token_string) or store.tokens_by_access.get(token_string)
+                    return store.tokens_by_access.get(token_string) or store.tokens_by_refresh.get(token_string)
+
+            def revoke_token(self, token, oauth_request):
+                hint = oauth_request.form.get("token_type_hint")
+                value = oauth_request.form.get("token")
+                with store.lock:
+                    if value == token.refresh_token and hint != "access_token":
+                        # A revoked refresh token takes the whole grant with it (RFC 7009 section 2.1).
+                        for item in list(store.tokens_by_access.values()):
+                            if item.family == token.family:
+                                item.access_revoked = True
+                                item.refresh_revoked = True
+                    else:
+                        token.access_revoked = True
+
+        class Introspection(IntrospectionEndpoint):
+            CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
+
+            def query_token(self, token_string, token_type_hint):
+                with store.lock:
+                    return store.tokens_by_access.get(token_string) or store.tokens_by_refresh.get(token_string)
+
+            def introspect_token(self, token):
+                user = token.user or {}
+                return {
+                    "active": True, "client_id": token.client.client_id, "token_type": "Bearer",
+                    "scope": token.scope, "sub": user.get("sub"), "username": user.get("email"),
+                    "exp": int(token.issued_at + token.expires_in), "iat": int(token.issued_at), "iss": issuer.url,
+                }
+
+            def check_permission(self, token, client, oauth_request):
+                return True
+
+        server.register_grant(AuthorizationCodeGrant, [CodeChallenge(required=True)])
+        server.register_grant(RefreshTokenGrant)
+        server.register_grant(ClientCredentialsGrant)
+        server.register_grant(DeviceGrant)
+        server.register_endpoint(DeviceEndpoint)
+        server.register_endpoint(Revocation)
+        server.register_endpoint(Introspection)
+
+        def discovery():
+            base = issuer.url
+            return jsonify({
+                "issuer": base,
+                "authorization_endpoint": f"{base}/authorize",
+                "token_endpoint": f"{base}/token",
+                "device_authorization_endpoint": f"{base}/device_authorization",
+                "revocation_endpoint": f"{base}/revoke",
+                "introspection_endpoint": f"{base}/introspect",
+                "userinfo_endpoint": f"{base}/userinfo",
+                "jwks_uri": f"{base}/jwks",
+                "response_types_supported": ["code"],
+                "grant_types_supported": USER_GRANTS + ["client_credentials"],
+                "code_challenge_methods_supported": ["S256", "plain"],
+                "token_endpoint_auth_methods_supported": ALL_AUTH_METHODS,
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": ["RS256"],
+                "scopes_supported": ["openid", "email", "https://www.googleapis.com/auth/xapi.zoo"],
+            })
+
+        app.add_url_rule("/.well-known/openid-configuration", "oidc", discovery)
+        app.add_url_rule("/.well-known/oauth-authorization-server", "rfc8414", discovery)
+
+        @app.route("/authorize", methods=["GET"])
+        def authorize():
+            # Automatic consent: the sandbox user is always signed in and always agrees.
+            try:
+                grant = server.get_consent_grant(end_user=issuer.user)
+            except OAuth2Error as error:
+                return server.handle_error_response(None, error)
+            return server.create_authorization_response(grant=grant, grant_user=issuer.user)
+
+        @app.route("/token", methods=["POST"])
+        def token():
+            store.count(request.form.get("client_id") or (request.authorization.username if request.authorization else None),
+                        "token_requests")
+            return server.create_token_response()
+
+        @app.route("/device_authorization", methods=["POST"])
+        def device_authorization():
+            return server.create_endpoint_response(DeviceEndpoint.ENDPOINT_NAME)
+
+        @app.route("/revoke", methods=["POST"])
+        def revoke():
+            return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
+
+        @app.route("/introspect", methods=["POST"])
+        def introspect():
+            return server.create_endpoint_response(Introspection.ENDPOINT_NAME)
+
+        @app.route("/userinfo", methods=["GET", "POST"])
+        def userinfo():
+            header = request.headers.get("Authorization", "")
+            identity = issuer.validate_access_token(header[7:].strip()) if header[:7].lower() == "bearer " else None
+            if identity is None:
+                return jsonify({"error": "invalid_token"}), 401, {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+            return jsonify({"sub": identity["sub"], "email": identity["user"], "email_verified": True})
+
+        @app.route("/jwks")
+        def jwks():
+            return jsonify({"keys": [issuer.signing_key.as_dict(private=False)]})
+
+        @app.route("/device", methods=["GET", "POST"])
+        def device_page():
+            user_code = (request.values.get("user_code") or "").strip().upper()
+            if request.method == "POST" and user_code:
+                return _decide(user_code, True)
+            return (
+                "<!doctype html><title>Sandbox device sign-in</title>"
+                "<p>Signed in as sandbox-user@example.com. Enter the code shown on your device:</p>"
+                f"<form method=post><input name=user_code value=\"{user_code}\"><button>Allow</button></form>"
+            )
+
+        def _decide(user_code, approved):
+            with store.lock:
+                known = any(c["user_code"] == user_code for c in store.devices.values())
+                if known:
+                    store.device_grants[user_code] = approved
+            if not known:
+                return jsonify({"error": "unknown user_code"}), 404
+            return jsonify({"user_code": user_code, "approved": approved})
+
+        # -- test-only endpoints ----------------------------------------------------------------
+
+        @app.route("/sandbox/clients", methods=["POST"])
+        def create_client():
+            body = request.get_json(silent=True) or {}
+            client_id = "test-" + secrets.token_hex(6)
+            confidential = bool(body.get("confidential"))
+            secret = secrets.token_urlsafe(24) if confidential else None
+            methods = [body["auth_method"]] if body.get("auth_method") else None
+            grant_types = body.get("grant_types") or (USER_GRANTS + (["client_credentials"] if confidential else []))
+            client = Client(client_id, secret=secret, grant_types=grant_types, token_lifetime=body.get("token_lifetime"),
+                            auth_methods=methods, device_interval=body.get("device_interval"))
+            with store.lock:
+                store.clients[client_id] = client
+            result = {"client_id": client_id}
+            if secret:
+                result["client_secret"] = secret
+            return jsonify(result)
+
+        @app.route("/sandbox/stats")
+        def stats():
+            client_id = request.args.get("client_id")
+            with store.lock:
+                if client_id:
+                    counters = dict(store.stats.get(client_id, {}))
+                else:
+                    counters = json.loads(json.dumps(store.stats))
+            return jsonify(counters)
+
+        @app.route("/sandbox/device/approve", methods=["POST"])
+        def approve():
+            return _decide((request.values.get("user_code") or "").strip().upper(), True)
+
+        @app.route("/sandbox/device/deny", methods=["POST"])
+        def deny():
+            return _decide((request.values.get("user_code") or "").strip().upper(), False)
+
+        @app.route("/sandbox/device/slow-down", methods=["POST"])
+        def slow_down():
+            user_code = (request.values.get("user_code") or "").strip().upper()
+            with store.lock:
+                credential = next((c for c in store.devices.values() if c["user_code"] == user_code), None)
+                if credential is not None:
+                    credential["force_slow_down"] = True
+            if credential is None:
+                return jsonify({"error": "unknown user_code"}), 404
+            return jsonify({"user_code": user_code})
+
+        @app.route("/sandbox/revoke-all", methods=["POST"])
+        def revoke_all():
+            client_id = request.values.get("client_id")
+            revoked = 0
+            with store.lock:
+                for token in store.tokens_by_access.values():
+                    if token.client.client_id == client_id and not (token.access_revoked and token.refresh_revoked):
+                        token.access_revoked = True
+                        token.refresh_revoked = True
+                        revoked += 1
+            return jsonify({"revoked": revoked})
+
+        @app.route("/sandbox/expire-access-tokens", methods=["POST"])
+        def expire_access_tokens():
+            client_id = request.values.get("client_id")
+            with store.lock:
+                for token in store.tokens_by_access.values():
+                    if token.client.client_id == client_id:
+                        token.access_revoked = True
+            return jsonify({"ok": True})
+
+        return app

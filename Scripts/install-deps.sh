@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what `make demo` and `make test` need and a fresh Debian machine with the Swift
+# toolchain lacks: the C libraries (nghttp2, OpenSSL, zlib), protoc, Python's venv and h2load.
+# Uses apt-get when run as root; otherwise says what to install.
+set -euo pipefail
+
+packages=(libnghttp2-dev libssl-dev zlib1g-dev pkg-config protobuf-compiler python3-venv nghttp2-client)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "missing packages: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
