@@ -1,0 +1,789 @@
+#!/usr/bin/env python3
+"""A scriptable raw HTTP/2 server, built on the Python `h2` library, for testing gRPC clients.
+
+Every request names a *scenario* in its `:path` (`/fault.Fault/<Scenario>`); the server then writes
+exactly the frames that scenario describes -- well-formed, malformed or hostile -- so a client's
+handling of each case can be checked against real bytes on a real socket. It is a test peer, not a
+gRPC implementation. Several listening ports give different connection-level behaviour
+("personalities"). README.md in this directory lists the command line, the ports and the scenarios.
+
+Design: one thread per accepted connection, each running its own small event loop (non-blocking
+socket, a selector, a timer heap). The h2 connection object is only ever touched by that thread, so
+no locking is needed there; delayed answers are timers on the loop, which keeps thousands of
+concurrent streams on one connection from blocking each other. Outgoing DATA waits in per-stream
+queues and leaves as the client's flow-control windows allow. The only shared state is the global
+event log used by the `Events` scenario, which has its own lock.
+"""
+
+import argparse
+import base64
+import collections
+import gzip
+import heapq
+import itertools
+import json
+import os
+import selectors
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+import traceback
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+from hyperframe.frame import GoAwayFrame
+
+SERVICE_PREFIX = "/fault.Fault/"
+
+STREAM_WINDOW = 16 << 20  # SETTINGS_INITIAL_WINDOW_SIZE we advertise
+CONNECTION_WINDOW = 64 << 20  # connection receive window, opened with a WINDOW_UPDATE at start
+HIGH_WATER = 1 << 20  # stop turning queued DATA into frames while this much is unsent
+WRITE_CHUNK = 256 << 10
+
+PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_goaway_after_first")
+
+SPECIAL_MESSAGE = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
+MALFORMED_MESSAGE = "bad %zz escape %E2%98 and 100%"
+
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def grpc_frame(message, flag=0):
+    """The gRPC length-prefixed framing: 1 flag byte, 4-byte big-endian length, the message."""
+    return bytes([flag]) + len(message).to_bytes(4, "big") + message
+
+
+def b64(data, padded):
+    text = base64.b64encode(data).decode("ascii")
+    return text if padded else text.rstrip("=")
+
+
+def rpc_status(code, message):
+    """A serialized google.rpc.Status {code = 1 (varint), message = 2 (string)}, encoded by hand."""
+    text = message.encode("utf-8")
+    assert code < 0x80 and len(text) < 0x80, "single-byte varints only"
+    return bytes([0x08, code, 0x12, len(text)]) + text
+
+
+def text_of(raw):
+    """A received header name or value as a JSON-friendly string (UTF-8, else Latin-1)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+class EventLog:
+    """Everything tagged streams did, on every port, kept by tag (the `x-fault-tag` header)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_tag = collections.defaultdict(list)
+
+    def record(self, tag, event):
+        if tag:
+            with self._lock:
+                self._by_tag[tag].append(event)
+
+    def get(self, tag):
+        with self._lock:
+            return list(self._by_tag.get(tag, ()))
+
+
+EVENTS = EventLog()
+
+
+class Stream:
+    """One request as received: its header fields in order, its DATA payload, and what it asks for."""
+
+    def __init__(self, stream_id, raw_headers):
+        self.id = stream_id
+        self.raw_headers = [(bytes(name), bytes(value)) for name, value in raw_headers]
+        self.headers = [(text_of(name), text_of(value)) for name, value in self.raw_headers]
+        self.first = {}
+        for name, value in self.headers:
+            self.first.setdefault(name, value)
+        self.body = bytearray()
+        self.ended = False
+        self.reset = False
+        path = self.first.get(":path", "")
+        if path.startswith(SERVICE_PREFIX):
+            self.scenario = path[len(SERVICE_PREFIX):]
+        else:
+            # Any other path: its last segment, so `/pkg.Svc/EchoRequest` works too.
+            self.scenario = path.rsplit("/", 1)[-1]
+        # Events queries are not themselves recorded: a poll must not change what it reads.
+        self.tag = None if self.scenario == "Events" else (self.first.get("x-fault-tag") or None)
+
+    def number(self, name, default):
+        try:
+            return int(self.first.get(name, ""))
+        except ValueError:
+            return default
+
+    @property
+    def message(self):
+        """The first request message (after its 5-byte prefix), as far as it arrived."""
+        if len(self.body) < 5:
+            return b""
+        length = int.from_bytes(self.body[1:5], "big")
+        return bytes(self.body[5:5 + length])
+
+
+class Connection:
+    """One accepted connection and its event loop."""
+
+    def __init__(self, sock, personality):
+        self.sock = sock
+        self.personality = personality
+        self.h2 = h2.connection.H2Connection(config=h2.config.H2Configuration(
+            client_side=False,
+            header_encoding=None,
+            validate_inbound_headers=False,
+            normalize_inbound_headers=False,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+        ))
+        self.selector = selectors.DefaultSelector()
+        self.outbuf = bytearray()
+        self.inflight = b""  # the chunk a send is in the middle of (TLS retries need the same one)
+        self.timers = []
+        self.timer_seq = itertools.count()
+        self.streams = {}
+        self.queues = collections.OrderedDict()  # stream id -> deque of pending output items
+        self.tags = []  # tags seen on this connection, for connection-level events
+        self.goaway_last = None  # last_stream_id of a GOAWAY we sent; later streams are ignored
+        self.first_stream = None  # h2c_goaway_after_first: the one stream that is answered
+        self.closing = False  # no more frames; shut the write side once the buffer is out
+        self.draining = False  # write side shut; reading and discarding until EOF
+        self.finished = False
+        self.scenarios = {
+            "EchoRequest": self.echo_request,
+            "Echo": self.echo,
+            "TrailersOnly": self.trailers_only_scenario,
+            "HTTPStatus": self.http_status,
+            "NonGRPCContentType": self.non_grpc_content_type,
+            "BadGRPCStatus": self.bad_grpc_status,
+            "SplitPrefix": self.split_prefix,
+            "CompressedNoEncoding": self.compressed_no_encoding,
+            "UnsupportedEncoding": self.unsupported_encoding,
+            "GzipResponse": self.gzip_response,
+            "TwoMessages": self.two_messages,
+            "ZeroMessages": self.zero_messages,
+            "Oversized": self.oversized,
+            "RstStream": self.rst_stream,
+            "GoawayNotProcessed": self.never_answered,  # acted on at HEADERS time
+            "GoawayThenComplete": self.goaway_then_complete,
+            "Informational": self.informational,
+            "SpecialMessage": self.special_message,
+            "MalformedMessage": self.malformed_message,
+            "Metadata": self.metadata,
+            "StatusDetails": self.status_details,
+            "CloseMidStream": self.close_mid_stream,
+            "Hang": self.never_answered,
+            "Events": self.events,
+        }
+
+    # ---------------------------------------------------------------- the loop
+
+    def run(self):
+        try:
+            self.sock.setblocking(False)
+            self.selector.register(self.sock, selectors.EVENT_READ)
+            self.start_h2()
+            self.service()
+            while not self.finished:
+                interest = selectors.EVENT_READ
+                if self.outbuf or self.inflight:
+                    interest |= selectors.EVENT_WRITE
+                self.selector.modify(self.sock, interest)
+                for _, mask in self.selector.select(self.next_timeout()):
+                    if mask & selectors.EVENT_READ:
+                        self.on_readable()
+                    if mask & selectors.EVENT_WRITE and not self.finished:
+                        self.write_some()
+                if self.finished:
+                    break
+                self.run_timers()
+                self.service()
+        except Exception:  # a bug here must not take the whole server down
+            log(f"[{self.personality}] connection failed:\n{traceback.format_exc()}")
+        finally:
+            self.finish()
+
+    def start_h2(self):
+        codes = h2.settings.SettingCodes
+        settings = {
+            codes.MAX_CONCURRENT_STREAMS: 2 if self.personality == "h2c_limited" else 1000,
+            codes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+        }
+        if self.personality == "h2c_small_header_list":
+            settings[codes.MAX_HEADER_LIST_SIZE] = 1024  # advertised only, never enforced
+        # What we accept: generous everywhere, so an over-limit request is seen, not refused.
+        self.h2.decoder.max_header_list_size = 1 << 20
+        self.h2.local_settings = h2.settings.Settings(client=False, initial_values=settings)
+        self.h2.initiate_connection()
+        self.h2.increment_flow_control_window(CONNECTION_WINDOW - 65535)
+        self.take_output()
+
+    def next_timeout(self):
+        if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+            return 0  # TLS has decrypted bytes the selector cannot see
+        if not self.timers:
+            return None
+        return max(0.0, self.timers[0][0] - time.monotonic())
+
+    def call_later(self, delay, function, *args):
+        heapq.heappush(self.timers, (time.monotonic() + delay, next(self.timer_seq), function, args))
+
+    def run_timers(self):
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now and not self.finished:
+            _, _, function, args = heapq.heappop(self.timers)
+            self.guarded(function, *args)
+
+    def guarded(self, function, *args):
+        try:
+            function(*args)
+        except h2.exceptions.H2Error:
+            pass  # e.g. answering a stream the client has reset meanwhile
+        except Exception:
+            log(f"[{self.personality}] {getattr(function, '__name__', function)} failed:\n{traceback.format_exc()}")
+
+    def on_readable(self):
+        while not self.finished:
+            try:
+                data = self.sock.recv(65536)
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return
+            except OSError:
+                self.finish()
+                return
+            if not data:
+                self.finish()
+                return
+            if self.draining:
+                continue
+            try:
+                events = self.h2.receive_data(data)
+            except h2.exceptions.ProtocolError as error:
+                log(f"[{self.personality}] client broke the protocol: {error!r}")
+                self.take_output()  # h2 has queued a GOAWAY
+                self.begin_close()
+                return
+            for event in events:
+                self.guarded(self.on_event, event)
+            self.service()
+
+    def write_some(self):
+        while not self.finished:
+            if not self.inflight:
+                if not self.outbuf:
+                    break
+                self.inflight = bytes(self.outbuf[:WRITE_CHUNK])
+                del self.outbuf[:WRITE_CHUNK]
+            try:
+                sent = self.sock.send(self.inflight)
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return
+            except OSError:
+                self.finish()
+                return
+            self.inflight = self.inflight[sent:]
+        if self.closing and not self.draining and not self.finished and not self.outbuf and not self.inflight:
+            self.shut_write()
+
+    def service(self):
+        """Turns queued stream output into frames and writes what the socket takes."""
+        for _ in range(64):
+            produced = self.pump()
+            self.write_some()
+            if not produced or self.outbuf or self.inflight or self.finished:
+                break
+
+    def take_output(self):
+        data = self.h2.data_to_send()
+        if data and not self.draining:
+            self.outbuf += data
+
+    def send_raw(self, frame):
+        """A hand-built frame, after everything h2 has produced so far."""
+        self.take_output()
+        if not self.closing:
+            self.outbuf += frame.serialize()
+
+    # ---------------------------------------------------------------- closing
+
+    def begin_close(self):
+        """Close gracefully: flush what was produced, FIN, then drain the client's bytes a while."""
+        if self.closing or self.finished:
+            return
+        self.pump()
+        self.take_output()
+        self.closing = True
+        self.queues.clear()
+        self.write_some()
+        # Do not wait forever for a client that stopped reading.
+        self.call_later(5.0, self.finish)
+
+    def shut_write(self):
+        self.draining = True
+        try:
+            # The plain TCP shutdown, also under TLS: an abrupt end, with no close_notify.
+            socket.socket.shutdown(self.sock, socket.SHUT_WR)
+        except OSError:
+            self.finish()
+            return
+        self.call_later(1.0, self.finish)
+
+    def finish(self):
+        if self.finished:
+            return
+        self.finished = True
+        self.queues.clear()
+        self.timers.clear()
+        for tag in self.tags:
+            EVENTS.record(tag, {"type": "connection_closed"})
+        try:
+            self.selector.unregister(self.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        self.selector.close()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    # ---------------------------------------------------------------- per-stream output queue
+
+    def enqueue(self, stream, *item):
+        self.queues.setdefault(stream.id, collections.deque()).append(list(item))
+        self.pump()
+
+    def headers(self, stream, fields, end=False):
+        self.enqueue(stream, "headers", fields, end)
+
+    def data(self, stream, payload, end=False, frame_size=None):
+        self.enqueue(stream, "data", memoryview(bytes(payload)), end, frame_size)
+
+    def zeros(self, stream, count, frame_size):
+        self.enqueue(stream, "zeros", count, False, frame_size)
+
+    def trailers(self, stream, fields):
+        self.enqueue(stream, "headers", fields, True)
+
+    def reset(self, stream, code):
+        self.enqueue(stream, "rst", code)
+
+    def then(self, stream, function):
+        """Runs `function` once everything queued before it for this stream has been framed."""
+        self.enqueue(stream, "call", function)
+
+    def pump(self):
+        """Frames queued items, stream by stream in turns, as flow control and the buffer allow.
+
+        Returns whether anything was produced."""
+        if self.closing or self.finished:
+            return False
+        produced = False
+        progress = True
+        while progress and self.queues:
+            progress = False
+            for stream_id in list(self.queues):
+                queue = self.queues.get(stream_id)
+                if not queue:
+                    self.queues.pop(stream_id, None)
+                    continue
+                try:
+                    moved = self.step(stream_id, queue)
+                except (h2.exceptions.H2Error, KeyError):
+                    queue.clear()  # stream gone (reset or closed): drop its output
+                    moved = False
+                if not queue:
+                    self.queues.pop(stream_id, None)
+                if moved:
+                    progress = produced = True
+                if self.closing or self.finished:
+                    return produced
+        self.take_output()
+        return produced
+
+    def step(self, stream_id, queue):
+        """Frames the head item of one stream's queue (at most one DATA frame). Returns progress."""
+        item = queue[0]
+        kind = item[0]
+        if kind == "headers":
+            _, fields, end = item
+            self.h2.send_headers(stream_id, [(n.encode("latin-1"), v.encode("latin-1")) for n, v in fields], end_stream=end)
+            queue.popleft()
+            return True
+        if kind == "rst":
+            self.h2.reset_stream(stream_id, error_code=item[1])
+            queue.popleft()
+            return True
+        if kind == "call":
+            queue.popleft()
+            self.call_later(0, item[1])  # from the loop, not from inside this pump
+            return True
+        # DATA ("data": a buffer; "zeros": a count of zero bytes)
+        _, payload, end, frame_size = item
+        remaining = len(payload) if kind == "data" else payload
+        if not remaining and not end:
+            queue.popleft()  # nothing to say: no empty DATA frame
+            return True
+        if remaining and len(self.outbuf) >= HIGH_WATER:
+            return False
+        limit = min(self.h2.local_flow_control_window(stream_id), self.h2.max_outbound_frame_size)
+        if frame_size:
+            limit = min(limit, frame_size)
+        if remaining and limit <= 0:
+            return False
+        size = min(remaining, limit)
+        last = size == remaining
+        chunk = payload[:size].tobytes() if kind == "data" else bytes(size)
+        self.h2.send_data(stream_id, chunk, end_stream=end and last)
+        if last:
+            queue.popleft()
+        else:
+            item[1] = payload[size:] if kind == "data" else payload - size
+        return True
+
+    # ---------------------------------------------------------------- incoming events
+
+    def connection_event(self, event):
+        for tag in self.tags:
+            EVENTS.record(tag, event)
+
+    def on_event(self, event):
+        if isinstance(event, h2.events.RequestReceived):
+            stream = Stream(event.stream_id, event.headers)
+            self.streams[stream.id] = stream
+            if stream.tag and stream.tag not in self.tags:
+                self.tags.append(stream.tag)
+            EVENTS.record(stream.tag, {"type": "headers", "stream_id": stream.id})
+            self.on_headers(stream)
+        elif isinstance(event, h2.events.DataReceived):
+            stream = self.streams.get(event.stream_id)
+            if stream is not None:
+                stream.body += event.data
+            # Give the window straight back so the client never stalls on us.
+            if event.flow_controlled_length:
+                try:
+                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                except h2.exceptions.StreamClosedError:
+                    pass
+        elif isinstance(event, h2.events.StreamEnded):
+            stream = self.streams.get(event.stream_id)
+            if stream is not None and not stream.ended:
+                stream.ended = True
+                EVENTS.record(stream.tag, {"type": "end_stream", "stream_id": stream.id})
+                self.on_request(stream)
+        elif isinstance(event, h2.events.StreamReset):
+            self.queues.pop(event.stream_id, None)
+            stream = self.streams.get(event.stream_id)
+            if stream is not None:
+                stream.reset = True
+                if not event.remote_reset:
+                    return
+                EVENTS.record(stream.tag, {"type": "rst_stream", "stream_id": stream.id, "error_code": int(event.error_code)})
+        elif isinstance(event, h2.events.PingReceived):
+            self.connection_event({"type": "ping"})
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self.connection_event({"type": "goaway", "error_code": int(event.error_code),
+                                   "last_stream_id": event.last_stream_id})
+            # h2 will not send anything after the client's GOAWAY: finish writing, then close.
+            self.begin_close()
+
+    def on_headers(self, stream):
+        """What happens as soon as a request's HEADERS arrive, before its body."""
+        if self.personality == "h2c_goaway_after_first":
+            if self.first_stream is None:
+                self.first_stream = stream.id
+            elif self.goaway_last is None:
+                self.goaway(self.first_stream)
+                self.call_later(0.2, self.begin_close)
+        elif stream.scenario == "GoawayNotProcessed" and self.goaway_last is None:
+            self.goaway(max(0, stream.id - 2))
+            self.call_later(0.1, self.begin_close)
+
+    def on_request(self, stream):
+        """The whole request is in: answer it (after x-fault-delay-ms, if given)."""
+        if self.goaway_last is not None and stream.id > self.goaway_last:
+            return  # the GOAWAY said this stream was not processed
+        if self.personality == "h2c_goaway_after_first":
+            handler = self.echo_request
+        else:
+            handler = self.scenarios.get(stream.scenario, self.unknown)
+        delay = stream.number("x-fault-delay-ms", 0)
+        if delay > 0:
+            self.call_later(delay / 1000.0, self.answer, handler, stream)
+        else:
+            self.answer(handler, stream)
+
+    def answer(self, handler, stream):
+        if stream.reset or self.closing or self.finished:
+            return
+        self.guarded(handler, stream)
+
+    def goaway(self, last_stream_id, error_code=0):
+        # Built by hand: h2 sends nothing more once it has sent its own GOAWAY, and these
+        # scenarios go on answering streams at or below last_stream_id afterwards.
+        self.goaway_last = last_stream_id
+        self.send_raw(GoAwayFrame(stream_id=0, last_stream_id=last_stream_id, error_code=error_code))
+
+    # ---------------------------------------------------------------- response building blocks
+
+    def normal_headers(self, stream, extra=()):
+        self.headers(stream, [(":status", "200"), ("content-type", "application/grpc"), *extra])
+
+    def message_and_ok(self, stream, message, extra_trailers=()):
+        self.data(stream, grpc_frame(message))
+        self.trailers(stream, [("grpc-status", "0"), *extra_trailers])
+
+    def trailers_only(self, stream, code, message, extra=()):
+        self.headers(stream, [(":status", "200"), ("content-type", "application/grpc"),
+                              ("grpc-status", str(code)), ("grpc-message", message), *extra], end=True)
+
+    # ---------------------------------------------------------------- scenarios
+
+    def echo_request(self, stream):
+        document = {
+            "headers": [[name, value] for name, value in stream.headers],
+            "headers_hex": [[name.hex(), value.hex()] for name, value in stream.raw_headers],
+            "body_hex": bytes(stream.body).hex(),
+            "stream_id": stream.id,
+        }
+        self.normal_headers(stream)
+        self.message_and_ok(stream, json.dumps(document).encode("utf-8"))
+
+    def echo(self, stream):
+        self.normal_headers(stream)
+        self.message_and_ok(stream, stream.message)
+
+    def trailers_only_scenario(self, stream):
+        self.trailers_only(stream, 16, "token%20expired", [("www-authenticate", 'Bearer error="invalid_token"')])
+
+    def http_status(self, stream):
+        self.headers(stream, [(":status", str(stream.number("x-fault-code", 500))), ("content-type", "text/plain")])
+        self.data(stream, b"fault body", end=True)
+
+    def non_grpc_content_type(self, stream):
+        self.headers(stream, [(":status", "200"), ("content-type", "text/html")])
+        self.data(stream, b"<html>nope</html>", end=True)
+
+    def bad_grpc_status(self, stream):
+        self.normal_headers(stream)
+        self.data(stream, grpc_frame(b"x"))
+        self.trailers(stream, [("grpc-status", "abc")])
+
+    def split_prefix(self, stream):
+        framed = grpc_frame(bytes(i % 256 for i in range(300)))
+        self.normal_headers(stream)
+        for index in range(5):  # the prefix, one byte per DATA frame
+            self.data(stream, framed[index:index + 1])
+        for start in range(5, len(framed), 7):  # the message, 7 bytes per DATA frame
+            self.data(stream, framed[start:start + 7])
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def compressed_no_encoding(self, stream):
+        self.normal_headers(stream)
+        self.data(stream, grpc_frame(b"abc", flag=1))
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def unsupported_encoding(self, stream):
+        self.normal_headers(stream, [("grpc-encoding", "snappy")])
+        self.data(stream, grpc_frame(b"abc", flag=1))
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def gzip_response(self, stream):
+        self.normal_headers(stream, [("grpc-encoding", "gzip")])
+        self.data(stream, grpc_frame(gzip.compress(stream.message), flag=1))
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def two_messages(self, stream):
+        self.normal_headers(stream)
+        self.data(stream, grpc_frame(b"a") + grpc_frame(b"b"))
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def zero_messages(self, stream):
+        self.normal_headers(stream)
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def oversized(self, stream):
+        size = min(max(stream.number("x-fault-size", 8 << 20), 0), 0xFFFFFFFF)
+        self.normal_headers(stream)
+        self.data(stream, b"\x00" + size.to_bytes(4, "big"))
+        self.zeros(stream, size, 16 << 10)  # stops at once if the client resets the stream
+        self.trailers(stream, [("grpc-status", "0")])
+
+    def rst_stream(self, stream):
+        if stream.first.get("x-fault-after-headers") == "1":
+            self.normal_headers(stream)
+        self.reset(stream, stream.number("x-fault-code", 2))
+
+    def never_answered(self, stream):
+        pass
+
+    def goaway_then_complete(self, stream):
+        self.goaway(stream.id)
+        self.normal_headers(stream)
+        self.message_and_ok(stream, b"done")
+        self.then(stream, lambda: self.call_later(0.1, self.begin_close))
+
+    def informational(self, stream):
+        self.headers(stream, [(":status", "100")])
+        self.echo_request(stream)
+
+    def special_message(self, stream):
+        self.trailers_only(stream, 2, SPECIAL_MESSAGE)
+
+    def malformed_message(self, stream):
+        self.trailers_only(stream, 2, MALFORMED_MESSAGE)
+
+    def metadata(self, stream):
+        self.normal_headers(stream, [
+            ("x-dup", "one"),
+            ("x-dup", "two"),
+            ("x-bin-bin", b64(b"\x00\x01\x02", padded=False)),
+            ("x-bin-padded-bin", b64(b"\xff\xfe", padded=True)),
+            ("x-multi-bin", b64(b"\x00\x01", padded=False) + "," + b64(b"\x02\x03", padded=True)),
+        ])
+        self.message_and_ok(stream, b"m", [
+            ("x-trailer", "t1"),
+            ("x-trailer", "t2"),
+            ("grpc-status-details-bin", b64(rpc_status(3, "details"), padded=False)),
+        ])
+
+    def status_details(self, stream):
+        self.trailers_only(stream, 3, "bad arg",
+                           [("grpc-status-details-bin", b64(rpc_status(3, "bad arg"), padded=True))])
+
+    def close_mid_stream(self, stream):
+        self.normal_headers(stream)
+        self.data(stream, b"\x00\x00\x00")
+        self.then(stream, self.begin_close)
+
+    def events(self, stream):
+        tag = stream.first.get("x-fault-query-tag") or stream.first.get("x-fault-tag")
+        self.normal_headers(stream)
+        self.message_and_ok(stream, json.dumps({"events": EVENTS.get(tag)}).encode("utf-8"))
+
+    def unknown(self, stream):
+        self.trailers_only(stream, 12, f"unknown fault scenario {stream.scenario}")
+
+
+# -------------------------------------------------------------------- listening
+
+def handle_connection(sock, personality, tls_context):
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls_context is not None:
+            sock.settimeout(10)
+            try:
+                sock = tls_context.wrap_socket(sock, server_side=True)
+            except (ssl.SSLError, OSError) as error:
+                log(f"[{personality}] TLS handshake failed: {error!r}")
+                sock.close()
+                return
+            if personality == "tls_no_alpn":
+                # No h2 here: a client that requires it gives up; wait for it to go, then close.
+                try:
+                    sock.settimeout(2)
+                    sock.recv(1)
+                except (OSError, ssl.SSLError):
+                    pass
+                sock.close()
+                return
+        Connection(sock, personality).run()
+    except Exception:
+        log(f"[{personality}] {traceback.format_exc()}")
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+def serve(listener, personality, tls_context):
+    while True:
+        try:
+            sock, _ = listener.accept()
+        except OSError:
+            return
+        threading.Thread(target=handle_connection, args=(sock, personality, tls_context),
+                         name=f"{personality}-connection", daemon=True).start()
+
+
+def tls_context_for(cert, key, protocols):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(protocols)
+    return context
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Scriptable raw HTTP/2 fault server for gRPC client tests.")
+    parser.add_argument("--state-dir", required=True, help="where faults.json is written")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input reaches EOF")
+    parser.add_argument("--tls-cert", help="PEM certificate chain for the TLS ports")
+    parser.add_argument("--tls-key", help="PEM private key for the TLS ports")
+    arguments = parser.parse_args()
+    if bool(arguments.tls_cert) != bool(arguments.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if arguments.exit_with_stdin:
+        def watch_stdin():
+            try:
+                while os.read(0, 4096):
+                    pass
+            except OSError:
+                pass
+            stop.set()
+        threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
+
+    personalities = {name: None for name in PLAINTEXT_PERSONALITIES}
+    if arguments.tls_cert:
+        personalities["tls"] = tls_context_for(arguments.tls_cert, arguments.tls_key, ["h2"])
+        personalities["tls_no_alpn"] = tls_context_for(arguments.tls_cert, arguments.tls_key, ["http/1.1"])
+
+    family = socket.AF_INET6 if ":" in arguments.host else socket.AF_INET
+    listeners = []
+    ports = {}
+    for name, context in personalities.items():
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((arguments.host, 0))
+        listener.listen(1024)
+        listeners.append(listener)
+        ports[name] = listener.getsockname()[1]
+    for listener, (name, context) in zip(listeners, personalities.items()):
+        threading.Thread(target=serve, args=(listener, name, context), name=f"{name}-accept", daemon=True).start()
+
+    state_dir = os.path.abspath(arguments.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, "faults.json")
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w") as handle:
+        json.dump({"pid": os.getpid(), "host": arguments.host, "ports": ports}, handle)
+    os.replace(temporary, path)
+    print(f"FAULTS READY {path}", flush=True)
+
+    while not stop.wait(1.0):
+        pass
+    for listener in listeners:
+        listener.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,406 @@
+"""Self-test for h2_fault_server.py: starts it, talks to it with an h2 client over real sockets.
+
+Run: .venv/bin/python -m unittest Tests/Peers/test_h2_fault_server.py -v   (from the package root)
+"""
+
+import base64
+import datetime
+import ipaddress
+import gzip
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "h2_fault_server.py")
+
+
+def grpc_frame(message):
+    return b"\x00" + len(message).to_bytes(4, "big") + message
+
+
+def make_certificate(directory):
+    """A throwaway self-signed certificate for localhost / 127.0.0.1."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([
+            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path = os.path.join(directory, "cert.pem")
+    key_path = os.path.join(directory, "key.pem")
+    with open(cert_path, "wb") as handle:
+        handle.write(certificate.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as handle:
+        handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class Client:
+    """A small blocking HTTP/2 client on h2 that records every event it sees."""
+
+    def __init__(self, port, tls_context=None):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        if tls_context is not None:
+            sock = tls_context.wrap_socket(sock, server_hostname="localhost")
+        self.sock = sock
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.h2.initiate_connection()
+        self.h2.increment_flow_control_window(16 << 20)
+        self.events = []
+        self.frames = []  # (type, flags, stream id, payload length) of every frame received
+        self.goaways = []  # (last_stream_id, error_code) of every GOAWAY received
+        self.buffer = b""
+        self.closed = False
+        self.flush()
+
+    def flush(self):
+        data = self.h2.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def request(self, scenario, headers=(), message=b"hello", end=True):
+        stream_id = self.h2.get_next_available_stream_id()
+        fields = [(":method", "POST"), (":scheme", "http"), (":path", f"/fault.Fault/{scenario}"),
+                  (":authority", "faults.test"), ("content-type", "application/grpc"), ("te", "trailers"),
+                  *headers]
+        self.h2.send_headers(stream_id, fields)
+        if message is not None:
+            self.h2.send_data(stream_id, grpc_frame(message), end_stream=end)
+        elif end:
+            self.h2.end_stream(stream_id)
+        self.flush()
+        return stream_id
+
+    def pump(self, until, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not until():
+            if self.closed:
+                raise AssertionError("connection closed before the condition held")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("timed out waiting for the server")
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(1 << 16)
+            except socket.timeout:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                self.closed = True
+                continue
+            self.buffer += data
+            while len(self.buffer) >= 9:
+                length = int.from_bytes(self.buffer[:3], "big")
+                if len(self.buffer) < 9 + length:
+                    break
+                frame, self.buffer = self.buffer[:9 + length], self.buffer[9 + length:]
+                kind, flags = frame[3], frame[4]
+                stream_id = int.from_bytes(frame[5:9], "big") & 0x7FFFFFFF
+                self.frames.append((kind, flags, stream_id, length))
+                if kind == 0x7:
+                    # GOAWAY is kept out of h2, which would refuse every later frame: the
+                    # scenarios go on answering streams at or below last_stream_id.
+                    self.goaways.append((int.from_bytes(frame[9:13], "big") & 0x7FFFFFFF,
+                                         int.from_bytes(frame[13:17], "big")))
+                    continue
+                for event in self.h2.receive_data(frame):
+                    self.events.append(event)
+                    if isinstance(event, h2.events.DataReceived) and event.flow_controlled_length:
+                        self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            self.flush()
+
+    def of(self, stream_id):
+        return [e for e in self.events if getattr(e, "stream_id", None) == stream_id]
+
+    def done(self, stream_id):
+        return any(isinstance(e, (h2.events.StreamEnded, h2.events.StreamReset)) for e in self.of(stream_id))
+
+    def call(self, scenario, headers=(), message=b"hello", timeout=10):
+        stream_id = self.request(scenario, headers, message)
+        self.pump(lambda: self.done(stream_id), timeout)
+        return Response(self.of(stream_id))
+
+    def wait_closed(self, timeout=5):
+        if not self.closed:
+            self.pump(lambda: self.closed, timeout)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Response:
+    def __init__(self, events):
+        self.events = events
+        self.header_blocks = [e for e in events if isinstance(e, (h2.events.ResponseReceived,
+                                                                   h2.events.InformationalResponseReceived,
+                                                                   h2.events.TrailersReceived))]
+        response = [e for e in events if isinstance(e, h2.events.ResponseReceived)]
+        self.headers = response[0].headers if response else []
+        trailers = [e for e in events if isinstance(e, h2.events.TrailersReceived)]
+        self.trailers = trailers[0].headers if trailers else []
+        self.frames = [e.data for e in events if isinstance(e, h2.events.DataReceived)]
+        self.body = b"".join(self.frames)
+        resets = [e for e in events if isinstance(e, h2.events.StreamReset)]
+        self.reset = resets[0].error_code if resets else None
+
+    @property
+    def message(self):
+        return self.body[5:]
+
+    def json(self):
+        return json.loads(self.message)
+
+
+class FaultServerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cert, key = make_certificate(cls.tmp.name)
+        cls.cert = cert
+        state = os.path.join(cls.tmp.name, "state")
+        cls.process = subprocess.Popen(
+            [sys.executable, SERVER, "--state-dir", state, "--exit-with-stdin", "--tls-cert", cert, "--tls-key", key],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = cls.process.stdout.readline().strip()
+        assert line.startswith("FAULTS READY "), line
+        cls.path = line[len("FAULTS READY "):]
+        with open(cls.path) as handle:
+            cls.info = json.load(handle)
+        cls.ports = cls.info["ports"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.process.stdin.close()  # --exit-with-stdin: EOF ends the server
+        try:
+            cls.process.wait(timeout=5)
+        finally:
+            if cls.process.poll() is None:
+                cls.process.kill()
+                cls.process.wait()
+            cls.process.stdout.close()
+            cls.tmp.cleanup()
+
+    def client(self, personality="h2c", tls_context=None):
+        client = Client(self.ports[personality], tls_context)
+        self.addCleanup(client.close)
+        return client
+
+    def tls_context(self, protocols):
+        context = ssl.create_default_context(cafile=self.cert)
+        context.set_alpn_protocols(protocols)
+        return context
+
+    # ------------------------------------------------------------------------------------
+
+    def test_ready_file(self):
+        self.assertTrue(os.path.isabs(self.path))
+        self.assertEqual(self.info["pid"], self.process.pid)
+        self.assertEqual(self.info["host"], "127.0.0.1")
+        self.assertEqual(set(self.ports), {"h2c", "h2c_limited", "h2c_small_header_list",
+                                           "h2c_goaway_after_first", "tls", "tls_no_alpn"})
+
+    def test_echo_request_returns_what_was_sent(self):
+        client = self.client()
+        response = client.call("EchoRequest", [("x-one", "1"), ("x-dup", "a"), ("x-dup", "b")], b"\x00\xffbody")
+        document = response.json()
+        self.assertEqual(document["headers"], [
+            [":method", "POST"], [":scheme", "http"], [":path", "/fault.Fault/EchoRequest"],
+            [":authority", "faults.test"], ["content-type", "application/grpc"], ["te", "trailers"],
+            ["x-one", "1"], ["x-dup", "a"], ["x-dup", "b"]])
+        self.assertEqual(document["body_hex"], grpc_frame(b"\x00\xffbody").hex())
+        self.assertEqual(document["stream_id"], 1)
+        self.assertIn((":status", "200"), response.headers)
+        self.assertEqual(response.trailers, [("grpc-status", "0")])
+
+    def test_echo_and_gzip(self):
+        client = self.client()
+        self.assertEqual(client.call("Echo", message=b"ping").message, b"ping")
+        response = client.call("GzipResponse", message=b"squeeze me")
+        self.assertIn(("grpc-encoding", "gzip"), response.headers)
+        self.assertEqual(response.body[0], 1)
+        self.assertEqual(gzip.decompress(response.message), b"squeeze me")
+
+    def test_trailers_only_is_one_header_block(self):
+        client = self.client()
+        response = client.call("TrailersOnly")
+        # On the wire: exactly one HEADERS frame (type 1) for the stream, with END_STREAM (0x1).
+        frames = [(kind, flags) for kind, flags, stream_id, _ in client.frames if stream_id == 1]
+        self.assertEqual(len(frames), 1)
+        self.assertEqual(frames[0][0], 0x1)
+        self.assertTrue(frames[0][1] & 0x1)
+        self.assertEqual(len(response.header_blocks), 1)
+        self.assertIsNotNone(response.header_blocks[0].stream_ended)
+        self.assertEqual(response.frames, [])
+        self.assertIn(("grpc-status", "16"), response.headers)
+        self.assertIn(("grpc-message", "token%20expired"), response.headers)
+        self.assertIn(("www-authenticate", 'Bearer error="invalid_token"'), response.headers)
+
+    def test_split_prefix_frame_sizes(self):
+        response = self.client().call("SplitPrefix")
+        self.assertEqual([len(frame) for frame in response.frames], [1] * 5 + [7] * 42 + [6])
+        self.assertEqual(response.body, grpc_frame(bytes(i % 256 for i in range(300))))
+        self.assertEqual(response.trailers, [("grpc-status", "0")])
+
+    def test_rst_stream_codes(self):
+        client = self.client()
+        for code in (2, 7, 8, 11):
+            response = client.call("RstStream", [("x-fault-code", str(code))])
+            self.assertEqual(response.reset, code)
+            self.assertEqual(response.header_blocks, [])
+        response = client.call("RstStream", [("x-fault-after-headers", "1")])
+        self.assertEqual(response.reset, 2)
+        self.assertIn((":status", "200"), response.headers)
+        # The connection survives.
+        self.assertEqual(client.call("Echo", message=b"still here").message, b"still here")
+
+    def test_goaway_not_processed(self):
+        client = self.client()
+        client.call("Echo")
+        stream_id = client.request("GoawayNotProcessed")
+        self.assertEqual(stream_id, 3)
+        client.pump(lambda: client.goaways)
+        self.assertEqual(client.goaways, [(1, 0)])
+        client.wait_closed()
+        self.assertEqual(client.of(3), [])
+
+    def test_goaway_then_complete(self):
+        client = self.client()
+        response = client.call("GoawayThenComplete")
+        self.assertEqual(client.goaways, [(1, 0)])
+        self.assertEqual(response.body, grpc_frame(b"done"))
+        self.assertEqual(response.trailers, [("grpc-status", "0")])
+        client.wait_closed()
+
+    def test_goaway_after_first_personality(self):
+        client = self.client("h2c_goaway_after_first")
+        first = client.call("EchoRequest")
+        self.assertEqual(first.json()["stream_id"], 1)
+        client.request("EchoRequest")
+        client.wait_closed()
+        self.assertEqual(client.goaways, [(1, 0)])
+        self.assertEqual(client.of(3), [])
+
+    def test_hang_then_client_reset_is_recorded(self):
+        tag = f"self-test-{time.monotonic_ns()}"
+        client = self.client()
+        stream_id = client.request("Hang", [("x-fault-tag", tag)])
+        probe = self.client()
+        events = []
+        for _ in range(50):
+            events = probe.call("Events", [("x-fault-query-tag", tag)]).json()["events"]
+            if any(e["type"] == "end_stream" for e in events):
+                break
+            time.sleep(0.05)
+        client.h2.reset_stream(stream_id, error_code=8)
+        client.flush()
+        for _ in range(50):
+            # The plain x-fault-tag works as the query too, and Events streams are not recorded.
+            events = probe.call("Events", [("x-fault-tag", tag)]).json()["events"]
+            if any(e["type"] == "rst_stream" for e in events):
+                break
+            time.sleep(0.05)
+        self.assertEqual(events, [
+            {"type": "headers", "stream_id": stream_id},
+            {"type": "end_stream", "stream_id": stream_id},
+            {"type": "rst_stream", "stream_id": stream_id, "error_code": 8},
+        ])
+
+    def test_settings_of_each_personality(self):
+        def remote_settings(personality):
+            client = self.client(personality)
+            client.call("Echo")
+            return client.h2.remote_settings
+
+        codes = h2.settings.SettingCodes
+        normal = remote_settings("h2c")
+        self.assertEqual(normal[codes.MAX_CONCURRENT_STREAMS], 1000)
+        self.assertEqual(normal[codes.INITIAL_WINDOW_SIZE], 16 << 20)
+        self.assertEqual(normal[codes.MAX_FRAME_SIZE], 16384)
+        self.assertEqual(remote_settings("h2c_limited")[codes.MAX_CONCURRENT_STREAMS], 2)
+        self.assertEqual(remote_settings("h2c_small_header_list")[codes.MAX_HEADER_LIST_SIZE], 1024)
+
+    def test_many_delayed_streams_do_not_block_each_other(self):
+        client = self.client()
+        started = time.monotonic()
+        ids = [client.request("Echo", [("x-fault-delay-ms", "300")], f"m{i}".encode()) for i in range(1000)]
+        client.pump(lambda: all(client.done(i) for i in ids), timeout=15)
+        self.assertLess(time.monotonic() - started, 10)
+        for index, stream_id in enumerate(ids):
+            self.assertEqual(Response(client.of(stream_id)).message, f"m{index}".encode())
+
+    def test_oversized_respects_frame_size(self):
+        response = self.client().call("Oversized", [("x-fault-size", "100000")])
+        self.assertEqual(response.body[:5], b"\x00" + (100000).to_bytes(4, "big"))
+        self.assertEqual(len(response.body), 100005)
+        self.assertTrue(all(len(frame) <= 16384 for frame in response.frames))
+        self.assertEqual(response.trailers, [("grpc-status", "0")])
+
+    def test_assorted_scenarios(self):
+        client = self.client()
+        informational = client.call("Informational")
+        self.assertEqual(informational.header_blocks[0].headers, [(":status", "100")])
+        self.assertIn("headers", informational.json())
+
+        status = client.call("HTTPStatus", [("x-fault-code", "503")])
+        self.assertEqual(status.headers, [(":status", "503"), ("content-type", "text/plain")])
+        self.assertEqual(status.body, b"fault body")
+
+        metadata = client.call("Metadata")
+        self.assertEqual([v for n, v in metadata.headers if n == "x-dup"], ["one", "two"])
+        self.assertIn(("x-multi-bin", "AAE,AgM="), metadata.headers)
+        self.assertIn(("x-bin-padded-bin", "//4="), metadata.headers)
+        details = dict(metadata.trailers)["grpc-status-details-bin"]
+        self.assertEqual(base64.b64decode(details + "=" * (-len(details) % 4)), b"\x08\x03\x12\x07details")
+
+        unknown = client.call("NoSuchThing")
+        self.assertIn(("grpc-status", "12"), unknown.headers)
+        self.assertIn(("grpc-message", "unknown fault scenario NoSuchThing"), unknown.headers)
+
+        two = client.call("TwoMessages")
+        self.assertEqual(two.body, grpc_frame(b"a") + grpc_frame(b"b"))
+
+        close = client.request("CloseMidStream")
+        client.wait_closed()
+        self.assertEqual(Response(client.of(close)).body, b"\x00\x00\x00")
+
+    def test_tls_personalities(self):
+        client = self.client("tls", self.tls_context(["h2"]))
+        self.assertEqual(client.sock.selected_alpn_protocol(), "h2")
+        document = client.call("EchoRequest").json()
+        self.assertIn([":path", "/fault.Fault/EchoRequest"], document["headers"])
+
+        sock = socket.create_connection(("127.0.0.1", self.ports["tls_no_alpn"]), timeout=10)
+        with self.tls_context(["h2"]).wrap_socket(sock, server_hostname="localhost") as tls:
+            self.assertNotEqual(tls.selected_alpn_protocol(), "h2")
+
+
+if __name__ == "__main__":
+    unittest.main()
