@@ -103,7 +103,7 @@ final class ConnectionLoop: @unchecked Sendable {
             if case .submit = command {
                 switch inbox.phase {
                 case .draining(let error), .closed(let error):
-                    return (error, false)
+                    return (Self.notSent(error), false)
                 case .connecting, .ready:
                     break
                 }

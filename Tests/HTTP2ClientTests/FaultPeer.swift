@@ -36,7 +36,7 @@ enum FaultPeer {
     static func events(tag: String, on connection: HTTP2Connection, until done: ([[String: Any]]) -> Bool = { _ in true }) async throws -> [[String: Any]] {
         var events: [[String: Any]] = []
         for _ in 0..<50 {
-            let response = try await connection.send(request("Events", headers: [HTTP2HeaderField(name: "x-fault-tag", value: tag)]))
+            let response = try await connection.send(request("Events", headers: [HTTP2HeaderField(name: "x-fault-query-tag", value: tag)]))
             events = try json(response)["events"] as? [[String: Any]] ?? []
             if done(events) { return events }
             try await Task.sleep(for: .milliseconds(100))
