@@ -31,14 +31,24 @@ public final class Channel: Sendable {
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
     /// not parse and for TLS material (PEM) that OpenSSL cannot use.
+    ///
+    /// - Parameters:
+    ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
+    ///   - transportSecurity: TLS (the default, verifying against the system's roots) or plaintext.
+    ///   - defaultCallOptions: The options of calls that pass none.
+    ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default.
+    ///   - logger: Where connection events are logged (never credentials).
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
         defaultCallOptions: CallOptions = CallOptions(),
+        keepalive: Keepalive? = nil,
         logger: Logger = Logger(label: "swift-authrpc")
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
         var configuration = HTTP2ConnectionConfiguration()
+        configuration.keepaliveInterval = keepalive?.interval
+        configuration.keepaliveTimeout = keepalive?.timeout ?? configuration.keepaliveTimeout
         var authority = parsed.description
         switch transportSecurity {
         case .plaintext:

@@ -69,7 +69,10 @@ final class ConnectionLoop: @unchecked Sendable {
     private let frames = ByteQueue(capacity: 64 << 10)
     /// What goes on the wire: `frames` itself over h2c, TLS records over TLS.
     private let records = ByteQueue(capacity: 64 << 10)
+    // Reused for every submit: the header block's bytes, where each field lies in them, and the
+    // nghttp2_nv array pointing into them (nghttp2 copies what it keeps).
     private var headerBytes: [UInt8] = []
+    private var headerSpans: [(name: Range<Int>, value: Range<Int>, sensitive: Bool)] = []
     private var headerFields: [nghttp2_nv] = []
 
     private var receivedSettings = false
@@ -327,15 +330,14 @@ final class ConnectionLoop: @unchecked Sendable {
     /// a negative nghttp2 error, or -1 when the stream was already failed here.
     private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
         headerBytes.removeAll(keepingCapacity: true)
-        var spans: [(name: Range<Int>, value: Range<Int>, sensitive: Bool)] = []
-        spans.reserveCapacity(request.headers.count + 4)
+        headerSpans.removeAll(keepingCapacity: true)
         var listSize = 0
         func add(_ name: String, _ value: String) {
             let nameStart = headerBytes.count
             headerBytes.append(contentsOf: name.utf8)
             let valueStart = headerBytes.count
             headerBytes.append(contentsOf: value.utf8)
-            spans.append((nameStart..<valueStart, valueStart..<headerBytes.count, name == "authorization" || name == "cookie"))
+            headerSpans.append((nameStart..<valueStart, valueStart..<headerBytes.count, name == "authorization" || name == "cookie"))
             listSize += headerBytes.count - nameStart + 32
         }
         add(":method", request.method)
@@ -356,7 +358,7 @@ final class ConnectionLoop: @unchecked Sendable {
         return headerBytes.withUnsafeMutableBufferPointer { bytes in
             let base = bytes.baseAddress!
             headerFields.removeAll(keepingCapacity: true)
-            for span in spans {
+            for span in headerSpans {
                 headerFields.append(nghttp2_nv(
                     name: base + span.name.lowerBound, value: base + span.value.lowerBound,
                     namelen: span.name.count, valuelen: span.value.count,
@@ -475,37 +477,47 @@ final class ConnectionLoop: @unchecked Sendable {
     /// does not take now waits for POLLOUT.
     private func flush() throws(HTTP2Error) {
         guard let session, let socket else { return }
-        // Stop pulling frames while a large backlog is unsent: nghttp2 keeps them queued.
-        while output.count < (4 << 20) {
-            var chunk: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(session, &chunk)
-            if count < 0 {
-                throw .protocolError(String(cString: nghttp2_strerror(Int32(count))))
-            }
-            if count == 0 { break }
-            frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
-        }
-        if let tls {
-            if !frames.isEmpty {
-                try tls.encrypt(frames.readable, into: records)
-                frames.consume(frames.count)
-            }
-            tls.drainRecords(into: records)
-        }
         let output = self.output
-        while !output.isEmpty {
-            switch socket.send(output.readable) {
-            case .bytes(let count):
-                output.consume(count)
-            case .wouldBlock:
-                return
-            case .closed:
-                throw .connectionClosed(reason: "closed by the server", streamWasSent: true)
-            case .failed(let reason):
-                throw .connectionClosed(reason: reason, streamWasSent: true)
+        while true {
+            // Gather up to a bounded backlog; nghttp2 keeps the rest queued until it drains.
+            var gathered = 0
+            while output.count < Self.maxUnsentBytes {
+                var chunk: UnsafePointer<UInt8>?
+                let count = nghttp2_session_mem_send(session, &chunk)
+                if count < 0 {
+                    throw .protocolError(String(cString: nghttp2_strerror(Int32(count))))
+                }
+                if count == 0 { break }
+                frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
+                gathered += count
             }
+            if let tls {
+                if !frames.isEmpty {
+                    try tls.encrypt(frames.readable, into: records)
+                    frames.consume(frames.count)
+                }
+                tls.drainRecords(into: records)
+            }
+            while !output.isEmpty {
+                switch socket.send(output.readable) {
+                case .bytes(let count):
+                    output.consume(count)
+                case .wouldBlock:
+                    return  // the rest goes when poll(2) reports POLLOUT
+                case .closed:
+                    throw .connectionClosed(reason: "closed by the server", streamWasSent: true)
+                case .failed(let reason):
+                    throw .connectionClosed(reason: reason, streamWasSent: true)
+                }
+            }
+            // Everything went out. If the backlog bound stopped the gathering, nghttp2 has more:
+            // go round again, since nothing else would wake the loop for it.
+            if gathered == 0 || nghttp2_session_want_write(session) == 0 { return }
         }
     }
+
+    /// The most bytes gathered before writing: bounds memory when the socket is slower than nghttp2.
+    private static let maxUnsentBytes = 4 << 20
 
     /// Unsent output: over h2c the frames themselves, over TLS their records.
     private var output: ByteQueue { tls == nil ? frames : records }

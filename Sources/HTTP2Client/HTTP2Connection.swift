@@ -16,6 +16,11 @@ package final class HTTP2Connection: Sendable {
         self.loop = loop
     }
 
+    /// Nobody can open streams any more: let the open ones finish, then end the I/O thread.
+    deinit {
+        _ = loop.enqueue(.shutdown(graceful: true))
+    }
+
     /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
     /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
     ///

@@ -103,6 +103,7 @@ struct CredentialsAndDeadlineTests {
     @Test("the deadline covers the exchange: DEADLINE_EXCEEDED and RST_STREAM(CANCEL) on the wire")
     func deadlineOnTheWire() async throws {
         let channel = try await FaultChannel.make()
+        try await FaultChannel.call(channel, "Echo")  // connected, so the deadline is spent on the exchange
         let tag = FaultChannel.newTag()
         let error = await #expect(throws: RPCError.self) {
             try await FaultChannel.call(channel, "Hang", options: FaultChannel.tagged(tag, CallOptions(timeout: .milliseconds(300))))

@@ -184,12 +184,31 @@ struct StreamTests {
         #expect(try await connection.send(FaultPeer.request("Echo")).status == 200)
     }
 
-    @Test("a 4 MiB response arrives whole (windows sized for it)")
-    func largeResponse() async throws {
+    @Test("4 MiB and larger bodies go out and come back whole, back to back on one connection")
+    func largeBodies() async throws {
         let connection = try await FaultPeer.connect()
-        let message = [UInt8](repeating: 0x5A, count: 4 << 20)
-        let response = try await connection.send(FaultPeer.request("Echo", message: message))
-        #expect(response.body.count == message.count + 5)
-        #expect(response.body.dropFirst(5).allSatisfy { $0 == 0x5A })
+        // Sizes around the loop's 4 MiB gathering bound: a body whose last frame lies just past it
+        // must still be sent even when the socket takes everything gathered at once.
+        for size in [4 << 20, 4 << 20, (4 << 20) - 5, 6 << 20, 4 << 20] {
+            let message = [UInt8](repeating: 0x5A, count: size)
+            let response = try await connection.send(FaultPeer.request("Echo", message: message, deadline: .now + .seconds(20)))
+            #expect(response.body.count == size + 5)
+            #expect(response.body.dropFirst(5).allSatisfy { $0 == 0x5A })
+        }
+    }
+
+    @Test("keepalive: PINGs go out while a stream waits, and an unanswered one ends the connection")
+    func keepalive() async throws {
+        let answered = try await FaultPeer.connect { $0.keepaliveInterval = .milliseconds(100); $0.keepaliveTimeout = .milliseconds(400) }
+        let tag = FaultPeer.newTag()
+        let waiting = Task { try await answered.send(FaultPeer.request("Hang", tag: tag)) }
+        let events = try await FaultPeer.events(tag: tag, on: answered) { $0.filter { $0["type"] as? String == "ping" }.count >= 3 }
+        #expect(events.filter { $0["type"] as? String == "ping" }.count >= 3, "\(events)")
+        #expect(answered.isAcceptingStreams, "answered PINGs keep the connection")
+        waiting.cancel()
+
+        let silent = try await FaultPeer.connect("h2c_no_ping_ack") { $0.keepaliveInterval = .milliseconds(100); $0.keepaliveTimeout = .milliseconds(300) }
+        await #expect(throws: HTTP2Error.keepaliveTimeout) { try await silent.send(FaultPeer.request("Hang")) }
+        #expect(!silent.isAcceptingStreams)
     }
 }

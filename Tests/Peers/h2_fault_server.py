@@ -46,7 +46,7 @@ CONNECTION_WINDOW = 64 << 20  # connection receive window, opened with a WINDOW_
 HIGH_WATER = 1 << 20  # stop turning queued DATA into frames while this much is unsent
 WRITE_CHUNK = 256 << 10
 
-PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_goaway_after_first")
+PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_goaway_after_first", "h2c_no_ping_ack")
 
 SPECIAL_MESSAGE = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
 MALFORMED_MESSAGE = "bad %zz escape %E2%98 and 100%"
@@ -138,6 +138,38 @@ class Stream:
         return bytes(self.body[5:5 + length])
 
 
+class PingFilter:
+    """Removes PING frames (not PING ACKs) from a client's byte stream, reporting each one."""
+
+    PREFACE_LENGTH = 24
+
+    def __init__(self, report):
+        self.report = report
+        self.buffer = bytearray()
+        self.preface_left = self.PREFACE_LENGTH
+
+    def feed(self, data):
+        self.buffer += data
+        out = bytearray()
+        if self.preface_left:
+            taken = self.buffer[:self.preface_left]
+            out += taken
+            del self.buffer[:len(taken)]
+            self.preface_left -= len(taken)
+        while len(self.buffer) >= 9:
+            length = int.from_bytes(self.buffer[0:3], "big")
+            if len(self.buffer) < 9 + length:
+                break
+            frame_type, flags = self.buffer[3], self.buffer[4]
+            frame = self.buffer[:9 + length]
+            del self.buffer[:9 + length]
+            if frame_type == 0x6 and not flags & 0x1:
+                self.report({"type": "ping", "acknowledged": False})
+                continue
+            out += frame
+        return bytes(out)
+
+
 class Connection:
     """One accepted connection and its event loop."""
 
@@ -165,6 +197,9 @@ class Connection:
         self.closing = False  # no more frames; shut the write side once the buffer is out
         self.draining = False  # write side shut; reading and discarding until EOF
         self.finished = False
+        # h2c_no_ping_ack: client PINGs are taken out of the byte stream before h2 (which would
+        # acknowledge them) sees them, so keepalive timeouts can be tested.
+        self.ping_filter = PingFilter(self.connection_event) if personality == "h2c_no_ping_ack" else None
         self.scenarios = {
             "EchoRequest": self.echo_request,
             "Echo": self.echo,
@@ -272,6 +307,8 @@ class Connection:
                 return
             if self.draining:
                 continue
+            if self.ping_filter is not None:
+                data = self.ping_filter.feed(data)
             try:
                 events = self.h2.receive_data(data)
             except h2.exceptions.ProtocolError as error:
