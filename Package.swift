@@ -60,7 +60,7 @@ let package = Package(
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
-            dependencies: ["AuthRPC"],
+            dependencies: ["AuthRPC", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),

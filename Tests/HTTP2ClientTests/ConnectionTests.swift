@@ -3,10 +3,6 @@ import HTTP2Client
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @Suite("Connecting: TCP, TLS, ALPN")
 struct ConnectionTests {
     private func tlsConfiguration(trustingSandboxCA: Bool, serverName: String? = nil) async throws -> HTTP2ConnectionConfiguration {
@@ -81,7 +77,7 @@ struct ConnectionTests {
 
     @Test("a refused port fails with 'connection refused', naming the address")
     func refused() async throws {
-        let port = try closedPort()
+        let port = Ports.closed()
         let error = await #expect(throws: HTTP2Error.self) {
             try await HTTP2Connection.connect(to: HTTP2Target(host: "127.0.0.1", port: port), configuration: HTTP2ConnectionConfiguration())
         }
@@ -125,19 +121,6 @@ struct ConnectionTests {
         try await Task.sleep(for: .milliseconds(50))
         other.close()
         await #expect(throws: HTTP2Error.self) { try await hanging.value }
-    }
-
-    /// A port nothing listens on: bound, then closed.
-    private func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
