@@ -58,7 +58,7 @@ public final class Channel: Sendable {
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
-                throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: error)
+                throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: TransportError(error))
             }
             if let name = tls.serverHostnameOverride {
                 configuration.tlsServerNameOverride = name

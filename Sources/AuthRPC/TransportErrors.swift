@@ -7,9 +7,14 @@ enum TransportErrors {
     static func rpcError(for error: HTTP2Error, deadline: ContinuousClock.Instant?) -> RPCError {
         let code = statusCode(for: error)
         if code == .cancelled, let deadline, deadline <= .now {
-            return RPCError(code: .deadlineExceeded, message: "deadline exceeded", cause: error)
+            return RPCError(code: .deadlineExceeded, message: "deadline exceeded")
         }
-        return RPCError(code: code, message: error.description, cause: error)
+        switch error {
+        case .deadlineExceeded, .cancelled:
+            return RPCError(code: code, message: error.description)
+        default:
+            return RPCError(code: code, message: error.description, cause: TransportError(error))
+        }
     }
 
     static func statusCode(for error: HTTP2Error) -> StatusCode {

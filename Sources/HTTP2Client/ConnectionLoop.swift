@@ -163,16 +163,16 @@ final class ConnectionLoop: @unchecked Sendable {
             if let shutdown = shutdownRequested() { throw shutdown }
             let millis = TCPSocket.millisecondsUntil(deadline)
             guard millis > 0 else {
-                throw .connectFailed(target: target.description, reason: "timed out waiting for the server's HTTP/2 SETTINGS")
+                throw .connectFailed(target: target.description, reason: "timed out waiting for the server's HTTP/2 SETTINGS", kind: .timedOut)
             }
             var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
             if poll(&fds, 2, millis) < 0 && errno != EINTR {
-                throw .connectFailed(target: target.description, reason: Errno.describe(errno))
+                throw .connectFailed(target: target.description, reason: Errno.describe(errno), kind: .other)
             }
             if fds[0].revents != 0 {
                 if let failure = receive() {
-                    throw .connectFailed(target: target.description, reason: Self.handshakeReason(failure))
+                    throw .connectFailed(target: target.description, reason: Self.handshakeReason(failure), kind: .notHTTP2)
                 }
                 try flush()
             }
@@ -192,7 +192,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private func shutdownRequested() -> HTTP2Error? {
         inbox.withLock { inbox in
             inbox.commands.contains { if case .shutdown = $0 { return true } else { return false } }
-        } ? .connectFailed(target: target.description, reason: "connection attempt abandoned") : nil
+        } ? .connectFailed(target: target.description, reason: "connection attempt abandoned", kind: .abandoned) : nil
     }
 
     private func loop() {

@@ -5,8 +5,9 @@
 package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host name did not resolve.
     case resolutionFailed(host: String, reason: String)
-    /// No TCP connection could be made to any resolved address.
-    case connectFailed(target: String, reason: String)
+    /// No usable connection could be made: TCP failed for every resolved address, or the peer
+    /// did not speak HTTP/2.
+    case connectFailed(target: String, reason: String, kind: ConnectFailureKind)
     /// The TLS handshake failed, or the server is not acceptable.
     case tls(TLSFailure)
     /// The connection ended. `streamWasSent` is `false` when this stream's HEADERS never left,
@@ -48,7 +49,7 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .resolutionFailed(let host, let reason):
             return "could not resolve host '\(host)': \(reason)"
-        case .connectFailed(let target, let reason):
+        case .connectFailed(let target, let reason, _):
             return "could not connect to \(target): \(reason)"
         case .tls(let failure):
             return failure.description
@@ -73,6 +74,22 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return "HTTP/2 protocol error: \(reason)"
         }
     }
+}
+
+/// Why connecting failed, for callers that react differently to each.
+package enum ConnectFailureKind: Sendable, Equatable {
+    /// Every address refused the connection (nothing listens on the port).
+    case refused
+    /// An attempt ran out of time.
+    case timedOut
+    /// The network or host is unreachable.
+    case unreachable
+    /// The peer accepted TCP but does not speak HTTP/2 (or closed before its SETTINGS).
+    case notHTTP2
+    /// The connection was closed before the attempt finished.
+    case abandoned
+    /// Another socket error.
+    case other
 }
 
 /// A TLS failure, classified so callers can tell an untrusted certificate from a wrong name.

@@ -29,10 +29,12 @@ struct TCPSocket {
         abortFD: Int32
     ) throws(HTTP2Error) -> TCPSocket {
         var reasons: [String] = []
+        var kinds: [ConnectFailureKind] = []
         for (index, address) in addresses.enumerated() {
             let remaining = deadline - .now
             if remaining <= .zero {
                 reasons.append("\(address): timed out")
+                kinds.append(.timedOut)
                 break
             }
             let share = remaining / (addresses.count - index)
@@ -41,12 +43,27 @@ struct TCPSocket {
             case .success(let socket):
                 return socket
             case .failure(.aborted):
-                throw .connectFailed(target: target.description, reason: "connection attempt abandoned")
-            case .failure(.failed(let reason)):
-                reasons.append("\(address): \(reason)")
+                throw .connectFailed(target: target.description, reason: "connection attempt abandoned", kind: .abandoned)
+            case .failure(.failed(let code)):
+                reasons.append("\(address): \(code.map(Errno.describe) ?? "timed out")")
+                kinds.append(Self.kind(of: code))
             }
         }
-        throw .connectFailed(target: target.description, reason: reasons.joined(separator: "; "))
+        // One kind for the whole attempt: refused only when every address refused.
+        let kind: ConnectFailureKind = kinds.allSatisfy { $0 == .refused } ? .refused
+            : kinds.contains(.timedOut) ? .timedOut
+            : kinds.contains(.unreachable) ? .unreachable : .other
+        throw .connectFailed(target: target.description, reason: reasons.joined(separator: "; "), kind: kind)
+    }
+
+    /// The kind of one attempt's failure; `nil` is a timeout.
+    private static func kind(of code: Int32?) -> ConnectFailureKind {
+        switch code {
+        case nil, ETIMEDOUT: return .timedOut
+        case ECONNREFUSED: return .refused
+        case ENETUNREACH, EHOSTUNREACH: return .unreachable
+        default: return .other
+        }
     }
 
     private static func attempt(_ address: ResolvedAddress, deadline: ContinuousClock.Instant, abortFD: Int32) -> Result<TCPSocket, ConnectFailure> {
@@ -55,7 +72,7 @@ struct TCPSocket {
         #else
         let fd = socket(address.family, SOCK_STREAM, 0)
         #endif
-        guard fd >= 0 else { return .failure(.failed(Errno.describe(errno))) }
+        guard fd >= 0 else { return .failure(.failed(errno)) }
         #if canImport(Darwin)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var noSigPipe: Int32 = 1
@@ -66,9 +83,9 @@ struct TCPSocket {
 
         let started = address.withSockAddr { connectDescriptor(fd, $0, $1) }
         if started != 0 && errno != EINPROGRESS {
-            let reason = Errno.describe(errno)
+            let code = errno
             closeDescriptor(fd)
-            return .failure(.failed(reason))
+            return .failure(.failed(code))
         }
         if started != 0 {
             // Wait for writability (connected or failed), the deadline, or an abort.
@@ -76,7 +93,7 @@ struct TCPSocket {
                 let millis = Self.millisecondsUntil(deadline)
                 if millis == 0 {
                     closeDescriptor(fd)
-                    return .failure(.failed("timed out"))
+                    return .failure(.failed(nil))
                 }
                 var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
                            pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0)]
@@ -93,7 +110,7 @@ struct TCPSocket {
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
             if error != 0 {
                 closeDescriptor(fd)
-                return .failure(.failed(Errno.describe(error)))
+                return .failure(.failed(error))
             }
         }
         return .success(TCPSocket(fd: fd))
@@ -147,7 +164,8 @@ struct TCPSocket {
 }
 
 private enum ConnectFailure: Error {
-    case failed(String)
+    /// The errno of the failure, or `nil` when the attempt timed out.
+    case failed(Int32?)
     case aborted
 }
 

@@ -13,6 +13,7 @@ struct ChannelLifecycleTests {
         let first = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
         #expect(first?.code == .unavailable)
         #expect(first?.message.contains("connection refused") == true, "\(String(describing: first))")
+        #expect((first?.cause as? TransportError)?.kind == .connectionRefused)
         let second = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
         #expect(second?.code == .unavailable)
         #expect(second?.message == first?.message)
@@ -25,6 +26,7 @@ struct ChannelLifecycleTests {
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("no-such-host.invalid") == true)
+        #expect((error?.cause as? TransportError)?.kind == .hostNotFound)
     }
 
     @Test("many concurrent first calls share one connection attempt")
@@ -47,6 +49,17 @@ struct ChannelLifecycleTests {
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Hang") }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("keepalive") == true)
+        #expect((error?.cause as? TransportError)?.kind == .keepaliveTimeout)
+    }
+
+    @Test("unusable TLS material is refused when the channel is made")
+    func badTLSMaterial() {
+        #expect {
+            try Channel(target: "localhost:1", transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: "garbage"))))
+        } throws: { error in
+            let error = error as! RPCError
+            return error.code == .invalidArgument && (error.cause as? TransportError)?.kind == .invalidTLSConfiguration
+        }
     }
 
     @Test("connection events are logged; credentials never are")

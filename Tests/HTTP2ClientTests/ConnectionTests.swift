@@ -81,8 +81,9 @@ struct ConnectionTests {
         let error = await #expect(throws: HTTP2Error.self) {
             try await HTTP2Connection.connect(to: HTTP2Target(host: "127.0.0.1", port: port), configuration: HTTP2ConnectionConfiguration())
         }
-        guard case .connectFailed(let target, let reason)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .connectFailed(let target, let reason, let kind)? = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(target == "127.0.0.1:\(port)")
+        #expect(kind == .refused)
         #expect(reason.contains("connection refused"))
         #expect(error?.isRetrySafe == true)
     }
@@ -103,7 +104,8 @@ struct ConnectionTests {
         let error = await #expect(throws: HTTP2Error.self) {
             try await HTTP2Connection.connect(to: HTTP2Target(host: issuer.host!, port: issuer.port!), configuration: HTTP2ConnectionConfiguration())
         }
-        guard case .connectFailed(_, let reason)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .connectFailed(_, let reason, let kind)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(kind == .notHTTP2)
         #expect(reason.contains("HTTP/2") || reason.contains("closed"), "\(reason)")
     }
 

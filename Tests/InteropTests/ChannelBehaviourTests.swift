@@ -54,6 +54,7 @@ struct ChannelBehaviourTests {
         let error = await #expect(throws: RPCError.self) { try await client.emptyCall() }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("certificate not trusted") == true, "\(String(describing: error))")
+        #expect((error?.cause as? TransportError)?.kind == .untrustedCertificate)
     }
 
     @Test("a certificate for another name fails UNAVAILABLE with 'hostname mismatch'")
@@ -62,6 +63,7 @@ struct ChannelBehaviourTests {
         let error = await #expect(throws: RPCError.self) { try await client.emptyCall() }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("hostname mismatch") == true, "\(String(describing: error))")
+        #expect((error?.cause as? TransportError)?.kind == .hostnameMismatch)
     }
 
     @Test("the user agent is the library's, after the caller's prefix")
