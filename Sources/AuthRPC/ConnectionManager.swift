@@ -50,7 +50,7 @@ final class ConnectionManager: Sendable {
             case .connecting(_, let attempt):
                 return .wait(attempt)
             case .transientFailure(let error, let retryAt) where ContinuousClock.now < retryAt:
-                return .fail(TransportErrors.rpcError(for: error, deadline: nil))
+                return .fail(RPCError(transportFailure: error, deadline: nil))
             case .closed:
                 return .fail(RPCError(code: .unavailable, message: "the channel is closed"))
             case .idle, .ready, .transientFailure:
@@ -67,7 +67,7 @@ final class ConnectionManager: Sendable {
             case .value(.success(let connection)):
                 return connection
             case .value(.failure(let error)):
-                throw TransportErrors.rpcError(for: error, deadline: deadline)
+                throw RPCError(transportFailure: error, deadline: deadline)
             case .deadlineExceeded:
                 throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while connecting to \(target)")
             case .cancelled:

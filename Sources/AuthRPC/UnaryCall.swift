@@ -81,7 +81,7 @@ extension Channel {
                 logger.debug("request not processed by the server; retrying on a new stream", metadata: ["method": "\(method)", "reason": "\(error)"])
                 continue
             } catch {
-                throw TransportErrors.rpcError(for: error, deadline: deadline)
+                throw RPCError(transportFailure: error, deadline: deadline)
             }
             return try ResponseDecoder.decode(response, deserializer: deserializer, maxMessageBytes: options.maxResponseMessageBytes).get()
         }

@@ -129,13 +129,13 @@ struct StatusCodeTests {
         (HTTP2ErrorCode.enhanceYourCalm, .resourceExhausted), (HTTP2ErrorCode.inadequateSecurity, .permissionDenied),
     ])
     func resetMapping(errorCode: UInt32, code: StatusCode) {
-        #expect(TransportErrors.statusCode(for: .streamReset(errorCode: errorCode)) == code)
+        #expect(StatusCode(transportFailure: .streamReset(errorCode: errorCode)) == code)
     }
 
     @Test("a CANCEL that arrives after the deadline reads as DEADLINE_EXCEEDED")
     func cancelAfterDeadline() {
         let past = ContinuousClock.now - .seconds(1)
-        #expect(TransportErrors.rpcError(for: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: past).code == .deadlineExceeded)
-        #expect(TransportErrors.rpcError(for: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: .now + .seconds(60)).code == .cancelled)
+        #expect(RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: past).code == .deadlineExceeded)
+        #expect(RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: .now + .seconds(60)).code == .cancelled)
     }
 }

@@ -1,0 +1,46 @@
+import HTTP2Client
+
+// Maps HTTP/2 failures to gRPC statuses (GRPC_CONFORMANCE.md, "Stream and connection errors").
+extension RPCError {
+    /// The status a failed exchange ends with. A cancellation seen after the deadline passed is
+    /// reported as `deadlineExceeded`.
+    init(transportFailure error: HTTP2Error, deadline: ContinuousClock.Instant?) {
+        let code = StatusCode(transportFailure: error)
+        if code == .cancelled, let deadline, deadline <= .now {
+            self.init(code: .deadlineExceeded, message: "deadline exceeded")
+            return
+        }
+        switch error {
+        case .deadlineExceeded, .cancelled:
+            self.init(code: code, message: error.description)
+        default:
+            self.init(code: code, message: error.description, cause: TransportError(error))
+        }
+    }
+}
+
+extension StatusCode {
+    /// The code for an HTTP/2 failure.
+    init(transportFailure error: HTTP2Error) {
+        self = switch error {
+        case .resolutionFailed, .connectFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
+            .unavailable
+        case .streamReset(let code):
+            switch code {
+            case HTTP2ErrorCode.refusedStream: .unavailable
+            case HTTP2ErrorCode.cancel: .cancelled
+            case HTTP2ErrorCode.enhanceYourCalm: .resourceExhausted
+            case HTTP2ErrorCode.inadequateSecurity: .permissionDenied
+            default: .internalError
+            }
+        case .deadlineExceeded:
+            .deadlineExceeded
+        case .cancelled:
+            .cancelled
+        case .responseBodyTooLarge, .headerListTooLarge:
+            .resourceExhausted
+        case .protocolError:
+            .internalError
+        }
+    }
+}
