@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """The local sandbox: a stand-in for grpc-test.sandbox.googleapis.com and its OAuth provider.
 
-Starts grpc.testing.TestService on grpcio (TLS with a CA generated at start, and plaintext) and
-an OAuth 2.0 / OIDC issuer on Authlib, writes the ports it bound to <state-dir>/sandbox.json,
-prints `SANDBOX READY <path>`, and runs until SIGTERM/SIGINT (or stdin EOF with --exit-with-stdin).
+Runs grpc.testing.TestService on grpcio over TLS (a CA generated at every start) and over
+plaintext, plus the OAuth 2.0 issuer from issuer.py; writes what it bound to
+<state-dir>/sandbox.json, prints `SANDBOX READY <path>` and serves until SIGTERM/SIGINT (or,
+with --exit-with-stdin, until its standard input reaches EOF). See README.md.
 """
 
 import argparse
+import hmac
+import ipaddress
 import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 
@@ -19,95 +23,201 @@ import test_service
 
 USER_EMAIL = "sandbox-user@example.com"
 USER_SUB = "sandbox-user"
+READY_FILE = "sandbox.json"
+
+log = logging.getLogger("sandbox")
 
 
-def parse_arguments():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--state-dir", required=True, help="where certificates and sandbox.json go")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--tls-port", type=int, default=0)
-    parser.add_argument("--plaintext-port", type=int, default=0)
-    parser.add_argument("--issuer-port", type=int, default=0)
+class StartupError(Exception):
+    """Something the sandbox needs is missing or unusable; the message says what."""
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Local gRPC test service (grpcio, TLS + plaintext) and OAuth 2.0 issuer for swift-authrpc.")
+    parser.add_argument("--state-dir", required=True,
+                        help="directory for the certificates and sandbox.json (created, mode 0700)")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")
+    parser.add_argument("--tls-port", type=int, default=0, help="gRPC over TLS (0: any free port)")
+    parser.add_argument("--plaintext-port", type=int, default=0, help="gRPC over h2c (0: any free port)")
+    parser.add_argument("--issuer-port", type=int, default=0, help="OAuth issuer over http (0: any free port)")
     parser.add_argument("--token-lifetime", type=int, default=3600, help="access-token lifetime in seconds")
-    parser.add_argument("--auto-approve-device-after", type=float, default=None,
-                        help="approve device-flow codes on the user's behalf after this many seconds")
-    parser.add_argument("--static-token", action="append", default=[],
-                        help="a token the test service accepts as the sandbox user (repeatable)")
-    parser.add_argument("--exit-with-stdin", action="store_true", help="exit when stdin reaches EOF")
-    return parser.parse_args()
+    parser.add_argument("--auto-approve-device-after", type=float, default=None, metavar="SECONDS",
+                        help="approve device-flow codes on the sandbox user's behalf after this long")
+    parser.add_argument("--static-token", action="append", default=[], metavar="TOKEN",
+                        help="a bearer token accepted as the sandbox user with the test scope (repeatable)")
+    parser.add_argument("--exit-with-stdin", action="store_true",
+                        help="exit when standard input reaches EOF (the parent holds the pipe)")
+    arguments = parser.parse_args(argv)
+
+    for name in ("tls_port", "plaintext_port", "issuer_port"):
+        if not 0 <= getattr(arguments, name) <= 65535:
+            parser.error(f"--{name.replace('_', '-')} must be between 0 and 65535")
+    if arguments.token_lifetime <= 0:
+        parser.error("--token-lifetime must be a positive number of seconds")
+    if arguments.auto_approve_device_after is not None and arguments.auto_approve_device_after < 0:
+        parser.error("--auto-approve-device-after must not be negative")
+    for token in arguments.static_token:
+        if not token or any(not 0x21 <= ord(character) <= 0x7E for character in token):
+            parser.error("--static-token must be non-empty printable ASCII without spaces")
+    if not _is_loopback(arguments.host):
+        parser.error(f"--host {arguments.host!r} is not a loopback address; the sandbox only listens on loopback")
+    return arguments
 
 
-def write_atomically(path, document):
-    temporary = f"{path}.tmp-{os.getpid()}"
-    with open(temporary, "w") as handle:
+def _is_loopback(host):
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    except socket.gaierror:
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(address.split("%")[0]).is_loopback for address in addresses)
+
+
+def _load_issuer_class():
+    try:
+        from issuer import Issuer
+    except Exception as error:  # ImportError, or an error inside issuer.py or its dependencies
+        raise StartupError(
+            f"cannot load the OAuth issuer from {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'issuer.py')}: "
+            f"{type(error).__name__}: {error}") from None
+    return Issuer
+
+
+def _prepare_state_dir(path):
+    path = os.path.abspath(path)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)
+        # A sandbox.json left by an earlier run must not be mistaken for this run's.
+        stale = os.path.join(path, READY_FILE)
+        if os.path.lexists(stale):
+            os.remove(stale)
+    except OSError as error:
+        raise StartupError(f"cannot use the state directory {path}: {error}") from None
+    return path
+
+
+def _write_json_atomically(path, document):
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the static tokens
+    with os.fdopen(descriptor, "w") as handle:
         json.dump(document, handle, indent=2)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(temporary, path)
 
 
-def main():
-    arguments = parse_arguments()
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    state_dir = os.path.abspath(arguments.state_dir)
-    os.makedirs(state_dir, mode=0o700, exist_ok=True)
-    os.chmod(state_dir, 0o700)
-
-    try:
-        from issuer import Issuer
-    except ImportError as error:
-        sys.exit(f"sandbox: cannot load the OAuth issuer (Examples/Sandbox/issuer.py): {error}")
-
-    paths = certs.generate(state_dir)
-    issuer = Issuer(
-        host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
-        auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
-        user_email=USER_EMAIL, user_sub=USER_SUB)
-    issuer.start()
-
-    static_tokens = set(arguments.static_token)
+def _token_validator(static_tokens, issuer):
+    static = [token.encode() for token in static_tokens]
 
     def validate(token):
-        if token in static_tokens:
-            return {"user": USER_EMAIL, "sub": USER_SUB, "scope": test_service.TEST_SCOPE}
+        candidate = token.encode("utf-8", "replace")
+        if any(hmac.compare_digest(candidate, known) for known in static):
+            return {"user": USER_EMAIL, "sub": USER_SUB, "scope": test_service.TEST_SCOPE, "client_id": None}
         return issuer.validate_access_token(token)
 
+    return validate
+
+
+def _watch_stdin(stop):
+    try:
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        while stream is not None and stream.read1(65536):
+            pass
+    except (OSError, ValueError):
+        pass
+    log.info("standard input closed: stopping")
+    stop.set()
+
+
+def run(arguments):
+    stop = threading.Event()
+
+    def on_signal(number, _frame):
+        log.info("%s: stopping", signal.Signals(number).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if arguments.exit_with_stdin:
+        threading.Thread(target=_watch_stdin, args=(stop,), name="stdin-watch", daemon=True).start()
+
+    Issuer = _load_issuer_class()
+    state_dir = _prepare_state_dir(arguments.state_dir)
+    paths = certs.generate(state_dir)
     with open(paths["server_cert"], "rb") as handle:
         certificate_pem = handle.read()
     with open(paths["server_key"], "rb") as handle:
         key_pem = handle.read()
-    servers, tls_port, plaintext_port = test_service.start(
-        arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem, validate)
 
-    document = {
-        "pid": os.getpid(),
-        "host": arguments.host,
-        "grpc_tls_port": tls_port,
-        "grpc_plaintext_port": plaintext_port,
-        "ca_cert": paths["ca_cert"],
-        "server_name": "localhost",
-        "issuer": issuer.url,
-        "user": USER_EMAIL,
-        "scope": test_service.TEST_SCOPE,
-        "static_tokens": sorted(static_tokens),
-    }
-    ready_path = os.path.join(state_dir, "sandbox.json")
-    write_atomically(ready_path, document)
+    static_tokens = list(dict.fromkeys(arguments.static_token))
+    issuer = Issuer(
+        host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
+        auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
+        user_email=USER_EMAIL, user_sub=USER_SUB)
+    servers = []
+    try:
+        try:
+            issuer.start()
+        except Exception as error:
+            raise StartupError(f"the OAuth issuer did not start on {arguments.host}:{arguments.issuer_port}: {error}") from None
+        try:
+            servers, tls_port, plaintext_port = test_service.start(
+                arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
+                _token_validator(static_tokens, issuer), os.path.join(state_dir, "generated"))
+        except RuntimeError as error:
+            raise StartupError(str(error)) from None
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    if arguments.exit_with_stdin:
-        def watch_stdin():
-            while sys.stdin.buffer.read(4096):
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
+        ready_path = os.path.join(state_dir, READY_FILE)
+        _write_json_atomically(ready_path, {
+            "pid": os.getpid(),
+            "host": arguments.host,
+            "grpc_tls_port": tls_port,
+            "grpc_plaintext_port": plaintext_port,
+            "ca_cert": paths["ca_cert"],
+            "server_name": certs.SERVER_NAME,
+            "issuer": issuer.url,
+            "user": USER_EMAIL,
+            "scope": test_service.TEST_SCOPE,
+            "static_tokens": static_tokens,
+        })
+        log.info("gRPC TLS on %s:%d, plaintext on %s:%d, issuer at %s, %d static token(s)",
+                 arguments.host, tls_port, arguments.host, plaintext_port, issuer.url, len(static_tokens))
+        if not stop.is_set():
+            print(f"SANDBOX READY {ready_path}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        stopping = [server.stop(grace=0.5) for server in servers]
+        for done in stopping:
+            done.wait(3)
+        try:
+            issuer.stop()
+        except Exception:
+            log.exception("stopping the issuer failed")
+    log.info("stopped")
 
-    print(f"SANDBOX READY {ready_path}", flush=True)
-    while not stop.wait(1.0):
-        pass
-    for server in servers:
-        server.stop(grace=0.5).wait()
-    issuer.stop()
+
+def main(argv=None):
+    arguments = parse_arguments(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        run(arguments)
+        status = 0
+    except StartupError as error:
+        print(f"sandbox: error: {error}", file=sys.stderr)
+        status = 1
+    except Exception:
+        log.exception("sandbox: unexpected error")
+        status = 1
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Leave without waiting on worker threads (a handler still sleeping, a keep-alive HTTP
+    # connection): everything that matters was stopped above.
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -1,148 +1,288 @@
-"""grpc.testing.TestService on grpcio: the interop behaviours plus the auth sample's identity echo."""
+"""grpc.testing.TestService on grpcio: gRPC's interop behaviours plus the auth sample's identity echo.
 
+The service runs twice, on a TLS port (a bearer token is required) and on a plaintext port
+(anonymous calls allowed, but an anonymous call cannot ask for the caller's identity). See
+README.md for the request knobs.
+"""
+
+import functools
 import hashlib
+import importlib
 import logging
 import os
 import sys
-import tempfile
-import time
+import threading
 from concurrent import futures
 
 import grpc
 
 TEST_SCOPE = "https://www.googleapis.com/auth/xapi.zoo"
 MAX_MESSAGE_BYTES = 8 << 20
-MAX_SLEEP_SECONDS = 60.0
+# Room for the SimpleResponse framing around the payload, so an allowed size is always sendable.
+MAX_RESPONSE_PAYLOAD_BYTES = MAX_MESSAGE_BYTES - 1024
+MAX_SLEEP_MS = 60_000
+REALM = "sandbox"
+
+SLEEP_KEY = "x-sandbox-sleep-ms"
+ECHO_HEADERS_KEY = "x-sandbox-echo-headers"
+ECHO_INITIAL_KEY = "x-grpc-test-echo-initial"
+ECHO_TRAILING_KEY = "x-grpc-test-echo-trailing-bin"
+
+PROTO_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "Protos", "grpc", "testing"))
 
 log = logging.getLogger("sandbox.grpc")
 
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
-def load_protos():
-    """Compiles Protos/grpc/testing/interop.proto into a temporary directory and imports it.
 
-    The module is generated flat (interop_pb2), not under grpc/testing/, so it cannot shadow the
-    grpcio package named grpc.
+def load_protos(output_dir):
+    """Generates interop_pb2 / interop_pb2_grpc from Protos/grpc/testing/interop.proto and imports them.
+
+    Only interop.proto is compiled (auth_sample.proto declares grpc.testing.TestService too and
+    would clash in the descriptor pool). The modules are generated flat, outside any grpc/
+    package directory, so they cannot shadow grpcio's own `grpc` package.
     """
     from grpc_tools import protoc
 
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    proto_dir = os.path.join(root, "Protos", "grpc", "testing")
-    out = tempfile.mkdtemp(prefix="sandbox-protos-")
+    proto = os.path.join(PROTO_DIR, "interop.proto")
+    if not os.path.isfile(proto):
+        raise RuntimeError(f"cannot find {proto}")
+    os.makedirs(output_dir, exist_ok=True)
+    well_known = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     status = protoc.main([
-        "protoc", f"-I{proto_dir}", f"--python_out={out}", f"--grpc_python_out={out}",
-        os.path.join(proto_dir, "interop.proto"),
+        "grpc_tools.protoc", f"-I{PROTO_DIR}", f"-I{well_known}",
+        f"--python_out={output_dir}", f"--grpc_python_out={output_dir}", proto,
     ])
     if status != 0:
-        raise RuntimeError(f"protoc failed ({status}) on {proto_dir}/interop.proto")
-    sys.path.insert(0, out)
-    import interop_pb2  # noqa: E402
-    import interop_pb2_grpc  # noqa: E402
-    return interop_pb2, interop_pb2_grpc
+        raise RuntimeError(f"protoc failed with status {status} on {proto}")
+    if output_dir not in sys.path:
+        sys.path.insert(0, output_dir)
+    importlib.invalidate_caches()
+    return importlib.import_module("interop_pb2"), importlib.import_module("interop_pb2_grpc")
 
 
-def token_fingerprint(token):
-    """A short, non-reversible label for logs: never the token itself."""
-    return hashlib.sha256(token.encode()).hexdigest()[:8]
+def fingerprint(token):
+    """A short label that tells tokens apart in logs without revealing them."""
+    return "sha256:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:8]
 
 
-def make_servicer(pb, pbg, validate, require_token, port_label):
-    """A TestService servicer. `validate(token)` returns {"user", "scope"} or None."""
+class _Call:
+    """One call: its request metadata, the trailing metadata it will answer with, a log summary."""
 
-    codes = {code.value[0]: code for code in grpc.StatusCode}
+    def __init__(self, context, method, port_label):
+        self.context = context
+        self.method = method
+        self.port_label = port_label
+        self.metadata = tuple(context.invocation_metadata() or ())
+        self.peer = context.peer()  # read now: it is gone once the call is cancelled
+        self.trailing = []
+        self.who = "-"
+        self.outcome = "OK"
 
-    class TestService(pbg.TestServiceServicer):
-        def _identity(self, context, wants_identity):
-            metadata = context.invocation_metadata()
-            header = next((value for key, value in metadata if key == "authorization"), None)
-            if header is None:
-                if require_token or wants_identity:
-                    context.set_trailing_metadata([("www-authenticate", 'Bearer realm="sandbox"')])
-                    context.abort(grpc.StatusCode.UNAUTHENTICATED, "this call needs an OAuth 2.0 bearer token")
-                return None
-            scheme, _, token = header.partition(" ")
-            identity = validate(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
-            if identity is None:
-                label = token_fingerprint(token) if token else "-"
-                log.info("%s rejected token %s", port_label, label)
-                context.set_trailing_metadata([(
-                    "www-authenticate",
-                    'Bearer realm="sandbox", error="invalid_token", '
-                    'error_description="the access token is invalid, expired or revoked"')])
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid or expired access token")
-            return identity
+    def values(self, key):
+        return [value for name, value in self.metadata if name == key]
 
-        def _knobs(self, context):
-            metadata = dict(context.invocation_metadata())
-            sleep_ms = metadata.get("x-sandbox-sleep-ms")
-            if sleep_ms:
-                deadline = time.monotonic() + min(int(sleep_ms) / 1000.0, MAX_SLEEP_SECONDS)
-                while time.monotonic() < deadline and context.is_active():
-                    time.sleep(min(0.01, max(0.0, deadline - time.monotonic())))
-            initial = [(key, value) for key, value in context.invocation_metadata() if key == "x-grpc-test-echo-initial"]
-            if initial:
-                context.send_initial_metadata(initial)
-            trailing = [(key, value) for key, value in context.invocation_metadata() if key == "x-grpc-test-echo-trailing-bin"]
-            if metadata.get("x-sandbox-echo-headers") == "1":
-                keys = ",".join(key for key, _ in context.invocation_metadata())
-                trailing += [
-                    ("x-sandbox-received-keys", keys),
-                    ("x-sandbox-user-agent", metadata.get("user-agent", "")),
-                    ("x-sandbox-peer", context.peer()),
-                ]
-            if trailing:
-                context.set_trailing_metadata(trailing)
+    def first(self, key):
+        found = self.values(key)
+        return found[0] if found else None
 
-        def EmptyCall(self, request, context):
-            self._identity(context, wants_identity=False)
-            self._knobs(context)
-            return pb.Empty()
+    def fail(self, code, message, extra_trailing=()):
+        """Ends the call with `code`; the trailing metadata gathered so far goes with it."""
+        self.outcome = code.name
+        self.context.set_trailing_metadata(tuple(self.trailing) + tuple(extra_trailing))
+        self.context.abort(code, message)
 
-        def UnaryCall(self, request, context):
-            identity = self._identity(context, wants_identity=request.fill_username or request.fill_oauth_scope)
-            self._knobs(context)
-            if request.response_status.code:
-                code = codes.get(request.response_status.code, grpc.StatusCode.UNKNOWN)
-                context.abort(code, request.response_status.message)
-            if request.response_compressed.value:
-                context.set_compression(grpc.Compression.Gzip)
-            response = pb.SimpleResponse()
-            response.payload.type = pb.COMPRESSABLE
-            response.payload.body = bytes(request.response_size)
-            if identity and request.fill_username:
-                response.username = identity["user"]
-            if identity and request.fill_oauth_scope:
-                response.oauth_scope = identity["scope"]
+    def finish(self):
+        if self.trailing:
+            self.context.set_trailing_metadata(tuple(self.trailing))
+
+
+def _rpc(method):
+    """Wraps a servicer method: builds the _Call, logs one line per call (never a token)."""
+
+    @functools.wraps(method)
+    def wrapper(self, request, context):
+        call = _Call(context, method.__name__, self.port_label)
+        try:
+            response = method(self, request, call)
+            call.finish()
             return response
+        except Exception:
+            if call.outcome == "OK":  # not one of our own aborts: grpcio answers UNKNOWN
+                call.outcome = "UNKNOWN (server error)"
+                log.exception("%s %s failed", call.port_label, call.method)
+            raise
+        finally:
+            log.info("%s %s from %s as %s -> %s",
+                     call.port_label, call.method, call.peer, call.who, call.outcome)
 
-        # UnimplementedCall is deliberately left to the generated base class, which answers
-        # UNIMPLEMENTED the way every gRPC server does.
-
-    return TestService()
+    return wrapper
 
 
-def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate):
-    """Starts the service on a TLS port and a plaintext port; returns (servers, tls_port, plaintext_port)."""
-    pb, pbg = load_protos()
+class SandboxTestService:
+    """Builds the grpc.testing.TestService servicer for one port."""
+
+    def __init__(self, pb, pbg, validate, require_token, port_label):
+        """`validate(token)` returns {"user": ..., "scope": ...} for a good token, else None."""
+        self.pb = pb
+        self.validate = validate
+        self.require_token = require_token
+        self.port_label = port_label
+        self.servicer = self._make_servicer(pbg)
+
+    # -- the steps every implemented method takes ---------------------------------------------
+
+    def _sleep(self, call):
+        text = call.first(SLEEP_KEY)
+        if text is None:
+            return
+        try:
+            milliseconds = int(text.strip())
+            if milliseconds < 0:
+                raise ValueError
+        except ValueError:
+            call.fail(grpc.StatusCode.INVALID_ARGUMENT, f"{SLEEP_KEY} must be a whole number of milliseconds")
+        finished = threading.Event()
+        # The callback fires when the call ends for any reason (deadline, cancel), waking us early.
+        if call.context.add_callback(finished.set):
+            finished.wait(min(milliseconds, MAX_SLEEP_MS) / 1000.0)
+        if not call.context.is_active():
+            call.fail(grpc.StatusCode.CANCELLED, "the call ended (deadline or cancel) while the server slept")
+
+    def _prepare_trailing_echoes(self, call):
+        call.trailing += [(ECHO_TRAILING_KEY, value) for value in call.values(ECHO_TRAILING_KEY)]
+        if call.first(ECHO_HEADERS_KEY) == "1":
+            keys = list(dict.fromkeys(name for name, _ in call.metadata))  # received order, no repeats
+            call.trailing += [
+                ("x-sandbox-received-keys", ",".join(keys)),
+                ("x-sandbox-user-agent", call.first("user-agent") or ""),
+                ("x-sandbox-peer", call.peer),
+            ]
+
+    def _authenticate(self, call, wants_identity):
+        """Returns the caller's identity dict, None for an allowed anonymous call, or aborts."""
+        headers = call.values("authorization")
+        if not headers:
+            call.who = "anonymous"
+            if self.require_token or wants_identity:
+                reason = ("calls on the TLS port need an OAuth 2.0 bearer token" if self.require_token
+                          else "fill_username and fill_oauth_scope need an OAuth 2.0 bearer token")
+                call.fail(grpc.StatusCode.UNAUTHENTICATED, reason,
+                          [("www-authenticate", f'Bearer realm="{REALM}"')])
+            return None
+
+        scheme, _, token = headers[0].strip().partition(" ")
+        token = token.strip()
+        if len(headers) > 1:
+            problem, description = "more than one authorization header", "send exactly one authorization header"
+        elif scheme.lower() != "bearer" or not token:
+            problem, description = ("malformed authorization header (expected 'Bearer <token>')",
+                                    "the authorization header is not a bearer token")
+        else:
+            call.who = f"token {fingerprint(token)}"
+            try:
+                identity = self.validate(token)
+            except Exception:
+                log.exception("%s %s: checking token %s failed", call.port_label, call.method, fingerprint(token))
+                call.fail(grpc.StatusCode.INTERNAL, "the sandbox could not check the access token")
+            if identity is not None:
+                call.who = f"{identity.get('user')} ({fingerprint(token)})"
+                return identity
+            problem, description = ("invalid or expired access token",
+                                    "the access token is invalid, expired or revoked")
+        challenge = f'Bearer realm="{REALM}", error="invalid_token", error_description="{description}"'
+        call.fail(grpc.StatusCode.UNAUTHENTICATED, problem, [("www-authenticate", challenge)])
+
+    def _begin(self, call, wants_identity=False):
+        """Sleep knob, trailing echoes, auth, initial-metadata echo; returns the identity (or None)."""
+        self._sleep(call)
+        self._prepare_trailing_echoes(call)
+        identity = self._authenticate(call, wants_identity)
+        initial = [(ECHO_INITIAL_KEY, value) for value in call.values(ECHO_INITIAL_KEY)]
+        if initial:
+            call.context.send_initial_metadata(initial)
+        return identity
+
+    # -- the servicer ---------------------------------------------------------------------------
+
+    def _make_servicer(self, pbg):
+        service = self
+        pb = self.pb
+
+        class Servicer(pbg.TestServiceServicer):
+            port_label = self.port_label
+
+            @_rpc
+            def EmptyCall(self, request, call):
+                service._begin(call)
+                return pb.Empty()
+
+            @_rpc
+            def UnaryCall(self, request, call):
+                identity = service._begin(call, wants_identity=request.fill_username or request.fill_oauth_scope)
+                status = request.response_status
+                if status.code != 0:
+                    code = _STATUS_CODES.get(status.code, grpc.StatusCode.UNKNOWN)
+                    call.fail(code, status.message)
+                if not 0 <= request.response_size <= MAX_RESPONSE_PAYLOAD_BYTES:
+                    call.fail(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"response_size must be between 0 and {MAX_RESPONSE_PAYLOAD_BYTES}")
+                if request.response_compressed.value:
+                    call.context.set_compression(grpc.Compression.Gzip)
+                response = pb.SimpleResponse()
+                response.payload.type = pb.COMPRESSABLE
+                response.payload.body = bytes(request.response_size)
+                if request.fill_username:
+                    response.username = identity.get("user") or ""
+                if request.fill_oauth_scope:
+                    response.oauth_scope = identity.get("scope") or ""
+                return response
+
+            @_rpc
+            def UnimplementedCall(self, request, call):
+                # What grpcio's generated base class answers, minus the traceback it logs. Like an
+                # unregistered service, this needs no credentials.
+                call.fail(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
+
+        return Servicer()
+
+
+def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir):
+    """Starts the service on a TLS port and on a plaintext port.
+
+    Returns (servers, bound_tls_port, bound_plaintext_port). Raises RuntimeError when a port
+    cannot be bound.
+    """
+    pb, pbg = load_protos(proto_dir)
     options = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.so_reuseport", 0),
+        ("grpc.so_reuseport", 0),  # a fixed port already in use is an error, not a shared port
     ]
-    servers = []
-    ports = []
-    for secure, port in ((True, tls_port), (False, plaintext_port)):
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=options)
-        label = "tls" if secure else "plaintext"
-        pbg.add_TestServiceServicer_to_server(make_servicer(pb, pbg, validate, secure, label), server)
-        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        if secure:
-            credentials = grpc.ssl_server_credentials([(key_pem, certificate_pem)])
-            bound = server.add_secure_port(address, credentials)
-        else:
-            bound = server.add_insecure_port(address)
-        if bound == 0:
-            raise RuntimeError(f"could not bind the {label} gRPC port on {address}")
-        server.start()
-        servers.append(server)
-        ports.append(bound)
+    address_host = f"[{host}]" if ":" in host else host
+    servers, ports = [], []
+    try:
+        for label, port in (("tls", tls_port), ("plaintext", plaintext_port)):
+            secure = label == "tls"
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix=f"grpc-{label}"),
+                                 options=options)
+            service = SandboxTestService(pb, pbg, validate, require_token=secure, port_label=label)
+            pbg.add_TestServiceServicer_to_server(service.servicer, server)
+            address = f"{address_host}:{port}"
+            try:
+                if secure:
+                    bound = server.add_secure_port(address, grpc.ssl_server_credentials([(key_pem, certificate_pem)]))
+                else:
+                    bound = server.add_insecure_port(address)
+            except RuntimeError as error:
+                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}: {error}") from None
+            if not bound:
+                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}")
+            server.start()
+            servers.append(server)
+            ports.append(bound)
+    except BaseException:
+        for server in servers:
+            server.stop(None)
+        raise
     return servers, ports[0], ports[1]
