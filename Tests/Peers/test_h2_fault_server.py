@@ -225,7 +225,7 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(self.info["pid"], self.process.pid)
         self.assertEqual(self.info["host"], "127.0.0.1")
         self.assertEqual(set(self.ports), {"h2c", "h2c_limited", "h2c_small_header_list",
-                                           "h2c_goaway_after_first", "tls", "tls_no_alpn"})
+                                           "h2c_goaway_after_first", "h2c_no_ping_ack", "tls", "tls_no_alpn"})
 
     def test_echo_request_returns_what_was_sent(self):
         client = self.client()
