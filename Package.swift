@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "AuthRPC", targets: ["AuthRPC"]),
         .library(name: "AuthSampleService", targets: ["AuthSampleService"]),
+        .library(name: "OAuth2", targets: ["OAuth2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -57,6 +58,12 @@ let package = Package(
             ]
         ),
 
+        // OAuth 2.0 sessions (refresh, flows, stores) that plug in as a call's token provider.
+        .target(
+            name: "OAuth2",
+            dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
@@ -66,5 +73,6 @@ let package = Package(
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
     ]
 )
