@@ -35,7 +35,7 @@ struct TokenEndpoint: Sendable {
     }
 
     /// `grant_type=refresh_token`.
-    func refresh(_ refreshToken: String, scopes: [String]) async throws(OAuthError) -> TokenResponse {
+    func refresh(_ refreshToken: String) async throws(OAuthError) -> TokenResponse {
         try await requestToken([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
     }
 

@@ -1,0 +1,43 @@
+/// Proof Key for Code Exchange (RFC 7636) with the S256 method, plus the random `state`.
+struct PKCE: Sendable {
+    /// 64 characters of `[A-Za-z0-9-_]` (48 random bytes, base64url): within RFC 7636's 43–128.
+    let verifier: String
+    /// `BASE64URL(SHA256(verifier))`.
+    let challenge: String
+    /// Always `S256`.
+    let method = "S256"
+
+    init() {
+        self.init(verifier: Self.randomToken(byteCount: 48))
+    }
+
+    init(verifier: String) {
+        self.verifier = verifier
+        challenge = Self.base64URL(SHA256.hash(Array(verifier.utf8)))
+    }
+
+    /// `byteCount` bytes from the system's CSPRNG, base64url without padding.
+    static func randomToken(byteCount: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return base64URL((0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    /// Base64url (RFC 4648 section 5) without padding.
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var chunk = UInt32(bytes[index]) << 16
+            if count > 1 { chunk |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { chunk |= UInt32(bytes[index + 2]) }
+            for position in 0...count {
+                output.append(alphabet[Int(chunk >> UInt32(18 - position * 6) & 63)])
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
