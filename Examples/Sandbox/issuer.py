@@ -167,6 +167,9 @@ class Issuer:
         self.url = None
         self._server = None
         self._thread = None
+        self._app = None
+        self._lifecycle = threading.Lock()
+        self._stopped = False
         for client in (
             Client("sandbox-cli"),
             Client("sandbox-confidential", secret="sandbox-secret"),
@@ -177,8 +180,8 @@ class Issuer:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self):
-        app = self._make_app()
-        self._server = make_server(self.host, self.port, app, threaded=True)
+        self._app = self._make_app()
+        self._server = make_server(self.host, self.port, self._app, threaded=True)
         self.port = self._server.server_port
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{host}:{self.port}"
@@ -187,8 +190,33 @@ class Issuer:
         return self.port
 
     def stop(self):
-        if self._server is not None:
-            self._server.shutdown()
+        with self._lifecycle:
+            self._stopped = True
+            server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def outage(self, seconds):
+        """Stops listening for `seconds` (connections are refused), then listens again on the same
+        port with everything it knew: an issuer that went down and came back."""
+        def run():
+            with self._lifecycle:
+                server, self._server = self._server, None
+            if server is None:
+                return
+            server.shutdown()
+            server.server_close()
+            log.info("outage: not listening for %.1f s", seconds)
+            time.sleep(seconds)
+            with self._lifecycle:
+                if self._stopped:
+                    return
+                self._server = make_server(self.host, self.port, self._app, threaded=True)
+                threading.Thread(target=self._server.serve_forever, name="issuer", daemon=True).start()
+            log.info("outage over: listening again")
+
+        threading.Thread(target=run, name="issuer-outage", daemon=True).start()
 
     # -- what the gRPC test service asks ----------------------------------------------------------
 
@@ -532,6 +560,14 @@ class Issuer:
                         token.refresh_revoked = True
                         revoked += 1
             return jsonify({"revoked": revoked})
+
+        @app.route("/sandbox/outage", methods=["POST"])
+        def outage():
+            seconds = float(request.values.get("seconds") or 0)
+            if not 0 < seconds <= 60:
+                return jsonify({"error": "seconds must be between 0 and 60"}), 400
+            issuer.outage(seconds)
+            return jsonify({"down_for": seconds})
 
         @app.route("/sandbox/expire-access-tokens", methods=["POST"])
         def expire_access_tokens():

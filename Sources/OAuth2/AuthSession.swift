@@ -255,9 +255,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     // MARK: - Identity
 
     /// The user's subject identifier (`sub`) from the ID token.
-    public var userID: String? { state.idToken.flatMap(IDTokenClaims.init(jwt:))?.subject }
+    public var userID: String? { state.userID }
     /// The user's email address from the ID token.
-    public var userEmail: String? { state.idToken.flatMap(IDTokenClaims.init(jwt:))?.email }
+    public var userEmail: String? { state.userEmail }
     /// Whether the issuer verified the email address (`email_verified`).
-    public var userEmailIsVerified: Bool? { state.idToken.flatMap(IDTokenClaims.init(jwt:))?.emailVerified }
+    public var userEmailIsVerified: Bool? { state.userEmailIsVerified }
 }

@@ -33,3 +33,12 @@ struct IDTokenClaims: Sendable {
         return Data(base64Encoded: base64)
     }
 }
+
+extension AuthState {
+    /// The user's subject identifier (`sub`) from the ID token, for display.
+    public var userID: String? { idToken.flatMap(IDTokenClaims.init(jwt:))?.subject }
+    /// The user's email address from the ID token, for display.
+    public var userEmail: String? { idToken.flatMap(IDTokenClaims.init(jwt:))?.email }
+    /// Whether the issuer verified the email address (`email_verified`).
+    public var userEmailIsVerified: Bool? { idToken.flatMap(IDTokenClaims.init(jwt:))?.emailVerified }
+}

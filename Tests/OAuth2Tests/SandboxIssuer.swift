@@ -1,0 +1,115 @@
+import AuthRPC
+import AuthSampleService
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import OAuth2
+import TestSupport
+
+/// The sandbox's Authlib issuer, driven through its test-only endpoints (clients of one's own,
+/// device approval, counters, revocation behind a session's back, outages).
+struct SandboxIssuer: Sendable {
+    let sandbox: SandboxInfo
+    let url: URL
+    let configuration: ServiceConfiguration
+
+    static let scopes = ["openid", "email", ServiceConfiguration.googleTestScope]
+
+    /// The shared sandbox's issuer.
+    static func shared() async throws -> SandboxIssuer {
+        try await SandboxIssuer(sandbox: Peers.sandbox())
+    }
+
+    init(sandbox: SandboxInfo) async throws {
+        self.sandbox = sandbox
+        url = URL(string: sandbox.issuer)!
+        configuration = try await ServiceConfiguration.discover(issuer: url)
+    }
+
+    /// A client of one's own, so counters and revocations concern this test only.
+    func makeClient(confidential: Bool = false, authentication: ClientAuthenticationMethod? = nil,
+                    tokenLifetime: Int? = nil, deviceInterval: Int = 0, grantTypes: [String]? = nil) async throws -> OAuthClient {
+        var body: [String: any Sendable] = ["confidential": confidential, "device_interval": deviceInterval]
+        if let authentication { body["auth_method"] = authentication.rawValue }
+        if let tokenLifetime { body["token_lifetime"] = tokenLifetime }
+        if let grantTypes { body["grant_types"] = grantTypes }
+        let answer = try await post("/sandbox/clients", json: body)
+        return OAuthClient(id: answer["client_id"] as! String, secret: answer["client_secret"] as? String, authentication: authentication)
+    }
+
+    /// Signs the sandbox user in with the device flow, approving through the test endpoint.
+    func signIn(_ client: OAuthClient, scopes: [String] = SandboxIssuer.scopes) async throws -> AuthState {
+        let flow = DeviceAuthorizationFlow(configuration: configuration, client: client, scopes: scopes)
+        let authorization = try await flow.start()
+        try await approve(authorization.userCode)
+        return try await flow.waitForApproval(of: authorization)
+    }
+
+    func approve(_ userCode: String) async throws { _ = try await post("/sandbox/device/approve", form: ["user_code": userCode]) }
+    func deny(_ userCode: String) async throws { _ = try await post("/sandbox/device/deny", form: ["user_code": userCode]) }
+    func forceSlowDown(_ userCode: String) async throws { _ = try await post("/sandbox/device/slow-down", form: ["user_code": userCode]) }
+    func revokeEverything(of client: OAuthClient) async throws { _ = try await post("/sandbox/revoke-all", form: ["client_id": client.id]) }
+    func revokeAccessTokens(of client: OAuthClient) async throws { _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id]) }
+    func outage(seconds: Double) async throws { _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"]) }
+
+    /// The issuer's counters for `client` (`token_requests`, `refresh_requests`, `device_polls`, …).
+    func counters(of client: OAuthClient) async throws -> [String: Int] {
+        let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("sandbox/stats").appending(queryItems: [URLQueryItem(name: "client_id", value: client.id)]))
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
+    }
+
+    /// A TLS channel to the sandbox's grpcio test service, trusting its CA.
+    func channel(options: CallOptions = CallOptions()) throws -> Channel {
+        try Channel(target: "localhost:\(sandbox.tlsPort)",
+                    transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))),
+                    defaultCallOptions: options)
+    }
+
+    /// Calls the auth sample's UnaryCall asking for the user and scope.
+    func whoAmI(on channel: Channel, options: CallOptions) async throws -> Grpc_Testing_Response {
+        var request = Grpc_Testing_Request()
+        request.fillUsername = true
+        request.fillOauthScope = true
+        return try await TestServiceClient(channel: channel).unaryCall(request, options: options).message
+    }
+
+    private func post(_ path: String, form: [String: String]) async throws -> [String: Any] {
+        var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&").utf8)
+        return try await send(request)
+    }
+
+    private func post(_ path: String, json: [String: any Sendable]) async throws -> [String: Any] {
+        var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: json)
+        return try await send(request)
+    }
+
+    private func send(_ request: URLRequest) async throws -> [String: Any] {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw PeerError("\(request.url!.path) answered \(String(decoding: data, as: UTF8.self))")
+        }
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+    }
+}
+
+/// A state whose access token expired a minute ago.
+func expired(_ state: AuthState) -> AuthState {
+    var state = state
+    state.accessTokenIssuedAt = Date().addingTimeInterval(-3660)
+    state.accessTokenExpiresAt = Date().addingTimeInterval(-60)
+    return state
+}
+
+/// A temporary directory for file stores.
+func temporaryDirectory() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-tests-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
