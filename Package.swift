@@ -9,10 +9,12 @@ let package = Package(
         .library(name: "AuthRPC", targets: ["AuthRPC"]),
         .library(name: "AuthSampleService", targets: ["AuthSampleService"]),
         .library(name: "OAuth2", targets: ["OAuth2"]),
+        .executable(name: "auth_sample", targets: ["AuthSample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // C shims: module maps and the few macros Swift cannot import.
@@ -64,6 +66,17 @@ let package = Package(
             dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // The auth sample CLI: sign in, then call grpc.testing.TestService/UnaryCall.
+        .executableTarget(
+            name: "AuthSample",
+            dependencies: [
+                "AuthRPC", "AuthSampleService", "OAuth2",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/AuthSample"
+        ),
+
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
@@ -74,5 +87,6 @@ let package = Package(
         .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -152,8 +152,11 @@ extension Metadata {
         "transfer-encoding", "upgrade",
     ]
 
-    /// Checks every pair against gRPC's rules; the error names the first bad pair.
-    func validateForSending() throws(RPCError) {
+    /// Checks every pair against gRPC's rules for request metadata, as a call does before
+    /// sending anything.
+    ///
+    /// - Throws: ``RPCError`` with `invalidArgument` naming the first bad pair.
+    public func validateForSending() throws(RPCError) {
         for element in elements {
             try Metadata.validate(key: element.key, value: element.value)
         }

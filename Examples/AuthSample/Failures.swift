@@ -1,0 +1,97 @@
+import AuthRPC
+import OAuth2
+
+/// Turns library errors into what a person can act on, with the exit code of their class.
+enum Failures {
+    /// A failed call.
+    static func call(_ error: RPCError, target: String, credentials: ResolvedCredentials) -> ToolFailure {
+        if let oauth = error.cause as? OAuthError {
+            return session(oauth, name: credentials.sessionName ?? "default")
+        }
+        if let transport = error.cause as? TransportError {
+            return self.transport(transport, error: error, target: target)
+        }
+        switch error.code {
+        case .deadlineExceeded:
+            return ToolFailure(status: .deadlineExceeded, message: "the call took longer than its deadline: \(error.message)",
+                               hint: "raise --timeout, or check that the server at \(target) is responsive")
+        case .unauthenticated:
+            var failure = ToolFailure(status: .unauthenticated, message: "the server rejected the credentials: \(error.message)",
+                                      hint: unauthenticatedHint(credentials))
+            if let challenge = (error.trailers.firstString(forKey: "www-authenticate") ?? error.headers.firstString(forKey: "www-authenticate")) {
+                failure.details.append("Server challenge: www-authenticate: \(challenge)")
+            }
+            return failure
+        case .permissionDenied:
+            return ToolFailure(status: .permissionDenied, message: "the server refused the call: \(error.message)",
+                               hint: "the token's user or scope is not allowed to call this method; sign in with the right account or scope")
+        case .unavailable:
+            return ToolFailure(status: .connectionFailed, message: "the server is unavailable: \(error.message)", hint: "try again later")
+        default:
+            return ToolFailure(status: .rpcFailed, message: "the call failed with \(error.code): \(error.message)")
+        }
+    }
+
+    private static func unauthenticatedHint(_ credentials: ResolvedCredentials) -> String {
+        if let name = credentials.sessionName {
+            return "the stored session's token was refused even after a refresh; sign in again: auth_sample login ..."
+                + (name == "default" ? "" : " --session \(name)")
+        }
+        if credentials.value == nil { return "this server needs a token: sign in with auth_sample login, or pass --token" }
+        return "the token from \(credentials.source) is invalid or expired; get a new one, or use a stored session"
+    }
+
+    private static func transport(_ cause: TransportError, error: RPCError, target: String) -> ToolFailure {
+        switch cause.kind {
+        case .hostNotFound:
+            return ToolFailure(status: .hostNotFound, message: "cannot find the host of \(target): \(cause.message)", hint: "check the --target host name")
+        case .connectionRefused, .connectTimeout, .networkUnreachable:
+            return ToolFailure(status: .connectionFailed, message: "cannot connect to \(target): \(cause.message)", hint: "check the --target port and that the server runs")
+        case .untrustedCertificate:
+            return ToolFailure(status: .untrustedCertificate, message: "the server's certificate is not trusted: \(cause.message)",
+                               hint: "for a private CA, pass its certificate with --ca-cert FILE")
+        case .hostnameMismatch:
+            return ToolFailure(status: .hostnameMismatch, message: "the server's certificate is not valid for this name: \(cause.message)",
+                               hint: "connect by a name the certificate carries, or name it with --authority")
+        case .certificateExpired, .http2NotSupported, .tlsHandshakeFailed, .invalidTLSConfiguration:
+            return ToolFailure(status: .tlsFailed, message: "TLS with \(target) failed: \(cause.message)",
+                               hint: "check that \(target) speaks gRPC over TLS (use --plaintext for an h2c server)")
+        default:
+            if error.code == .deadlineExceeded {
+                return ToolFailure(status: .deadlineExceeded, message: "the call took longer than its deadline: \(error.message)", hint: "raise --timeout")
+            }
+            return ToolFailure(status: .connectionLost, message: "the connection to \(target) failed during the call: \(error.message)", hint: "try again")
+        }
+    }
+
+    /// A session that could not produce a token.
+    static func session(_ error: OAuthError, name: String) -> ToolFailure {
+        let login = "auth_sample login ..." + (name == "default" ? "" : " --session \(name)")
+        switch error.kind {
+        case .authorization, .noRefreshToken:
+            return ToolFailure(status: .reauthenticate, message: "the stored session '\(name)' can no longer get tokens: \(error.message)",
+                               hint: "sign in again: \(login) (the stored session was kept; `auth_sample logout` removes it)")
+        case .transient:
+            return ToolFailure(status: .tokenEndpointUnavailable, message: "cannot refresh the access token now: \(error.message)",
+                               hint: "the session is intact; try again later")
+        default:
+            return ToolFailure(status: .internalError, message: "the session failed: \(error.message)")
+        }
+    }
+
+    /// A sign-in that did not complete.
+    static func signIn(_ error: OAuthError) -> ToolFailure {
+        if error.isTransient {
+            return ToolFailure(status: .tokenEndpointUnavailable, message: "cannot reach the authorization server: \(error.message)", hint: "try again later")
+        }
+        let hint: String?
+        switch error.oauthErrorCode {
+        case "access_denied": hint = "the sign-in was refused; run login again to retry"
+        case "expired_token": hint = "the code expired; run login again and approve sooner"
+        case "invalid_client", "unauthorized_client": hint = "check --client-id and --client-secret"
+        case "invalid_scope": hint = "check --scope"
+        default: hint = nil
+        }
+        return ToolFailure(status: .signInFailed, message: "sign-in failed: \(error.message)", hint: hint)
+    }
+}

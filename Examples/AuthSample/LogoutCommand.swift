@@ -1,0 +1,38 @@
+import ArgumentParser
+import OAuth2
+
+/// `auth_sample logout`: forgets the stored session, optionally revoking it at the issuer first.
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "Remove the stored session (with --revoke, revoke its grant at the issuer first).")
+
+    @Flag(name: .long, help: "Revoke the refresh token at the issuer (RFC 7009) before removing the session.")
+    var revoke = false
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        try await runReportingFailures { () async throws(ToolFailure) in
+            let handle = try common.store()
+            let state = try handle.require()
+            if revoke {
+                let session = AuthSession(state: state, logger: common.logger(label: "auth_sample.session"))
+                do throws(OAuthError) {
+                    try await session.revoke()
+                } catch {
+                    let status: ExitStatus = error.isTransient ? .tokenEndpointUnavailable : .signInFailed
+                    throw ToolFailure(status: status, message: "could not revoke the session: \(error.message)",
+                                      hint: "the stored session was kept; try again, or log out without --revoke")
+                }
+                print("Revoked the grant at the issuer.")
+            }
+            do throws(OAuthError) {
+                try handle.store.remove()
+            } catch {
+                throw ToolFailure(status: .internalError, message: "could not remove the stored session: \(error.message)")
+            }
+            print("Removed session '\(handle.name)' (\(handle.path)).")
+        }
+    }
+}
