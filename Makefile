@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test deps venv build protos bench clean
+.PHONY: demo test deps venv build protos clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -38,10 +38,6 @@ build: deps
 ## protos: regenerate Sources/*/Generated from Protos/ (the output is committed)
 protos: deps
 	Scripts/generate-protos.sh
-
-## bench: the performance comparison (Benchmarks/, its own package)
-bench: deps venv
-	$(MAKE) -C Benchmarks bench
 
 clean:
 	rm -rf .build $(VENV)

@@ -4,7 +4,7 @@ Grants: authorization code with PKCE (loopback redirects, automatic consent for 
 user), device authorization (RFC 8628), refresh tokens with rotation, client credentials.
 Endpoints: discovery (OIDC and RFC 8414), token, device authorization and verification page,
 revocation (RFC 7009), introspection (RFC 7662), userinfo, JWKS. Test-only endpoints live under
-/sandbox/ (see ISSUER.md). Token values are never logged.
+/sandbox/ (see README.md). Token values are never logged.
 """
 
 import json
