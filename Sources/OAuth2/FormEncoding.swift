@@ -1,3 +1,5 @@
+import AuthRPC
+
 /// `application/x-www-form-urlencoded` (the token endpoint's request format) and the strict
 /// percent-encoding RFC 6749 section 2.3.1 asks for in HTTP Basic client credentials.
 enum FormEncoding {
@@ -24,21 +26,7 @@ enum FormEncoding {
 
     /// Decodes `%XX` escapes (and `+` as space when `plusIsSpace`); malformed escapes stay as they are.
     static func percentDecode<S: StringProtocol>(_ text: S, plusIsSpace: Bool = true) -> String {
-        let bytes = Array(text.utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
-                output.append(high << 4 | low)
-                index += 3
-                continue
-            }
-            output.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            index += 1
-        }
-        return String(decoding: output, as: UTF8.self)
+        PercentEncoding.decode(text, plusIsSpace: plusIsSpace)
     }
 
     /// Splits `a=b&c=d` into decoded pairs, each on its first `=` only; order and duplicates kept.
@@ -60,15 +48,6 @@ enum FormEncoding {
             return true
         default:
             return false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }
