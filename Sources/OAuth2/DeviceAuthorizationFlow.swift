@@ -36,7 +36,7 @@ public struct DeviceAuthorizationFlow: Sendable {
         public let verificationURIComplete: URL?
         /// When the codes stop working.
         public let expiresAt: Date
-        /// The polling interval the server asked for at the start.
+        /// The polling interval the server asked for at the start (at least one second).
         public let interval: Duration
         /// The secret the flow polls with. Never printed.
         let deviceCode: String
@@ -94,7 +94,8 @@ public struct DeviceAuthorizationFlow: Sendable {
             verificationURI: verificationURI,
             verificationURIComplete: (object["verification_uri_complete"] as? String).flatMap(URL.init(string:)),
             expiresAt: Date().addingTimeInterval(expiresIn),
-            interval: .milliseconds(Int64(max(0, interval) * 1000)),
+            // At least a second between polls, whatever the server says: never a tight loop.
+            interval: .milliseconds(Int64(max(1, interval) * 1000)),
             deviceCode: deviceCode)
     }
 

@@ -1,0 +1,108 @@
+import Foundation
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one run of `auth_sample` did.
+struct CLIResult: Sendable, CustomStringConvertible {
+    let arguments: [String]
+    /// The exit status, or the signal number when `signalled`.
+    let status: Int32
+    let signalled: Bool
+    let timedOut: Bool
+    let stdout: String
+    let stderr: String
+
+    /// Exit status and both streams, for failure messages (never contains more than the tool printed).
+    var description: String {
+        "auth_sample \(arguments.joined(separator: " "))\n  "
+            + (timedOut ? "TIMED OUT, " : "") + (signalled ? "signal \(status)" : "exit \(status)")
+            + "\n--- stdout\n\(stdout)--- stderr\n\(stderr)---"
+    }
+
+    /// stdout parsed as exactly one JSON object, or `nil`.
+    var jsonObject: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
+    }
+}
+
+/// Runs the real `auth_sample` executable built next to the test bundle.
+enum CLIRunner {
+    /// The built executable.
+    static let executable = PackageRoot.builtProduct("auth_sample")
+
+    /// Runs `auth_sample arguments` with exactly `environment`, its stdout and stderr captured
+    /// separately (through files, so neither stream can fill a pipe and stall the child). A run
+    /// still going after `timeout` is terminated (then killed) and reported as `timedOut`.
+    static func run(_ arguments: [String], environment: [String: String],
+                    timeout: Duration = .seconds(60)) async throws -> CLIResult {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw PeerError("auth_sample is not built at \(executable.path)")
+        }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("auth-sample-run-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stdoutURL = directory.appendingPathComponent("stdout")
+        let stderrURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let stdout = try FileHandle(forWritingTo: stdoutURL)
+        let stderr = try FileHandle(forWritingTo: stderrURL)
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = stdout
+        process.standardError = stderr
+        do {
+            try process.run()
+        } catch {
+            try? stdout.close()
+            try? stderr.close()
+            throw error
+        }
+        // The child holds its own descriptors now.
+        try? stdout.close()
+        try? stderr.close()
+
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let timedOut = process.isRunning
+        if timedOut {
+            process.terminate()
+            let grace = ContinuousClock.now + .seconds(5)
+            while process.isRunning, ContinuousClock.now < grace {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
+
+        return CLIResult(
+            arguments: arguments,
+            status: process.terminationStatus,
+            signalled: process.terminationReason == .uncaughtSignal,
+            timedOut: timedOut,
+            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "<stdout not UTF-8>",
+            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "<stderr not UTF-8>")
+    }
+
+    /// The test process's environment minus everything that would change the tool's behaviour,
+    /// with the session directory set to `configHome`.
+    static func environment(configHome: URL) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = configHome.path
+        for name in ["AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY"] {
+            environment.removeValue(forKey: name)
+        }
+        return environment
+    }
+}
