@@ -194,7 +194,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
                 state.authorizationError = AuthorizationErrorRecord(code: code, description: error.message)
                 stateDidChange(save: true)
             } else {
-                logger.info("refreshing failed; will try again on the next request", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+                logger.debug("refreshing failed; will try again on the next request", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
             }
             throw error
         }
