@@ -21,18 +21,16 @@ extension ServiceConfiguration {
         using document: DiscoveryDocument = .automatic,
         transport: any OAuthTransport = URLSessionOAuthTransport()
     ) async throws(OAuthError) -> ServiceConfiguration {
-        switch document {
-        case .openIDConnect:
-            return try await fetch(discoveryURL(issuer: issuer, document: .openIDConnect), issuer: issuer, transport: transport)
-        case .oauthAuthorizationServer:
-            return try await fetch(discoveryURL(issuer: issuer, document: .oauthAuthorizationServer), issuer: issuer, transport: transport)
-        case .automatic:
-            do {
-                return try await fetch(discoveryURL(issuer: issuer, document: .openIDConnect), issuer: issuer, transport: transport)
-            } catch where error.kind == .invalidConfiguration && error.message.contains("HTTP 404") {
-                return try await fetch(discoveryURL(issuer: issuer, document: .oauthAuthorizationServer), issuer: issuer, transport: transport)
+        let documents: [DiscoveryDocument] = document == .automatic ? [.openIDConnect, .oauthAuthorizationServer] : [document]
+        var tried: [String] = []
+        for document in documents {
+            let url = discoveryURL(issuer: issuer, document: document)
+            if let configuration = try await fetch(url, issuer: issuer, transport: transport) {
+                return configuration
             }
+            tried.append(url.absoluteString)
         }
+        throw OAuthError(.invalidConfiguration, "no discovery document for \(issuer.absoluteString) (HTTP 404 at \(tried.joined(separator: " and ")))")
     }
 
     /// The URL of a discovery document for `issuer`.
@@ -49,11 +47,13 @@ extension ServiceConfiguration {
         return components.url ?? issuer
     }
 
-    private static func fetch(_ url: URL, issuer: URL, transport: any OAuthTransport) async throws(OAuthError) -> ServiceConfiguration {
+    /// The configuration in the document at `url`; `nil` when there is none (404).
+    private static func fetch(_ url: URL, issuer: URL, transport: any OAuthTransport) async throws(OAuthError) -> ServiceConfiguration? {
         let response = try await OAuthHTTP.send(OAuthHTTPRequest(url: url, headers: [("Accept", "application/json")]), transport: transport, purpose: "discovery")
         if response.statusCode >= 500 {
             throw OAuthError(.transient, "discovery at \(url) failed: HTTP \(response.statusCode)")
         }
+        if response.statusCode == 404 { return nil }
         guard response.statusCode == 200 else {
             throw OAuthError(.invalidConfiguration, "no discovery document at \(url) (HTTP \(response.statusCode))")
         }

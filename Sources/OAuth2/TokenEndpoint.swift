@@ -14,21 +14,21 @@ struct TokenEndpoint: Sendable {
     func requestToken(_ parameters: [(String, String)]) async throws(OAuthError) -> TokenResponse {
         let request = OAuthHTTP.formRequest(to: configuration.tokenEndpoint, parameters: parameters, client: client)
         let response = try await OAuthHTTP.send(request, transport: transport, purpose: "token")
-        let where_ = configuration.tokenEndpoint.redacted
+        let endpoint = configuration.tokenEndpoint.redacted
         switch response.statusCode {
         case 200..<300:
             guard let token = TokenResponse(json: response.body) else {
-                throw OAuthError(.transient, "the token endpoint \(where_) answered HTTP \(response.statusCode) without a usable access token")
+                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without a usable access token")
             }
             return token
         case 408, 429, 500...:
-            throw OAuthError(.transient, "the token endpoint \(where_) answered HTTP \(response.statusCode); try again later")
+            throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode); try again later")
         default:
             guard let error = OAuthErrorResponse(json: response.body) else {
-                throw OAuthError(.transient, "the token endpoint \(where_) answered HTTP \(response.statusCode) without an OAuth error")
+                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without an OAuth error")
             }
             if error.code == "temporarily_unavailable" {
-                throw OAuthError(.transient, "the token endpoint \(where_) is temporarily unavailable: \(error.summary)")
+                throw OAuthError(.transient, "the token endpoint \(endpoint) is temporarily unavailable: \(error.summary)")
             }
             throw OAuthError(.authorization(code: error.code), "the authorization server refused the grant: \(error.summary)")
         }
