@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test deps venv build protos clean
+.PHONY: demo test deps venv build protos bench clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -38,6 +38,12 @@ build: deps
 ## protos: regenerate Sources/*/Generated from Protos/ (the output is committed)
 protos: deps
 	Scripts/generate-protos.sh
+
+## bench: the performance comparison (Benchmarks/, its own package; the first release build takes ~10 minutes)
+bench: deps venv
+	swift build -c release --package-path Benchmarks
+	$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install --quiet --disable-pip-version-check matplotlib || true
+	$(PYTHON) Benchmarks/bench.py
 
 clean:
 	rm -rf .build $(VENV)
