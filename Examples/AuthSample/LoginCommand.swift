@@ -111,7 +111,7 @@ struct LoginCommand: AsyncParsableCommand {
         let wait = Task { () async throws(OAuthError) -> AuthState in
             try await flow.waitForApproval(of: authorization) { event in
                 switch event {
-                case .pending: indicator.tick()
+                case .pending: break  // the spinner shows that polling goes on
                 case .slowDown(let interval): indicator.note("the server asked to poll more slowly: every \(interval.formatted(.units(allowed: [.seconds]))) from now on")
                 case .transientFailure(let reason): indicator.note("cannot reach the token endpoint (\(reason)); still trying")
                 }

@@ -26,9 +26,6 @@ final class WaitingIndicator: Sendable {
         }
     }
 
-    /// One more poll answered "pending": plain output stays quiet, the spinner moves anyway.
-    func tick() {}
-
     /// A line worth keeping (on its own line on a terminal).
     func note(_ text: String) {
         if isTerminal { print("\r\u{1B}[2K", terminator: "") }

@@ -87,8 +87,8 @@ public struct DeviceAuthorizationFlow: Sendable {
               let verificationURI = URL(string: uriText) else {
             throw OAuthError(.transient, "the device authorization endpoint \(endpoint.redacted) answered without device_code, user_code and verification_uri")
         }
-        let expiresIn = Self.number(object["expires_in"]) ?? 1800
-        let interval = Self.number(object["interval"]) ?? 5
+        let expiresIn = jsonNumber(object["expires_in"]) ?? 1800
+        let interval = jsonNumber(object["interval"]) ?? 5
         return Authorization(
             userCode: userCode,
             verificationURI: verificationURI,
@@ -145,11 +145,5 @@ public struct DeviceAuthorizationFlow: Sendable {
                 }
             }
         }
-    }
-
-    private static func number(_ value: Any?) -> Double? {
-        if let number = value as? Double { return number }
-        if let text = value as? String { return Double(text) }
-        return nil
     }
 }

@@ -16,12 +16,7 @@ struct TokenResponse: Sendable {
               let accessToken = object["access_token"] as? String, !accessToken.isEmpty else { return nil }
         self.accessToken = accessToken
         tokenType = object["token_type"] as? String
-        // Some servers send expires_in as a string; both are accepted.
-        if let seconds = object["expires_in"] as? Double {
-            expiresIn = seconds
-        } else if let text = object["expires_in"] as? String, let seconds = Double(text) {
-            expiresIn = seconds
-        }
+        expiresIn = jsonNumber(object["expires_in"])
         refreshToken = (object["refresh_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         idToken = (object["id_token"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         scope = object["scope"] as? String
@@ -42,4 +37,12 @@ struct OAuthErrorResponse: Sendable {
 
     /// `code: description`, or the code alone.
     var summary: String { description.map { "\(code): \($0)" } ?? code }
+}
+
+/// A JSON number, or a number sent as a string (some servers send `expires_in` and `interval`
+/// that way); `nil` otherwise.
+func jsonNumber(_ value: Any?) -> Double? {
+    if let number = value as? Double { return number }
+    if let text = value as? String { return Double(text) }
+    return nil
 }
