@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test deps venv build protos bench clean
+.PHONY: demo test soak deps venv build protos bench clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -19,6 +19,13 @@ test: deps venv
 	swift test
 	$(PYTHON) -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
+
+## soak: the chaos soak (100,000 calls through a proxy that cuts connections, the server killed
+## and restarted midway): no call runs twice on the server, each ends within its deadline, RSS and
+## descriptors stay flat
+soak: deps venv
+	swift build --product ChaosSoak
+	$(PYTHON) Tests/Peers/chaos_soak.py --client "$$(swift build --show-bin-path)/ChaosSoak" --report .build/soak-report.json
 
 ## deps: system packages (nghttp2, OpenSSL, zlib, protoc, python venv, h2load)
 deps:

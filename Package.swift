@@ -83,6 +83,12 @@ let package = Package(
             dependencies: ["AuthRPC", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
+        // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
+        .executableTarget(
+            name: "ChaosSoak",
+            dependencies: ["AuthRPC", "AuthSampleService", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/ChaosSoak"
+        ),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
