@@ -741,7 +741,15 @@ class Connection:
                            [("grpc-status-details-bin", b64(rpc_status(3, "bad arg"), padded=True))])
 
     def hostile_text(self, stream):
-        """HostileText: terminal-hostile text in metadata, the message and (with x-fault-code) the status."""
+        """HostileText: terminal-hostile text in metadata, the message, the status (with x-fault-code)
+        or GOAWAY debug data (with x-fault-goaway)."""
+        if stream.first.get("x-fault-goaway") == "1":
+            # Not processed (last_stream_id below this stream), so a client may retry it elsewhere.
+            self.goaway_last = max(0, stream.id - 2)
+            self.send_raw(GoAwayFrame(stream_id=0, last_stream_id=self.goaway_last, error_code=0xB,
+                                      additional_data=HOSTILE_TEXT.encode("utf-8")))
+            self.call_later(0.1, self.begin_close)
+            return
         metadata = [
             ("x-hostile", hostile_field(HOSTILE_FIELD_TEXT)),
             ("x-hostile-long", "L" * HOSTILE_LONG_VALUE_LENGTH + hostile_field("\u202e")),

@@ -418,6 +418,16 @@ class FaultServerTest(unittest.TestCase):
                       failure.headers)
         self.assertIn(("x-hostile", server.HOSTILE_FIELD_TEXT), failure.headers)
 
+        goaway = self.client()
+        goaway.call("Echo")
+        goaway.request("HostileText", [("x-fault-goaway", "1")])
+        goaway.pump(lambda: goaway.goaways)
+        self.assertEqual(goaway.goaways, [(1, 0xB)])
+        goaway.wait_closed()
+        self.assertEqual(goaway.of(3), [])
+        frame = next(f for f in goaway.frames if f[0] == 0x7)
+        self.assertEqual(frame[3], 8 + len(server.HOSTILE_TEXT.encode("utf-8")), "the text is the GOAWAY's debug data")
+
     def test_tls_personalities(self):
         client = self.client("tls", self.tls_context(["h2"]))
         self.assertEqual(client.sock.selected_alpn_protocol(), "h2")
