@@ -30,7 +30,7 @@ struct CommonOptions: ParsableArguments {
 
     /// A logger on stderr: errors only (failures are reported as messages), everything with --verbose.
     func logger(label: String) -> Logger {
-        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: label) { PrintableLogHandler(label: $0) }
         logger.logLevel = verbose ? .debug : .error
         return logger
     }

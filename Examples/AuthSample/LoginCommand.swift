@@ -83,8 +83,8 @@ struct LoginCommand: AsyncParsableCommand {
         }
         try handle.save(state)
         let identity = IdentitySummary(state: state)
-        print("Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))")
-        print("Session '\(handle.name)' saved to \(handle.path)")
+        Output.line("Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))")
+        Output.line("Session '\(handle.name)' saved to \(handle.path)")
     }
 
     private func serviceConfiguration() async throws(ToolFailure) -> ServiceConfiguration {
@@ -101,9 +101,9 @@ struct LoginCommand: AsyncParsableCommand {
     private func deviceSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
         let flow = DeviceAuthorizationFlow(configuration: configuration, client: client, scopes: scopes)
         let authorization = try await flow.start()
-        print("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
+        Output.copyableLine("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
         if let complete = authorization.verificationURIComplete {
-            print("(or open \(complete))")
+            Output.copyableLine("(or open \(complete))")
         }
         let indicator = WaitingIndicator(message: "Waiting for you to approve the sign-in")
         defer { indicator.stop() }
@@ -138,10 +138,11 @@ struct LoginCommand: AsyncParsableCommand {
         let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: .seconds(waitTimeout))
         let pending = try flow.start()
         if noOpen || !Browser.open(pending.authorizationURL) {
-            print("Open this URL in a browser to sign in:\n\(pending.authorizationURL)")
+            Output.line("Open this URL in a browser to sign in:")
         } else {
-            print("Your browser was opened to sign in. If it did not open, visit:\n\(pending.authorizationURL)")
+            Output.line("Your browser was opened to sign in. If it did not open, visit:")
         }
+        Output.copyableLine(pending.authorizationURL.absoluteString)
         let indicator = WaitingIndicator(message: "Waiting for the browser to come back to \(pending.redirectURI)")
         defer { indicator.stop() }
         return try await pending.complete()

@@ -25,14 +25,14 @@ struct LogoutCommand: AsyncParsableCommand {
                     throw ToolFailure(status: status, message: "could not revoke the session: \(error.message)",
                                       hint: "the stored session was kept; try again, or log out without --revoke")
                 }
-                print("Revoked the grant at the issuer.")
+                Output.line("Revoked the grant at the issuer.")
             }
             do throws(OAuthError) {
                 try handle.store.remove()
             } catch {
                 throw ToolFailure(status: .internalError, message: "could not remove the stored session: \(error.message)")
             }
-            print("Removed session '\(handle.name)' (\(handle.path)).")
+            Output.line("Removed session '\(handle.name)' (\(handle.path)).")
         }
     }
 }

@@ -36,17 +36,17 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.printJSON(object)
                 return
             }
-            print("Session '\(handle.name)' (\(handle.path))")
-            print("  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")")
-            print("  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)")
-            print("  Client:        \(state.client.id)")
-            print("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
-            print("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
+            Output.line("Session '\(handle.name)' (\(handle.path))")
+            Output.line("  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")")
+            Output.line("  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)")
+            Output.line("  Client:        \(state.client.id)")
+            Output.line("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
+            Output.line("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
             let expiry = state.accessTokenExpiresAt.map { formatter.string(from: $0) } ?? "not stated"
-            print("  Access token:  \(state.accessToken == nil ? "none" : fresh ? "valid until \(expiry)" : "expired or stale (\(expiry)); the next call refreshes it")")
-            print("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
+            Output.line("  Access token:  \(state.accessToken == nil ? "none" : fresh ? "valid until \(expiry)" : "expired or stale (\(expiry)); the next call refreshes it")")
+            Output.line("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
             if let error = state.authorizationError {
-                print("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
+                Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
             }
         }
     }

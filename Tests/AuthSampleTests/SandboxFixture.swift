@@ -97,8 +97,9 @@ final class CLIWorkspace: Sendable {
     /// Secrets the output must never contain, by a name fit for failure messages.
     private let secrets: Mutex<[String: String]>
 
-    static func make() async throws -> CLIWorkspace {
-        let sandbox = try await SandboxFixture.sandbox()
+    /// A workspace on `sandbox`, or on the shared CLI sandbox.
+    static func make(sandbox: SandboxInfo? = nil) async throws -> CLIWorkspace {
+        let sandbox = if let sandbox { sandbox } else { try await SandboxFixture.sandbox() }
         let issuer = Issuer(url: URL(string: sandbox.issuer)!)
         return CLIWorkspace(sandbox: sandbox, issuer: issuer, clientID: try await issuer.makeClient())
     }
