@@ -66,12 +66,14 @@ enum Output {
     static func report(_ failure: ToolFailure, json: Bool) {
         if json {
             var object: [String: Any] = ["ok": false, "error": failure.message, "exit_code": Int(failure.status.rawValue), "class": failure.status.summary]
+            if let code = failure.code { object["code"] = code.description }
             if let hint = failure.hint { object["hint"] = hint }
             if !failure.details.isEmpty { object["details"] = failure.details }
             printJSON(object)
             return
         }
         var lines = ["auth_sample: error: \(failure.message)"]
+        if let code = failure.code { lines.append("gRPC status: \(code)") }
         lines += failure.details
         if let hint = failure.hint { lines.append("What to do: \(hint)") }
         writeError(lines)

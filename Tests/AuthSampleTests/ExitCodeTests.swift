@@ -40,6 +40,15 @@ struct ExitCodeTests {
             }
         }
 
+        /// The gRPC status the failed call ended with; `nil` when the tool refused before calling.
+        var code: String? {
+            switch self {
+            case .unknownHost, .refusedPort, .untrustedCertificate, .hostnameMismatch: "UNAVAILABLE"
+            case .wrongToken: "UNAUTHENTICATED"
+            case .tokenOverPlaintext, .metadataWithoutValue, .metadataWithBadKey: nil
+            }
+        }
+
         /// What stderr must say.
         var messages: [String] {
             switch self {
@@ -66,7 +75,25 @@ struct ExitCodeTests {
         for message in failure.messages {
             #expect(result.stderr.contains(message), "missing \"\(message)\":\n\(result)")
         }
+        let statusLine = result.stderr.split(separator: "\n").dropFirst().first
+        if let code = failure.code {
+            #expect(statusLine == "gRPC status: \(code)", "the status is not on the second line:\n\(result)")
+        } else {
+            #expect(!result.stderr.contains("gRPC status:"), "\(result)")
+        }
         #expect(result.stdout.isEmpty, "\(result)")
+    }
+
+    @Test("with --json a failed call names its gRPC status as code", arguments: Failure.allCases.filter { $0.code != nil })
+    func failingCallCodeAsJSON(_ failure: Failure) async throws {
+        let workspace = try await CLIWorkspace.make()
+        let result = try await workspace.run(["call", "--json"] + failure.arguments(workspace),
+                                             extraSecrets: ["the wrong token": Failure.wrongTokenValue])
+
+        #expect(result.status == failure.status, "\(result)")
+        let object = try #require(result.jsonObject, "\(result)")
+        #expect(object["code"] as? String == failure.code, "\(result)")
+        #expect(object["exit_code"] as? Int == Int(failure.status))
     }
 
     @Test("with --json a failure is one JSON object on stdout carrying the exit code")

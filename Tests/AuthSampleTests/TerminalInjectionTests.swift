@@ -75,9 +75,10 @@ struct TerminalInjectionTests {
         HostileText.expectPrintable(result)
         #expect(result.stdout.isEmpty, "\(result)")
         let lines = result.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3, "\(result)")
+        #expect(lines.count == 4, "\(result)")
         #expect(lines.first == "auth_sample: error: the server rejected the credentials: \(HostileText.shownText)", "\(result)")
-        #expect(lines.dropFirst().first == #"Server challenge: www-authenticate: Bearer realm=""# + HostileText.shownFieldText + #"", error="invalid_token""#,
+        #expect(lines.dropFirst().first == "gRPC status: UNAUTHENTICATED", "\(result)")
+        #expect(lines.dropFirst(2).first == #"Server challenge: www-authenticate: Bearer realm=""# + HostileText.shownFieldText + #"", error="invalid_token""#,
                 "\(result)")
         #expect(lines.last?.hasPrefix("What to do: ") == true, "\(result)")
 
@@ -133,7 +134,7 @@ struct TerminalInjectionTests {
         #expect(call.status == 23, "\(call)")
         HostileText.expectPrintable(call)
         let lines = call.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.count == 2, "\(call)")
+        #expect(lines.count == 3, "\(call)")
         #expect(lines.first?.hasSuffix("refused the grant: invalid_grant: \(HostileText.shownIssuerText)") == true, "\(call)")
         // The session is stopped now: a new sign-in, refused the same way, for the JSON answer.
         try await workspace.login()
