@@ -42,12 +42,25 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("  Client:        \(state.client.id)")
             Output.line("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
             Output.line("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
-            let expiry = state.accessTokenExpiresAt.map { formatter.string(from: $0) } ?? "not stated"
-            Output.line("  Access token:  \(state.accessToken == nil ? "none" : fresh ? "valid until \(expiry)" : "expired or stale (\(expiry)); the next call refreshes it")")
+            Output.line("  Access token:  \(accessTokenSummary(state, fresh: fresh, formatter: formatter))")
             Output.line("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
             if let error = state.authorizationError {
                 Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
             }
         }
+    }
+
+    /// What the access token is good for, and what the next call will do about it.
+    private func accessTokenSummary(_ state: AuthState, fresh: Bool, formatter: ISO8601DateFormatter) -> String {
+        if let error = state.authorizationError {
+            return "unusable: the session was stopped (\(error.code)); sign in again"
+        }
+        guard state.accessToken != nil else { return "none" }
+        let expiry = state.accessTokenExpiresAt.map { formatter.string(from: $0) } ?? "not stated"
+        if fresh { return "valid until \(expiry)" }
+        if state.refreshToken == nil && state.grant.type != .clientCredentials {
+            return "expired or stale (\(expiry)) and there is no refresh token; sign in again"
+        }
+        return "expired or stale (\(expiry)); the next call refreshes it"
     }
 }

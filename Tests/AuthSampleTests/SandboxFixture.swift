@@ -163,10 +163,17 @@ final class CLIWorkspace: Sendable {
 
     /// Rewrites the session file so its access token expired an hour ago (in place, mode kept).
     func expireStoredAccessToken() throws {
+        try rewriteSession { object in
+            let formatter = ISO8601DateFormatter()
+            object["accessTokenIssuedAt"] = formatter.string(from: Date().addingTimeInterval(-7200))
+            object["accessTokenExpiresAt"] = formatter.string(from: Date().addingTimeInterval(-3600))
+        }
+    }
+
+    /// Rewrites the session file's JSON object with `change` (in place, mode kept).
+    func rewriteSession(_ change: (inout [String: Any]) -> Void) throws {
         var object = try session()
-        let formatter = ISO8601DateFormatter()
-        object["accessTokenIssuedAt"] = formatter.string(from: Date().addingTimeInterval(-7200))
-        object["accessTokenExpiresAt"] = formatter.string(from: Date().addingTimeInterval(-3600))
+        change(&object)
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let handle = try FileHandle(forWritingTo: sessionFile)
         defer { try? handle.close() }
