@@ -22,17 +22,20 @@ struct FileStoreHandle {
             return try store.retrieve()
         } catch {
             throw ToolFailure(status: .internalError, message: "cannot read the stored session: \(error.message)",
-                              hint: "the file was left as it is; fix or remove \(path), then sign in again")
+                              hint: "the file was left as it is; `auth_sample logout` removes it (or fix \(path)), then sign in again")
         }
     }
 
     /// The stored state, or the "sign in first" failure.
     func require() throws(ToolFailure) -> AuthState {
-        guard let state = try retrieve() else {
-            throw ToolFailure(status: .noSession, message: "no stored session named '\(name)' (looked in \(path))",
-                              hint: "sign in first: auth_sample login --issuer URL --client-id ID" + (name == "default" ? "" : " --session \(name)"))
-        }
+        guard let state = try retrieve() else { throw noSession }
         return state
+    }
+
+    /// The failure for a session that is not there: sign in first.
+    var noSession: ToolFailure {
+        ToolFailure(status: .noSession, message: "no stored session named '\(name)' (looked in \(path))",
+                    hint: "sign in first: auth_sample login --issuer URL --client-id ID" + (name == "default" ? "" : " --session \(name)"))
     }
 
     func save(_ state: AuthState) throws(ToolFailure) {

@@ -32,6 +32,11 @@ enum Output {
         line(text, limit: PrintableText.copyableLineLimit)
     }
 
+    /// A warning on stderr that does not change the outcome.
+    static func warning(_ text: String) {
+        writeError(["auth_sample: warning: \(text)"])
+    }
+
     /// One line of the library's log on stderr.
     static func logLine(_ text: String) {
         writeError([text])

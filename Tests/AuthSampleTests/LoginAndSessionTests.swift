@@ -70,6 +70,24 @@ struct LoginAndSessionTests {
         #expect(after.status == 22, "\(after)")
     }
 
+    @Test("logout removes a session file it cannot read, saying so (and that it could not revoke it)", arguments: [false, true])
+    func logoutUnreadableSession(revoke: Bool) async throws {
+        let workspace = try await CLIWorkspace.make()
+        try workspace.writeSessionFile(Data("{\"version\": 1, \"accessToken\": ".utf8))
+
+        let result = try await workspace.run(["logout"] + (revoke ? ["--revoke"] : []))
+
+        #expect(result.status == 0, "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.sessionFile.path), "the unreadable session file is still there")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result)")
+        let warning = lines.first ?? ""
+        #expect(warning.hasPrefix("auth_sample: warning: cannot read the stored session: \(workspace.sessionFile.path)"), "\(result)")
+        #expect(warning.hasSuffix("; removing it anyway"), "\(result)")
+        #expect(warning.contains("could not be revoked at the issuer") == revoke, "\(result)")
+        #expect(result.stdout == "Removed session 'default' (\(workspace.sessionFile.path)).\n", "\(result)")
+    }
+
     @Test("without a stored session every command exits 22 and says so", arguments: ["call", "status", "logout"])
     func noStoredSession(command: String) async throws {
         let workspace = try await CLIWorkspace.make()

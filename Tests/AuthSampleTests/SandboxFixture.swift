@@ -170,6 +170,15 @@ final class CLIWorkspace: Sendable {
         }
     }
 
+    /// Writes `data` as the session file, creating it 0600 in a 0700 directory as the tool would.
+    func writeSessionFile(_ data: Data) throws {
+        let directory = sessionFile.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard FileManager.default.createFile(atPath: sessionFile.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw PeerError("cannot write \(sessionFile.path)")
+        }
+    }
+
     /// Rewrites the session file's JSON object with `change` (in place, mode kept).
     func rewriteSession(_ change: (inout [String: Any]) -> Void) throws {
         var object = try session()
