@@ -70,6 +70,37 @@ struct LoginAndSessionTests {
         #expect(after.status == 22, "\(after)")
     }
 
+    @Test("a session file or directory open to others is used with a warning on stderr, like ssh's")
+    func openSessionFileWarns() async throws {
+        let workspace = try await CLIWorkspace.make()
+        try await workspace.login()
+        let file = workspace.sessionFile.path
+        let directory = workspace.sessionFile.deletingLastPathComponent().path
+        let fileWarning = "auth_sample: warning: the session file \(file) is open to others (mode 0644) and the session holds tokens; run: chmod 600 \(file)"
+        let directoryWarning = "auth_sample: warning: the session directory \(directory) is open to others (mode 0750) and the session holds tokens; run: chmod 700 \(directory)"
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        let status = try await workspace.run(["status"])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("Refresh token: present"), "\(status)")
+        #expect(status.stderr == fileWarning + "\n", "\(status)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: directory)
+        let call = try await workspace.run(["call", "--json"] + workspace.tls)
+        #expect(call.status == 0, "\(call)")
+        #expect(call.jsonObject?["ok"] as? Bool == true, "\(call)")
+        #expect(call.stderr == directoryWarning + "\n" + fileWarning + "\n", "\(call)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        let logout = try await workspace.run(["logout"])
+        #expect(logout.status == 0, "\(logout)")
+        #expect(logout.stderr == fileWarning + "\n", "\(logout)")
+
+        try await workspace.login()
+        let quiet = try await workspace.run(["status"])
+        #expect(quiet.stderr.isEmpty, "a private session warns:\n\(quiet)")
+    }
+
     @Test("logout removes a session file it cannot read, saying so (and that it could not revoke it)", arguments: [false, true])
     func logoutUnreadableSession(revoke: Bool) async throws {
         let workspace = try await CLIWorkspace.make()
