@@ -37,8 +37,9 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Request metadata, key=value (repeatable); -bin keys take base64.", valueName: "key=value"))
     var metadata: [String] = []
 
-    @Option(name: .long, help: "Seconds the call may take, token refresh included.")
-    var timeout: Double = 30
+    @Option(name: .long, help: ArgumentHelp("How long the call may take, token refresh included: seconds, or 500ms, 3s, 2m (at most 1h; default 30).",
+                                            valueName: "duration"), transform: DurationArgument.parse)
+    var timeout = DurationArgument(seconds: 30)
 
     @Flag(inversion: .prefixedNo, help: "Ask the server for the user it saw.")
     var fillUsername = true
@@ -55,7 +56,6 @@ struct CallCommand: AsyncParsableCommand {
     static let tokenEnvironmentVariable = "AUTH_SAMPLE_ACCESS_TOKEN"
 
     func validate() throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard [token != nil, tokenFile != nil, anonymous].filter({ $0 }).count <= 1 else {
             throw ValidationError("give at most one of --token, --token-file and --anonymous")
         }
@@ -77,7 +77,7 @@ struct CallCommand: AsyncParsableCommand {
         }
         let channel = try makeChannel()
         defer { channel.close() }
-        var options = CallOptions(timeout: .milliseconds(Int64(timeout * 1000)), credentials: credentials.value,
+        var options = CallOptions(timeout: timeout.duration, credentials: credentials.value,
                                   initialMetadata: requestMetadata, allowsInsecureCredentials: allowInsecureCredentials)
         options.userAgentPrefix = "auth_sample/0.1"
         var request = Grpc_Testing_Request()

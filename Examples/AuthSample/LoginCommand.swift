@@ -32,8 +32,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --browser: print the URL instead of opening it.")
     var noOpen = false
 
-    @Option(name: .long, help: "Seconds to wait for the sign-in.")
-    var waitTimeout: Int = 600
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the sign-in: seconds, or 90s, 10m (at most 1h; default 600).", valueName: "duration"),
+            transform: DurationArgument.parse)
+    var waitTimeout = DurationArgument(seconds: 600)
 
     @OptionGroup var common: CommonOptions
 
@@ -45,7 +46,6 @@ struct LoginCommand: AsyncParsableCommand {
         if let issuer, URL(string: issuer)?.host == nil {
             throw ValidationError("--issuer '\(issuer)' is not a URL")
         }
-        guard waitTimeout > 0 else { throw ValidationError("--wait-timeout must be positive") }
     }
 
     func run() async throws {
@@ -107,7 +107,7 @@ struct LoginCommand: AsyncParsableCommand {
         }
         let indicator = WaitingIndicator(message: "Waiting for you to approve the sign-in")
         defer { indicator.stop() }
-        let timeout = Date().addingTimeInterval(TimeInterval(waitTimeout))
+        let timeout = ContinuousClock.now + waitTimeout.duration
         let wait = Task { () async throws(OAuthError) -> AuthState in
             try await flow.waitForApproval(of: authorization) { event in
                 switch event {
@@ -118,15 +118,15 @@ struct LoginCommand: AsyncParsableCommand {
             }
         }
         let deadline = Task {
-            try? await Task.sleep(for: .seconds(max(0, timeout.timeIntervalSinceNow)))
+            try? await Task.sleep(until: timeout, clock: .continuous)
             wait.cancel()
         }
         defer { deadline.cancel() }
         do {
             return try await wait.value
         } catch let error as OAuthError {
-            if error.kind == .flowFailed, Date() >= timeout {
-                throw OAuthError(.flowFailed, "no approval within \(waitTimeout) s (--wait-timeout)")
+            if error.kind == .flowFailed, ContinuousClock.now >= timeout {
+                throw OAuthError(.flowFailed, "no approval within --wait-timeout \(waitTimeout)")
             }
             throw error
         } catch {
@@ -135,7 +135,7 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     private func browserSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
-        let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: .seconds(waitTimeout))
+        let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: waitTimeout.duration)
         let pending = try flow.start()
         if noOpen || !Browser.open(pending.authorizationURL) {
             Output.line("Open this URL in a browser to sign in:")
