@@ -107,11 +107,8 @@ struct CallCommand: AsyncParsableCommand {
         } else {
             var tls = TLSConfiguration(serverHostnameOverride: authority)
             if let caCert {
-                do {
-                    tls.trustRoots = .certificates(pem: try String(contentsOfFile: caCert, encoding: .utf8))
-                } catch {
-                    throw ToolFailure(status: .usage, message: "cannot read --ca-cert \(caCert): \(error.localizedDescription)")
-                }
+                tls.trustRoots = .certificates(pem: try LocalFile.text(at: caCert, option: "--ca-cert", limit: LocalFile.certificateLimit,
+                                                                      what: "CA certificates"))
             }
             security = .tls(tls)
         }
@@ -134,12 +131,7 @@ struct CallCommand: AsyncParsableCommand {
             return ResolvedCredentials(value: .accessToken(try checkedToken(token, from: "--token")), source: "--token", session: nil, sessionName: nil)
         }
         if let tokenFile {
-            let text: String
-            do {
-                text = try String(contentsOfFile: tokenFile, encoding: .utf8)
-            } catch {
-                throw ToolFailure(status: .usage, message: "cannot read --token-file \(tokenFile): \(error.localizedDescription)")
-            }
+            let text = try LocalFile.text(at: tokenFile, option: "--token-file", limit: LocalFile.tokenLimit, what: "an access token")
             return ResolvedCredentials(value: .accessToken(try checkedToken(text, from: "--token-file \(tokenFile)")), source: "--token-file", session: nil, sessionName: nil)
         }
         if let fromEnvironment = ProcessInfo.processInfo.environment[Self.tokenEnvironmentVariable], !fromEnvironment.isEmpty {

@@ -96,6 +96,39 @@ struct ExitCodeTests {
         #expect(object["exit_code"] as? Int == Int(failure.status))
     }
 
+    /// A file named on the command line that holds far too much.
+    enum OversizedFile: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case tokenFile, caCertificate, devZeroTokenFile
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("--token-file and --ca-cert naming far too much (a huge file, /dev/zero) are usage errors", arguments: OversizedFile.allCases)
+    func oversizedFile(_ file: OversizedFile) async throws {
+        let workspace = try await CLIWorkspace.make()
+        let big = workspace.configHome.appendingPathComponent("big")
+        let arguments: [String]
+        let message: String
+        switch file {
+        case .tokenFile:
+            try Data(repeating: UInt8(ascii: "a"), count: 1 << 20).write(to: big)
+            arguments = workspace.tls + ["--token-file", big.path]
+            message = "--token-file \(big.path) holds more than 64 KiB, too much for an access token"
+        case .caCertificate:
+            try Data(repeating: UInt8(ascii: "-"), count: 5 << 20).write(to: big)
+            arguments = ["--target", "localhost:\(workspace.sandbox.tlsPort)", "--ca-cert", big.path, "--token", "x"]
+            message = "--ca-cert \(big.path) holds more than 4096 KiB, too much for CA certificates"
+        case .devZeroTokenFile:
+            arguments = workspace.tls + ["--token-file", "/dev/zero"]
+            message = "--token-file /dev/zero holds more than 64 KiB, too much for an access token"
+        }
+        let result = try await workspace.run(["call"] + arguments)
+
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr == "auth_sample: error: \(message)\n", "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+    }
+
     @Test("with --json a failure is one JSON object on stdout carrying the exit code")
     func failureAsJSON() async throws {
         let workspace = try await CLIWorkspace.make()
