@@ -47,7 +47,7 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ask the server for the OAuth scope it saw.")
     var fillOauthScope = true
 
-    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    @Flag(name: .long, help: "Print one JSON object instead of text (a failure too: its exit_code and, for a failed call, its gRPC status as code).")
     var json = false
 
     @OptionGroup var common: CommonOptions
