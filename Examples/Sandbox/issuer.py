@@ -35,6 +35,10 @@ DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 USER_GRANTS = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT]
 ALL_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+# --hostile-text: what a terminal would act on (CSI clear-screen and colour, an OSC window title,
+# a C1 CSI, bidi override and isolates, a line separator, DEL, backspace, tab) and a forged line.
+HOSTILE_TEXT = ("\x1b[2J\x1b[31m\x1b]0;title\x07\u009b31m\u202eevil\u202c\u2066\u2069\u2028\x7f\x08\tend"
+                "\r\nauth_sample: error: FORGED LINE\n\x00")
 
 
 class Client(ClientMixin):
@@ -154,7 +158,7 @@ class Store:
 
 class Issuer:
     def __init__(self, host, port, token_lifetime, auto_approve_after, state_dir, user_email, user_sub,
-                 device_interval=1):
+                 device_interval=1, hostile_text=False):
         self.host = host
         self.port = port
         self.token_lifetime = token_lifetime
@@ -162,6 +166,7 @@ class Issuer:
         self.state_dir = state_dir
         self.user = {"sub": user_sub, "email": user_email}
         self.device_interval = device_interval
+        self.hostile_text = hostile_text  # user codes, URIs, error descriptions and ID-token emails carry HOSTILE_TEXT
         self.store = Store()
         self.signing_key = RSAKey.generate_key(2048, parameters={"kid": "sandbox-1", "use": "sig", "alg": "RS256"})
         self.url = None
@@ -248,7 +253,7 @@ class Issuer:
             now = int(time.time())
             claims = {
                 "iss": self.url, "sub": user["sub"], "aud": client.client_id, "iat": now, "exp": now + lifetime,
-                "auth_time": now, "email": user["email"], "email_verified": True,
+                "auth_time": now, "email": user["email"] + (HOSTILE_TEXT if self.hostile_text else ""), "email_verified": True,
             }
             token["id_token"] = jwt.encode({"alg": "RS256", "kid": "sandbox-1"}, claims, self.signing_key)
         return token
@@ -359,7 +364,11 @@ class Issuer:
             CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
 
             def get_verification_uri(self):
-                return f"{issuer.url}/device"
+                return f"{issuer.url}/device" + (HOSTILE_TEXT if issuer.hostile_text else "")
+
+            def generate_user_code(self):
+                code = super().generate_user_code()
+                return code + HOSTILE_TEXT if issuer.hostile_text else code
 
             def save_device_credential(self, client_id, scope, data):
                 client = store.clients.get(client_id)
@@ -438,6 +447,16 @@ class Issuer:
                 "id_token_signing_alg_values_supported": ["RS256"],
                 "scopes_supported": ["openid", "email", "https://www.googleapis.com/auth/xapi.zoo"],
             })
+
+        @app.after_request
+        def hostile_error_description(response):
+            # --hostile-text: every OAuth error answer describes itself with HOSTILE_TEXT.
+            if issuer.hostile_text and response.status_code >= 400 and response.is_json:
+                body = response.get_json(silent=True)
+                if isinstance(body, dict) and "error" in body:
+                    body["error_description"] = HOSTILE_TEXT
+                    response.set_data(json.dumps(body))
+            return response
 
         app.add_url_rule("/.well-known/openid-configuration", "oidc", discovery)
         app.add_url_rule("/.well-known/oauth-authorization-server", "rfc8414", discovery)

@@ -46,6 +46,9 @@ def parse_arguments(argv=None):
                         help="approve device-flow codes on the sandbox user's behalf after this long")
     parser.add_argument("--static-token", action="append", default=[], metavar="TOKEN",
                         help="a bearer token accepted as the sandbox user with the test scope (repeatable)")
+    parser.add_argument("--hostile-text", action="store_true",
+                        help="the issuer's user codes, verification URIs, error descriptions and ID-token emails "
+                             "carry terminal escape sequences and a forged line (for testing clients)")
     parser.add_argument("--exit-with-stdin", action="store_true",
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
@@ -155,7 +158,7 @@ def run(arguments):
     issuer = Issuer(
         host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
         auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
-        user_email=USER_EMAIL, user_sub=USER_SUB)
+        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text)
     servers = []
     try:
         try:

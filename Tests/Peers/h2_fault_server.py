@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 
 import h2.config
 import h2.connection
@@ -50,6 +51,38 @@ PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_g
 
 SPECIAL_MESSAGE = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
 MALFORMED_MESSAGE = "bad %zz escape %E2%98 and 100%"
+
+# ---- HostileText: peer text that a terminal would act on, everywhere a client may show it.
+# A forged line, as if the client had printed it.
+HOSTILE_FORGED_LINE = "auth_sample: error: FORGED LINE"
+# What an HTTP/2 field value may carry besides visible ASCII (RFC 9110 section 5.5: space, tab and
+# bytes >= 0x80; a client's HTTP/2 layer refuses other controls): as UTF-8, C1 controls (U+009B
+# is CSI, U+0085 is NEL), bidi override and isolates, line and paragraph separators; and a tab.
+HOSTILE_FIELD_TEXT = "c1\u009b31m\u0085 bidi\u202egnp.exe\u202c\u2066iso\u2069 sep\u2028\u2029 tab\tend"
+# What a protobuf string or a percent-encoded grpc-message can carry besides: ESC sequences (CSI
+# clear-screen and colour, OSC window title and hyperlink), BEL, backspaces, DEL, CR LF, NUL, and
+# a forged line of its own.
+HOSTILE_TEXT = ("esc\x1b[2J\x1b[31mred\x1b]0;title\x07 link\x1b]8;;http://evil.example/\x1b\\here\x1b]8;;\x1b\\"
+                " bs\x08\x08 del\x7f " + HOSTILE_FIELD_TEXT + "\r\n" + HOSTILE_FORGED_LINE + "\n\x00" + HOSTILE_FORGED_LINE)
+HOSTILE_LONG_VALUE_LENGTH = 5000
+HOSTILE_REPEATED_TRAILERS = 100
+
+
+def hostile_field(text):
+    """`text` as a field value for `step` (which sends str values as Latin-1): its UTF-8 bytes."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def protobuf_string(field, text):
+    """One length-delimited protobuf field holding `text` (UTF-8)."""
+    data = text.encode("utf-8")
+    length = bytearray()
+    count = len(data)
+    while True:
+        byte, count = count & 0x7F, count >> 7
+        length.append(byte | (0x80 if count else 0))
+        if not count:
+            return bytes([field << 3 | 2]) + bytes(length) + data
 
 
 def log(*parts):
@@ -115,7 +148,10 @@ class Stream:
         self.ended = False
         self.reset = False
         path = self.first.get(":path", "")
-        if path.startswith(SERVICE_PREFIX):
+        if self.first.get("x-fault-scenario"):
+            # For clients whose method path is fixed (e.g. a CLI calling one real method).
+            self.scenario = self.first["x-fault-scenario"]
+        elif path.startswith(SERVICE_PREFIX):
             self.scenario = path[len(SERVICE_PREFIX):]
         else:
             # Any other path: its last segment, so `/pkg.Svc/EchoRequest` works too.
@@ -222,6 +258,7 @@ class Connection:
             "MalformedMessage": self.malformed_message,
             "Metadata": self.metadata,
             "StatusDetails": self.status_details,
+            "HostileText": self.hostile_text,
             "CloseMidStream": self.close_mid_stream,
             "Hang": self.never_answered,
             "Events": self.events,
@@ -702,6 +739,34 @@ class Connection:
     def status_details(self, stream):
         self.trailers_only(stream, 3, "bad arg",
                            [("grpc-status-details-bin", b64(rpc_status(3, "bad arg"), padded=True))])
+
+    def hostile_text(self, stream):
+        """HostileText: terminal-hostile text in metadata, the message, the status (with x-fault-code)
+        or GOAWAY debug data (with x-fault-goaway)."""
+        if stream.first.get("x-fault-goaway") == "1":
+            # Not processed (last_stream_id below this stream), so a client may retry it elsewhere.
+            self.goaway_last = max(0, stream.id - 2)
+            self.send_raw(GoAwayFrame(stream_id=0, last_stream_id=self.goaway_last, error_code=0xB,
+                                      additional_data=HOSTILE_TEXT.encode("utf-8")))
+            self.call_later(0.1, self.begin_close)
+            return
+        metadata = [
+            ("x-hostile", hostile_field(HOSTILE_FIELD_TEXT)),
+            ("x-hostile-long", "L" * HOSTILE_LONG_VALUE_LENGTH + hostile_field("\u202e")),
+        ]
+        code = stream.number("x-fault-code", 0)
+        if code:
+            self.trailers_only(stream, code, urllib.parse.quote(HOSTILE_TEXT, safe=""), [
+                ("www-authenticate", hostile_field(f'Bearer realm="{HOSTILE_FIELD_TEXT}", error="invalid_token"')),
+                *metadata,
+            ])
+            return
+        self.normal_headers(stream, metadata)
+        # grpc.testing.SimpleResponse {username = 2, oauth_scope = 3}
+        self.message_and_ok(stream, protobuf_string(2, HOSTILE_TEXT) + protobuf_string(3, HOSTILE_TEXT), [
+            *metadata,
+            *[("x-hostile-repeated", str(index)) for index in range(HOSTILE_REPEATED_TRAILERS)],
+        ])
 
     def close_mid_stream(self, stream):
         self.normal_headers(stream)

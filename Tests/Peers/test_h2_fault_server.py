@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 import h2.config
 import h2.connection
@@ -390,6 +391,42 @@ class FaultServerTest(unittest.TestCase):
         close = client.request("CloseMidStream")
         client.wait_closed()
         self.assertEqual(Response(client.of(close)).body, b"\x00\x00\x00")
+
+    def test_hostile_text(self):
+        sys.path.insert(0, os.path.dirname(SERVER))
+        import h2_fault_server as server
+
+        client = self.client()
+        # x-fault-scenario picks the scenario whatever the path says.
+        success = client.call("UnaryCall", [("x-fault-scenario", "HostileText")])
+        self.assertIn(("x-hostile", server.HOSTILE_FIELD_TEXT), success.headers)
+        self.assertIn(("x-hostile-long", "L" * 5000 + "\u202e"), success.trailers)
+        self.assertEqual([v for n, v in success.trailers if n == "x-hostile-repeated"], [str(i) for i in range(100)])
+        username = server.HOSTILE_TEXT.encode("utf-8")
+        self.assertIn(b"\r\n" + server.HOSTILE_FORGED_LINE.encode() + b"\n\x00", username)
+        self.assertTrue(128 <= len(username) < 1 << 14)  # a two-byte varint length: 7 bits, then the rest
+        varint = bytes([len(username) & 0x7F | 0x80, len(username) >> 7])
+        self.assertEqual(success.message, b"\x12" + varint + username + b"\x1a" + varint + username)
+
+        failure = client.call("HostileText", [("x-fault-code", "16")])
+        self.assertEqual(len(failure.header_blocks), 1)
+        self.assertIn(("grpc-status", "16"), failure.headers)
+        message = dict(failure.headers)["grpc-message"]
+        self.assertTrue(all(0x21 <= ord(c) <= 0x7E for c in message), "grpc-message is percent-encoded ASCII")
+        self.assertEqual(urllib.parse.unquote(message), server.HOSTILE_TEXT)
+        self.assertIn(("www-authenticate", f'Bearer realm="{server.HOSTILE_FIELD_TEXT}", error="invalid_token"'),
+                      failure.headers)
+        self.assertIn(("x-hostile", server.HOSTILE_FIELD_TEXT), failure.headers)
+
+        goaway = self.client()
+        goaway.call("Echo")
+        goaway.request("HostileText", [("x-fault-goaway", "1")])
+        goaway.pump(lambda: goaway.goaways)
+        self.assertEqual(goaway.goaways, [(1, 0xB)])
+        goaway.wait_closed()
+        self.assertEqual(goaway.of(3), [])
+        frame = next(f for f in goaway.frames if f[0] == 0x7)
+        self.assertEqual(frame[3], 8 + len(server.HOSTILE_TEXT.encode("utf-8")), "the text is the GOAWAY's debug data")
 
     def test_tls_personalities(self):
         client = self.client("tls", self.tls_context(["h2"]))
