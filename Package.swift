@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "AuthRPC", targets: ["AuthRPC"]),
         .library(name: "AuthSampleService", targets: ["AuthSampleService"]),
         .library(name: "OAuth2", targets: ["OAuth2"]),
+        .library(name: "GoogleAuth", targets: ["GoogleAuth"]),
         .executable(name: "auth_sample", targets: ["AuthSample"]),
     ],
     dependencies: [
@@ -66,6 +67,12 @@ let package = Package(
             dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // Google credentials (service accounts, authorized users, Compute Engine, ADC) as token sources.
+        .target(
+            name: "GoogleAuth",
+            dependencies: ["OAuth2", "AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // The auth sample CLI: sign in, then call grpc.testing.TestService/UnaryCall.
         .executableTarget(
             name: "AuthSample",
@@ -94,5 +101,6 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "GoogleAuthTests", dependencies: ["GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
     ]
 )

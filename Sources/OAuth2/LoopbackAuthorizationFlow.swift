@@ -48,11 +48,13 @@ public struct LoopbackAuthorizationFlow: Sendable {
     /// Starts listening on `127.0.0.1` (a port the system picks) and builds the URL to open.
     ///
     /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without an authorization endpoint,
-    ///   ``OAuthError/Kind/flowFailed`` when no loopback port can be opened.
+    ///   ``OAuthError/Kind/flowFailed`` when no loopback port can be opened (or no random value made).
     public func start() throws(OAuthError) -> PendingAuthorization {
         guard let endpoint = configuration.authorizationEndpoint else {
             throw OAuthError(.invalidConfiguration, "the authorization server has no authorization endpoint")
         }
+        let pkce = try PKCE()
+        let state = try PKCE.randomToken(byteCount: 24)
         let receiver: LoopbackRequestReceiver
         do throws(LoopbackRequestReceiver.Failure) {
             receiver = try LoopbackRequestReceiver(host: "127.0.0.1")
@@ -60,8 +62,6 @@ public struct LoopbackAuthorizationFlow: Sendable {
             throw OAuthError(.flowFailed, "cannot listen for the browser's redirect: \(error)")
         }
         let redirectURI = "http://127.0.0.1:\(receiver.port)\(redirectPath)"
-        let pkce = PKCE()
-        let state = PKCE.randomToken(byteCount: 24)
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
         var items = components?.queryItems ?? []
         items += [
