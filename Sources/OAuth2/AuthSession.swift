@@ -13,8 +13,9 @@ import Synchronization
 /// let response = try await client.unaryCall(request, options: options)
 /// ```
 ///
-/// - A token is fresh when present, not marked stale, and expiring more than ``expiryTolerance``
-///   from now (at most half its lifetime, so short-lived tokens are still used).
+/// - A token is fresh when present, a valid Bearer token, not marked stale, and expiring more
+///   than ``expiryTolerance`` from now (at most half its lifetime, so short-lived tokens are
+///   still used).
 /// - Otherwise it refreshes: **one refresh in flight, shared by every caller waiting at that
 ///   moment**. A rotated refresh token replaces the old one, and the new state is saved to the
 ///   store and published on ``stateChanges()``, before any waiter resumes.
@@ -177,16 +178,16 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// Asks the token endpoint for a new access token and takes the answer in.
     private func refresh() async throws(OAuthError) -> String {
         let endpoint = TokenEndpoint(configuration: state.configuration, client: state.client, transport: transport)
-        let response: TokenResponse
+        let answer: Result<TokenResponse, InvalidTokenResponse>
         do throws(OAuthError) {
             if let refreshToken = state.refreshToken {
                 logger.debug("refreshing the access token", metadata: ["client": "\(state.client.id)"])
-                response = try await endpoint.refresh(refreshToken)
+                answer = try await endpoint.refresh(refreshToken)
             } else if state.grant.type == .clientCredentials {
                 logger.debug("renewing the client-credentials token", metadata: ["client": "\(state.client.id)"])
-                response = try await endpoint.clientCredentials(scopes: state.scopes)
+                answer = .success(try await endpoint.clientCredentials(scopes: state.scopes))
             } else {
-                throw OAuthError(.noRefreshToken, "the access token is \(state.accessToken == nil ? "missing" : "expired or was rejected") and the session has no refresh token; sign in again")
+                throw OAuthError(.noRefreshToken, "the access token is \(state.accessToken == nil ? "missing" : "expired, rejected or unusable") and the session has no refresh token; sign in again")
             }
         } catch {
             if case .authorization(let code) = error.kind {
@@ -198,9 +199,25 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             }
             throw error
         }
-        state.apply(response, receivedAt: Date())
-        stateDidChange(save: true)
-        return response.accessToken
+        switch answer {
+        case .success(let response):
+            state.apply(response, receivedAt: Date())
+            stateDidChange(save: true)
+            return response.accessToken
+        case .failure(let invalid):
+            // The server may have spent the old refresh token when it rotated it: keep the new
+            // one even though the rest of the answer is unusable, or the next refresh would fail
+            // with invalid_grant and sign the user out (see InvalidTokenResponse).
+            if let rotated = invalid.rotatedRefreshToken {
+                logger.warning("kept the rotated refresh token from an unusable token response", metadata: ["client": "\(state.client.id)"])
+                state.refreshToken = rotated
+                state.isAccessTokenStale = true
+                stateDidChange(save: true)
+            }
+            let error = endpoint.unusable(invalid)
+            logger.debug("refreshing failed; will try again on the next request", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+            throw error
+        }
     }
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {

@@ -86,12 +86,13 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
         authorizationError == nil && (accessToken != nil || refreshToken != nil || grant.type == .clientCredentials)
     }
 
-    /// Whether the access token can be used at `now`: present, not marked stale, and expiring
-    /// more than a margin from now. The margin is `tolerance`, but at most half the token's
-    /// lifetime, so a server that issues short-lived tokens (under two minutes) does not make
-    /// every use a refresh. A token without an expiry is fresh.
+    /// Whether the access token can be used at `now`: present, something a Bearer header can
+    /// carry (an RFC 6750 `b64token` of at most 16 KiB, whatever a stored file says), not marked
+    /// stale, and expiring more than a margin from now. The margin is `tolerance`, but at most
+    /// half the token's lifetime, so a server that issues short-lived tokens (under two minutes)
+    /// does not make every use a refresh. A token without an expiry is fresh.
     public func isAccessTokenFresh(at now: Date = Date(), tolerance: Duration = .seconds(60)) -> Bool {
-        guard accessToken != nil, !isAccessTokenStale else { return false }
+        guard let accessToken, !isAccessTokenStale, TokenSyntax.isBearerToken(accessToken) else { return false }
         guard let expiresAt = accessTokenExpiresAt else { return true }
         return expiresAt.timeIntervalSince(now) > refreshMargin(tolerance: tolerance)
     }
@@ -109,15 +110,15 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
         return margin
     }
 
-    /// Takes in a successful token response: a rotated refresh token replaces the old one, an
-    /// absent one keeps it; the stale mark and any authorization error are cleared.
+    /// Takes in a successful (checked) token response: a rotated refresh token replaces the old
+    /// one, an absent one keeps it; the stale mark and any authorization error are cleared.
     mutating func apply(_ response: TokenResponse, receivedAt: Date) {
         accessToken = response.accessToken
         accessTokenIssuedAt = receivedAt
         accessTokenExpiresAt = response.expiresIn.map { receivedAt.addingTimeInterval($0) }
         if let refreshToken = response.refreshToken { self.refreshToken = refreshToken }
         if let idToken = response.idToken { self.idToken = idToken }
-        if let scope = response.scope { grantedScopes = scope.split(separator: " ").map(String.init) }
+        if let scopes = response.scopes { grantedScopes = scopes }
         tokenType = response.tokenType
         isAccessTokenStale = false
         authorizationError = nil

@@ -47,12 +47,14 @@ public struct LoopbackAuthorizationFlow: Sendable {
 
     /// Starts listening on `127.0.0.1` (a port the system picks) and builds the URL to open.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without an authorization endpoint,
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without an authorization endpoint, or
+    ///   with one that is not https off loopback (the user would sign in over plain http);
     ///   ``OAuthError/Kind/flowFailed`` when no loopback port can be opened.
     public func start() throws(OAuthError) -> PendingAuthorization {
         guard let endpoint = configuration.authorizationEndpoint else {
             throw OAuthError(.invalidConfiguration, "the authorization server has no authorization endpoint")
         }
+        try EndpointSecurity.require(endpoint, for: "the authorization endpoint")
         let receiver: LoopbackRequestReceiver
         do throws(LoopbackRequestReceiver.Failure) {
             receiver = try LoopbackRequestReceiver(host: "127.0.0.1")
