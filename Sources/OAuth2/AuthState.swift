@@ -5,8 +5,10 @@ import Foundation
 /// last authorization error.
 ///
 /// `AuthState` is `Codable` and versioned (``currentVersion``); ``encoded()`` and
-/// ``init(decoding:)`` give the JSON form the stores write. Its `description` never shows a
-/// token or the client secret.
+/// ``init(decoding:)`` give the JSON form the stores write. Version 1 files may lack the grant's
+/// `id` (written before it existed): they are read as they are, with an identifier derived from
+/// the grant (``GrantRecord/legacyID(type:date:)``), and readers that predate it ignore it. Its
+/// `description` never shows a token or the client secret.
 public struct AuthState: Sendable, Codable, CustomStringConvertible {
     /// The version of the serialized form this library writes.
     public static let currentVersion = 1
@@ -136,7 +138,7 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// How a session's grant was obtained.
+/// How a session's grant was obtained, and which grant it is.
 public struct GrantRecord: Sendable, Hashable, Codable {
     /// The kinds of grant.
     public enum GrantType: String, Sendable, Hashable, Codable {
@@ -158,12 +160,40 @@ public struct GrantRecord: Sendable, Hashable, Codable {
     public var date: Date
     /// The redirect URI used (authorization code grants).
     public var redirectURI: String?
+    /// Which sign-in this is: a new random identifier for every grant, kept across refreshes.
+    /// A session refreshing under a shared store's lock compares it with the stored one, so a
+    /// sign-in saved meanwhile by another process is adopted rather than overwritten.
+    ///
+    /// Session files written before it existed have none; it is then derived from the grant's
+    /// type and date (``legacyID(type:date:)``), so every process reading the same old file
+    /// agrees on it.
+    public var id: String
 
-    /// Creates a record.
-    public init(type: GrantType, date: Date = Date(), redirectURI: String? = nil) {
+    /// Creates a record; `id` is a new random identifier unless given.
+    public init(type: GrantType, date: Date = Date(), redirectURI: String? = nil, id: String = UUID().uuidString) {
         self.type = type
         self.date = date
         self.redirectURI = redirectURI
+        self.id = id
+    }
+
+    /// The identifier of a grant read from a file that has none: its type and the second it was
+    /// obtained (the precision the file keeps), the same for every reader.
+    public static func legacyID(type: GrantType, date: Date) -> String {
+        "legacy-\(type.rawValue)-\(Int64(date.timeIntervalSince1970.rounded(.down)))"
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, date, redirectURI, id
+    }
+
+    /// Decodes a record; one without `id` (written by an earlier version) gets ``legacyID(type:date:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(GrantType.self, forKey: .type)
+        date = try container.decode(Date.self, forKey: .date)
+        redirectURI = try container.decodeIfPresent(String.self, forKey: .redirectURI)
+        id = try container.decodeIfPresent(String.self, forKey: .id) ?? Self.legacyID(type: type, date: date)
     }
 }
 
