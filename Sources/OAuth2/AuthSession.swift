@@ -26,13 +26,17 @@ import Synchronization
 /// - A refresh whose state was replaced while it waited (``replaceState(_:)``, ``revoke()``)
 ///   is dropped: neither its tokens nor its error touch the new state.
 /// - An authorization error (`invalid_grant`, …) stops the session: it hands out no token until
-///   signed in again, and it never deletes the stored session. Transient errors change nothing.
+///   signed in again, and it never deletes the stored session. Transient errors change nothing,
+///   and the next attempts wait for ``refreshBackoff``.
 public actor AuthSession: InvalidatableAuthTokenProvider {
     /// The session's current state.
     public private(set) var state: AuthState
 
     /// How long before expiry a token stops counting as fresh (at most half its lifetime).
     public nonisolated let expiryTolerance: Duration
+
+    /// How long to wait after transient refresh failures before asking the token endpoint again.
+    public nonisolated let refreshBackoff: RefreshBackoff
 
     let store: (any AuthSessionStore)?
     let transport: any OAuthTransport
@@ -43,6 +47,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private var generation: UInt64 = 0
     /// The refresh in flight, and the generation it belongs to.
     private var refreshInFlight: (generation: UInt64, task: Task<RefreshOutcome, Never>)?
+    /// Set after transient refresh failures: until when token requests fail fast, and with what.
+    private var backoff: RefreshBackoffState?
     /// Whether the state is known to be in the store (restored from it, saved to it, or adopted
     /// from it). A store that then holds nothing was signed out by someone else.
     private var isPersisted: Bool
@@ -79,25 +85,28 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///     keeps the state in memory; observe ``stateChanges()`` to persist it yourself.
     ///   - transport: How requests reach the token endpoint.
     ///   - expiryTolerance: How long before expiry a token is refreshed; 60 s by default.
+    ///   - refreshBackoff: How long to wait after transient refresh failures.
     ///   - logger: Where refreshes and failures are logged (never a token or secret).
     public init(
         state: AuthState,
         store: (any AuthSessionStore)? = nil,
         transport: any OAuthTransport = URLSessionOAuthTransport(),
         expiryTolerance: Duration = .seconds(60),
+        refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) {
         self.init(state: state, store: store, isPersisted: false, transport: transport,
-                  expiryTolerance: expiryTolerance, logger: logger)
+                  expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
     }
 
     private init(state: AuthState, store: (any AuthSessionStore)?, isPersisted: Bool, transport: any OAuthTransport,
-                 expiryTolerance: Duration, logger: Logger) {
+                 expiryTolerance: Duration, refreshBackoff: RefreshBackoff, logger: Logger) {
         self.state = state
         self.store = store
         self.isPersisted = isPersisted
         self.transport = transport
         self.expiryTolerance = expiryTolerance
+        self.refreshBackoff = refreshBackoff
         self.logger = logger
         self.cache = Mutex(Self.cacheEntry(for: state, tolerance: expiryTolerance))
     }
@@ -109,11 +118,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         from store: any AuthSessionStore,
         transport: any OAuthTransport = URLSessionOAuthTransport(),
         expiryTolerance: Duration = .seconds(60),
+        refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) throws(OAuthError) -> AuthSession? {
         guard let state = try store.retrieve() else { return nil }
         return AuthSession(state: state, store: store, isPersisted: true, transport: transport,
-                           expiryTolerance: expiryTolerance, logger: logger)
+                           expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
     }
 
     // MARK: - Tokens
@@ -122,7 +132,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///
     /// - Throws: ``OAuthError``: an authorization error or ``OAuthError/Kind/noRefreshToken``
     ///   when the user must sign in again, ``OAuthError/Kind/transient`` when the token endpoint
-    ///   could not be reached or answered something unusable (nothing was changed).
+    ///   could not be reached or answered something unusable (nothing was changed; during the
+    ///   backoff that follows, the same error comes back at once).
     public func freshAccessToken() async throws(OAuthError) -> String {
         for _ in 0..<Self.maximumSupersededPasses {
             if let error = state.authorizationError {
@@ -130,6 +141,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             }
             if state.isAccessTokenFresh(tolerance: expiryTolerance), let token = state.accessToken {
                 return token
+            }
+            if let backoff, ContinuousClock.now < backoff.until {
+                throw backoff.error
             }
             let task: Task<RefreshOutcome, Never>
             if let refreshInFlight, refreshInFlight.generation == generation {
@@ -179,7 +193,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     // MARK: - Refreshing
 
-    /// Runs one refresh for every caller waiting now; clears itself when done.
+    /// Runs one refresh for every caller waiting now; clears itself when done, and records the
+    /// outcome for the backoff.
     private func refreshOnce(generation: UInt64) async -> RefreshOutcome {
         defer { if refreshInFlight?.generation == generation { refreshInFlight = nil } }
         let outcome: RefreshOutcome
@@ -194,6 +209,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         } else {
             outcome = await refresh(generation: generation, shared: nil)
         }
+        noteForBackoff(outcome)
         return outcome
     }
 
@@ -309,6 +325,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// Takes in what another process saved.
     private func adopt(_ stored: AuthState) {
         logger.debug("adopting the session another process saved", metadata: ["client": "\(stored.client.id)"])
+        if stored.grant.id != state.grant.id {
+            backoff = nil
+        }
         state = stored
         isPersisted = true
         stateDidChange(save: false)
@@ -324,6 +343,21 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         state.idToken = nil
         stateDidChange(save: false)
         return .failure(OAuthError(.noRefreshToken, "the stored session was removed (signed out) while refreshing; sign in again"))
+    }
+
+    /// Starts, lengthens or ends the backoff after a refresh.
+    private func noteForBackoff(_ outcome: RefreshOutcome) {
+        switch outcome {
+        case .token:
+            backoff = nil
+        case .failure(let error) where error.kind == .transient && !(error.underlying is CancellationError):
+            let failures = (backoff?.failures ?? 0) + 1
+            var random = SystemRandomNumberGenerator()
+            let delay = refreshBackoff.delay(afterFailures: failures, using: &random)
+            backoff = RefreshBackoffState(failures: failures, until: .now + delay, error: error)
+        case .failure, .superseded:
+            break
+        }
     }
 
     static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
@@ -347,11 +381,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     }
 
     /// Replaces the state (after signing in again, or signing out): saved under the store's lock,
-    /// published, and any authorization error forgotten with the old state. A refresh of the old
-    /// state still in flight is dropped when it answers.
+    /// published, and any authorization error and backoff forgotten with the old state. A refresh
+    /// of the old state still in flight is dropped when it answers.
     public func replaceState(_ newState: AuthState) async {
         generation &+= 1
         refreshInFlight = nil
+        backoff = nil
         state = newState
         guard let shared = store as? any SharedAuthSessionStore else {
             stateDidChange(save: true)
