@@ -167,3 +167,52 @@ extension Result {
         return nil
     }
 }
+
+@Suite("Session files written before grants had an identity")
+struct LegacyGrantIdentityTests {
+    /// `state` encoded as a version-1 file from before `grant.id` existed.
+    static func legacyFile(_ state: AuthState) throws -> Data {
+        var object = try #require(try JSONSerialization.jsonObject(with: state.encoded()) as? [String: Any])
+        var grant = try #require(object["grant"] as? [String: Any])
+        grant.removeValue(forKey: "id")
+        object["grant"] = grant
+        return try JSONSerialization.data(withJSONObject: object)
+    }
+
+    @Test("every reader of an old file derives the same grant identity, and a save keeps it")
+    func oldFilesAgree() throws {
+        let state = StoreFixtures.state()
+        let data = try Self.legacyFile(state)
+        #expect(!String(decoding: data, as: UTF8.self).contains(state.grant.id))
+        let first = try AuthState(decoding: data)
+        let second = try AuthState(decoding: data)
+        #expect(first.grant.id == second.grant.id)
+        #expect(first.grant.id == GrantRecord.legacyID(type: state.grant.type, date: state.grant.date))
+        #expect(try AuthState(decoding: try first.encoded()).grant.id == first.grant.id)
+    }
+
+    @Test("two processes refreshing a session from an old file at once: one refresh, both get its token, nothing dropped")
+    func oldFileRefreshesOnce() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let client = try await issuer.makeClient()
+        let signedIn = try await issuer.signIn(client)
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("session.json")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.legacyFile(expired(signedIn)).write(to: file)
+        let a = try #require(try AuthSession.restore(from: FileAuthSessionStore(fileURL: file)))
+        let b = try #require(try AuthSession.restore(from: FileAuthSessionStore(fileURL: file)))
+        let before = try await issuer.counters(of: client)["refresh_requests", default: 0]
+
+        async let tokenA = a.freshAccessToken()
+        async let tokenB = b.freshAccessToken()
+        let (first, second) = try await (tokenA, tokenB)
+
+        #expect(first == second)
+        #expect(try await issuer.counters(of: client)["refresh_requests", default: 0] - before == 1)
+        let stored = try #require(try FileAuthSessionStore(fileURL: file).retrieve())
+        #expect(stored.accessToken == first)
+        #expect(stored.grant.id == GrantRecord.legacyID(type: signedIn.grant.type, date: signedIn.grant.date))
+    }
+}
