@@ -171,6 +171,12 @@ package final class LoopbackRequestReceiver: Sendable {
         package var method: String
         /// The request target in origin form (`/path?query`).
         package var target: String
+
+        /// Creates a head.
+        package init(method: String, target: String) {
+            self.method = method
+            self.target = target
+        }
         /// The target's path (before `?`).
         package var path: String {
             String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
