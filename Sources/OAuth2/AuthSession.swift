@@ -38,9 +38,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// How long to wait after transient refresh failures before asking the token endpoint again.
     public nonisolated let refreshBackoff: RefreshBackoff
 
-    let store: (any AuthSessionStore)?
+    private let store: (any AuthSessionStore)?
     let transport: any OAuthTransport
-    let logger: Logger
+    private let logger: Logger
 
     /// Bumped whenever the state is replaced as a whole (a new sign-in, a sign-out). A refresh
     /// records it before its first await and drops its answer if it changed meanwhile.
@@ -49,8 +49,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private var refreshInFlight: (generation: UInt64, task: Task<RefreshOutcome, Never>)?
     /// Set after transient refresh failures: until when token requests fail fast, and with what.
     private var backoff: RefreshBackoffState?
-    /// Whether the state is known to be in the store (restored from it, saved to it, or adopted
-    /// from it). A store that then holds nothing was signed out by someone else.
+    /// Whether the state's sign-in is known to be in the store (found there, saved to it, or
+    /// adopted from it). A store that then holds nothing, or another sign-in, was changed by
+    /// someone else; until then, the session's state is the newer one.
     private var isPersisted: Bool
 
     /// What one refresh came to.
@@ -72,12 +73,17 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private nonisolated let nextObserver = Atomic<UInt64>(0)
 
     /// How long a refresh (or a replacement) waits for another holder of the store's lock.
-    static let lockTimeout: Duration = .seconds(30)
+    private static let lockTimeout: Duration = .seconds(30)
     /// How many times one request for a token looks again after its refresh was superseded;
     /// each time needs the state to be replaced during the wait, so this is never reached in use.
     private static let maximumSupersededPasses = 8
 
     /// Creates a session from `state`.
+    ///
+    /// When `store` already holds this sign-in (the same grant), the session counts as stored
+    /// there: should the store later hold nothing, another process signed out, and the session
+    /// follows instead of saving its state back. Otherwise `state` is newer than what the store
+    /// holds, and its first save replaces it.
     ///
     /// - Parameters:
     ///   - state: The session's starting state (from a sign-in flow or a store).
@@ -95,7 +101,11 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) {
-        self.init(state: state, store: store, isPersisted: false, transport: transport,
+        var isPersisted = false
+        if let store, let stored = try? store.retrieve() {
+            isPersisted = stored.grant.id == state.grant.id
+        }
+        self.init(state: state, store: store, isPersisted: isPersisted, transport: transport,
                   expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
     }
 
@@ -313,8 +323,11 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             guard let stored = try shared.retrieve() else {
                 return isPersisted ? .removed : .unchanged
             }
-            let same = stored.grant.id == state.grant.id && stored.refreshToken == state.refreshToken
-                && stored.accessToken == state.accessToken && stored.authorizationError == state.authorizationError
+            guard stored.grant.id == state.grant.id else {
+                return isPersisted ? .changed(stored) : .unchanged
+            }
+            let same = stored.refreshToken == state.refreshToken && stored.accessToken == state.accessToken
+                && stored.authorizationError == state.authorizationError
             return same ? .unchanged : .changed(stored)
         } catch {
             logger.warning("could not re-read the stored session while refreshing", metadata: ["error": "\(error)"])
@@ -360,7 +373,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         }
     }
 
-    static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
+    private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
         OAuthError(.authorization(code: error.code),
                    "the session was stopped by an authorization error (\(error.code)); sign in again")
     }

@@ -216,3 +216,45 @@ struct LegacyGrantIdentityTests {
         #expect(stored.grant.id == GrantRecord.legacyID(type: signedIn.grant.type, date: signedIn.grant.date))
     }
 }
+
+@Suite("Sign-out in another process before a refresh")
+struct SignOutBeforeRefreshTests {
+    @Test("a session made from the stored state (as the CLI makes it) does not bring back a file another process removed")
+    func removedBeforeRefreshStaysRemoved() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let client = try await issuer.makeClient()
+        let grant = try await issuer.signIn(client)
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("session.json")
+        let calling = FileAuthSessionStore(fileURL: file)
+        try calling.save(expired(grant))
+        let session = AuthSession(state: try #require(try calling.retrieve()), store: calling)
+        try FileAuthSessionStore(fileURL: file).remove()
+        let before = try await issuer.counters(of: client)["token_requests", default: 0]
+
+        let error = await #expect(throws: OAuthError.self) { try await session.freshAccessToken() }
+        #expect(error?.kind == .noRefreshToken)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(try await issuer.counters(of: client)["token_requests", default: 0] == before)
+    }
+
+    @Test("a session made from a new sign-in keeps it even if the store still holds an older one, and saves it when it refreshes")
+    func newSignInIsNotReplacedByTheStoredOne() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let oldClient = try await issuer.makeClient()
+        let newClient = try await issuer.makeClient()
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileAuthSessionStore(fileURL: directory.appendingPathComponent("session.json"))
+        try store.save(try await issuer.signIn(oldClient))
+        let newGrant = try await issuer.signIn(newClient)
+        let session = AuthSession(state: expired(newGrant), store: store)
+
+        let token = try await session.freshAccessToken()
+        #expect(token != newGrant.accessToken)
+        #expect(await session.state.client == newClient)
+        #expect(try store.retrieve()?.client == newClient)
+        #expect(try store.retrieve()?.accessToken == token)
+    }
+}
