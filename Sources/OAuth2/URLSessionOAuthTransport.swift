@@ -8,57 +8,77 @@ import Synchronization
 /// Sends OAuth requests with `URLSession`, on an ephemeral configuration (no cookies, no cache,
 /// no stored credentials) so nothing of a token exchange is kept on disk by Foundation.
 ///
-/// Each request runs on a session of its own whose delegate keeps the rules of
-/// ``OAuthTransport``: redirects are never followed (the 3xx answer is returned), the answer fails
-/// as soon as its announced `Content-Length` or the body read so far passes
-/// ``OAuthHTTPRequest/maximumResponseBodySize`` (bytes past the limit are never kept), and as soon
-/// as the whole answer has not arrived within ``OAuthHTTPRequest/timeout``. The transfer is then
-/// cancelled in the background. (On Linux, FoundationNetworking reads ahead of its delegate and
-/// acts on a cancellation late, so the socket may still take in some megabytes before it is
-/// closed; none of them are kept, and the caller does not wait for them.)
+/// The transport's session has a delegate that keeps the rules of ``OAuthTransport``: redirects
+/// are never followed (the 3xx answer is returned), the answer fails as soon as its announced
+/// `Content-Length` or the body read so far passes ``OAuthHTTPRequest/maximumResponseBodySize``
+/// (bytes past the limit are never kept), and as soon as the whole answer has not arrived within
+/// ``OAuthHTTPRequest/timeout``. The transfer is then cancelled in the background. (On Linux,
+/// FoundationNetworking reads ahead of its delegate and acts on a cancellation late, so the socket
+/// may still take in some megabytes before it is closed; none of them are kept, and the caller
+/// does not wait for them.)
+///
+/// Sessions live as long as the process: tearing a FoundationNetworking session down while its
+/// sockets close is a known source of crashes on Linux, so it is never done. Transports made with
+/// ``init()`` share one session; make a transport with ``init(configuration:)`` once and reuse it.
 public struct URLSessionOAuthTransport: OAuthTransport {
-    private let configuration: URLSessionConfiguration
+    private let owner: SessionOwner
 
-    /// Creates a transport on an ephemeral configuration without cookies or cache.
+    /// Creates a transport on the session shared by every transport made this way: ephemeral,
+    /// without cookies or cache.
     public init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        self.configuration = configuration
+        owner = .shared
     }
 
-    /// Creates a transport whose sessions use `configuration` (a proxy, other headers…). Its
-    /// cookie storage and cache are whatever `configuration` says.
+    /// Creates a transport on a session of its own with `configuration` (a proxy, other
+    /// headers…). Its cookie storage and cache are whatever `configuration` says.
     public init(configuration: URLSessionConfiguration) {
-        self.configuration = configuration.copy() as! URLSessionConfiguration
+        owner = SessionOwner(configuration: configuration)
     }
 
     public func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
-        // URLSession's own timeout is an idle timeout; the total one is enforced below.
+        // URLSession's own timeout is an idle timeout; the total one is enforced by the owner.
         urlRequest.timeoutInterval = request.timeout.seconds
         for (name, value) in request.headers {
             urlRequest.addValue(value, forHTTPHeaderField: name)
         }
+        return try await owner.send(urlRequest, limit: request.maximumResponseBodySize, timeout: request.timeout)
+    }
+}
 
-        let exchange = Exchange(limit: request.maximumResponseBodySize)
-        let session = URLSession(configuration: configuration, delegate: TransportDelegate(exchange), delegateQueue: nil)
-        let task = session.dataTask(with: urlRequest)
-        let timeout = request.timeout
+/// A `URLSession` and the delegate that routes each task's events to its ``Exchange``.
+private final class SessionOwner: Sendable {
+    static let shared: SessionOwner = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return SessionOwner(configuration: configuration)
+    }()
+
+    private let session: URLSession
+    private let delegate: TransportDelegate
+
+    init(configuration: URLSessionConfiguration) {
+        delegate = TransportDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    func send(_ request: URLRequest, limit: Int, timeout: Duration) async throws -> OAuthHTTPResponse {
+        let task = session.dataTask(with: request)
+        let exchange = Exchange(limit: limit) {
+            // FoundationNetworking's cancel waits for the session's queue: never on the caller's thread.
+            DispatchQueue.global().async { task.cancel() }
+        }
+        delegate.register(exchange, for: task.taskIdentifier)
         let timer = Task {
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             exchange.finish(.failure(OAuthTransportError.timedOut(timeout)))
         }
-        defer {
-            timer.cancel()
-            // Cancels the transfer if it is still running and releases the delegate; off the
-            // caller's thread, since FoundationNetworking may block while it cancels.
-            DispatchQueue.global().async { session.invalidateAndCancel() }
-        }
+        defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 exchange.wait(continuation)
@@ -71,21 +91,25 @@ public struct URLSessionOAuthTransport: OAuthTransport {
 }
 
 /// One request's answer as it arrives, and the caller waiting for it. The first outcome wins:
-/// the complete answer, an error from the session, or a broken rule (size, time, cancellation).
+/// the complete answer, an error from the session, or a broken rule (size, time, cancellation),
+/// which also cancels the transfer.
 private final class Exchange: Sendable {
     private struct State {
         var continuation: CheckedContinuation<OAuthHTTPResponse, any Error>?
         var outcome: Result<OAuthHTTPResponse, any Error>?
         var isFinished = false
+        var isCompleted = false
         var response: HTTPURLResponse?
         var body = Data()
     }
 
     private let limit: Int
+    private let cancelTransfer: @Sendable () -> Void
     private let state = Mutex(State())
 
-    init(limit: Int) {
+    init(limit: Int, cancelTransfer: @escaping @Sendable () -> Void) {
         self.limit = limit
+        self.cancelTransfer = cancelTransfer
     }
 
     func wait(_ continuation: CheckedContinuation<OAuthHTTPResponse, any Error>) {
@@ -97,19 +121,22 @@ private final class Exchange: Sendable {
         if let outcome { continuation.resume(with: outcome) }
     }
 
-    /// Ends the wait with `outcome`, unless it already ended.
+    /// Ends the wait with `outcome`, unless it already ended; cancels the transfer if the
+    /// session has not completed it.
     func finish(_ outcome: Result<OAuthHTTPResponse, any Error>) {
-        let continuation: CheckedContinuation<OAuthHTTPResponse, any Error>? = state.withLock { state in
-            guard !state.isFinished else { return nil }
+        let (continuation, cancel): (CheckedContinuation<OAuthHTTPResponse, any Error>?, Bool) = state.withLock { state in
+            guard !state.isFinished else { return (nil, false) }
             state.isFinished = true
             state.body = Data()
+            let cancel = !state.isCompleted
             guard let continuation = state.continuation else {
                 state.outcome = outcome
-                return nil
+                return (nil, cancel)
             }
             state.continuation = nil
-            return continuation
+            return (continuation, cancel)
         }
+        if cancel { cancelTransfer() }
         continuation?.resume(with: outcome)
     }
 
@@ -124,20 +151,21 @@ private final class Exchange: Sendable {
         return accepted
     }
 
-    /// Takes body bytes in; `false` when the answer is over (a body past the limit ends it).
-    func receive(_ data: Data) -> Bool {
-        let accepted = state.withLock { state in
-            guard !state.isFinished, state.body.count + data.count <= limit else { return false }
+    /// Takes body bytes in; a body past the limit ends the answer (bytes after the end are dropped).
+    func receive(_ data: Data) {
+        let overflow = state.withLock { state in
+            guard !state.isFinished else { return false }
+            guard state.body.count + data.count <= limit else { return true }
             state.body.append(data)
-            return true
+            return false
         }
-        if !accepted { finish(.failure(OAuthTransportError.responseTooLarge(limit: limit))) }
-        return accepted
+        if overflow { finish(.failure(OAuthTransportError.responseTooLarge(limit: limit))) }
     }
 
     /// The session's end of the task: the answer as received, or its error.
     func complete(error: (any Error)?) {
         let answer: Result<OAuthHTTPResponse, any Error> = state.withLock { state in
+            state.isCompleted = true
             if let error { return .failure(error) }
             guard let response = state.response else { return .failure(URLError(.badServerResponse)) }
             var headers: [String: String] = [:]
@@ -152,26 +180,34 @@ private final class Exchange: Sendable {
     }
 }
 
-/// The delegate of one request's session.
+/// The session delegate: routes each task's events to its ``Exchange``.
 private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchange: Exchange
+    private let exchanges = Mutex<[Int: Exchange]>([:])
 
-    init(_ exchange: Exchange) {
-        self.exchange = exchange
+    func register(_ exchange: Exchange, for taskIdentifier: Int) {
+        exchanges.withLock { $0[taskIdentifier] = exchange }
+    }
+
+    private func exchange(for task: URLSessionTask) -> Exchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        guard let http = response as? HTTPURLResponse, exchange.receive(http) else {
-            if !(response is HTTPURLResponse) { exchange.finish(.failure(URLError(.badServerResponse))) }
+        guard let exchange = exchange(for: dataTask) else {
             completionHandler(.cancel)
             return
         }
-        completionHandler(.allow)
+        guard let http = response as? HTTPURLResponse else {
+            exchange.finish(.failure(URLError(.badServerResponse)))
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(exchange.receive(http) ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        _ = exchange.receive(data)
+        exchange(for: dataTask)?.receive(data)
     }
 
     /// Never follows a redirect: the 3xx answer becomes the answer.
@@ -181,6 +217,7 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        exchange.complete(error: error)
+        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        exchange?.complete(error: error)
     }
 }
