@@ -87,7 +87,7 @@ public struct DeviceAuthorizationFlow: Sendable {
                     throw OAuthError(.transient, "\(key) is not a URL of at most \(Self.maximumURILength) bytes")
                 }
                 guard EndpointSecurity.allows(url) else {
-                    throw OAuthError(.invalidConfiguration, "\(key) \(url.redacted) is not https: the user would sign in over plain http")
+                    throw OAuthError(.invalidConfiguration, "\(key) \(TokenSyntax.bounded(url.redacted, to: 120)) is not https: the user would sign in over plain http")
                 }
                 return url
             }

@@ -98,7 +98,7 @@ extension ServiceConfiguration {
                 throw OAuthError(.invalidConfiguration, "has an invalid \(key)")
             }
             guard EndpointSecurity.allows(url) else {
-                throw OAuthError(.invalidConfiguration, "names \(key) \(url.redacted), which is not https: OAuth endpoints must use https (plain http is allowed on loopback addresses only)")
+                throw OAuthError(.invalidConfiguration, "names \(key) \(TokenSyntax.bounded(url.redacted, to: 120)), which is not https: OAuth endpoints must use https (plain http is allowed on loopback addresses only)")
             }
             return url
         }
