@@ -157,6 +157,8 @@ class Store:
         self.devices = {}           # device_code -> DeviceCredentialDict
         self.device_grants = {}     # user_code -> approved (bool)
         self.stats = {}
+        self.token_behaviour = {}   # client_id -> {"delay_ms": int, "status": int} (test knob)
+        self.tenants = {}           # tenant id -> discovery endpoints overriding the defaults (test knob)
 
     def count(self, client_id, name):
         with self.lock:
@@ -558,9 +560,9 @@ class Issuer:
         server.register_endpoint(Revocation)
         server.register_endpoint(Introspection)
 
-        def discovery():
+        def discovery(tenant=None):
             base = issuer.url
-            return jsonify({
+            document = {
                 "issuer": base,
                 "authorization_endpoint": f"{base}/authorize",
                 "token_endpoint": f"{base}/token",
@@ -576,7 +578,14 @@ class Issuer:
                 "subject_types_supported": ["public"],
                 "id_token_signing_alg_values_supported": ["RS256"],
                 "scopes_supported": ["openid", "email", "https://www.googleapis.com/auth/xapi.zoo"],
-            })
+            }
+            if tenant is not None:
+                with store.lock:
+                    overrides = store.tenants.get(tenant)
+                if overrides is None:
+                    return jsonify({"error": "no such tenant"}), 404
+                document.update(overrides, issuer=f"{base}/tenants/{tenant}")
+            return jsonify(document)
 
         @app.after_request
         def hostile_error_description(response):
@@ -589,6 +598,7 @@ class Issuer:
             return response
 
         app.add_url_rule("/.well-known/openid-configuration", "oidc", discovery)
+        app.add_url_rule("/tenants/<tenant>/.well-known/openid-configuration", "tenant-oidc", discovery)
         app.add_url_rule("/.well-known/oauth-authorization-server", "rfc8414", discovery)
 
         @app.route("/authorize", methods=["GET"])
@@ -602,8 +612,14 @@ class Issuer:
 
         @app.route("/token", methods=["POST"])
         def token():
-            store.count(request.form.get("client_id") or (request.authorization.username if request.authorization else None),
-                        "token_requests")
+            client_id = request.form.get("client_id") or (request.authorization.username if request.authorization else None)
+            store.count(client_id, "token_requests")
+            with store.lock:
+                behaviour = dict(store.token_behaviour.get(client_id, {}))
+            if behaviour.get("delay_ms"):
+                time.sleep(behaviour["delay_ms"] / 1000)
+            if behaviour.get("status"):
+                return jsonify({"error": "temporarily_unavailable", "error_description": "the sandbox was told to fail"}), behaviour["status"]
             return server.create_token_response()
 
         @app.route("/device_authorization", methods=["POST"])
@@ -737,6 +753,31 @@ class Issuer:
                 return jsonify({"error": "seconds must be between 0 and 60"}), 400
             issuer.outage(seconds)
             return jsonify({"down_for": seconds})
+
+        @app.route("/sandbox/token-behaviour", methods=["POST"])
+        def token_behaviour():
+            client_id = request.values.get("client_id")
+            try:
+                delay_ms = int(request.values.get("delay_ms") or 0)
+                status = int(request.values.get("status") or 0)
+            except ValueError:
+                return jsonify({"error": "delay_ms and status must be integers"}), 400
+            if not client_id or not 0 <= delay_ms <= 60_000 or not (status == 0 or 400 <= status <= 599):
+                return jsonify({"error": "client_id is required, delay_ms must be 0...60000, status 0 or 400...599"}), 400
+            with store.lock:
+                store.token_behaviour[client_id] = {"delay_ms": delay_ms, "status": status}
+            return jsonify({"client_id": client_id, "delay_ms": delay_ms, "status": status})
+
+        @app.route("/sandbox/tenants", methods=["POST"])
+        def create_tenant():
+            body = request.get_json(silent=True) or {}
+            overrides = body.get("endpoints") or {}
+            if not isinstance(overrides, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()):
+                return jsonify({"error": "endpoints must map names to URL strings"}), 400
+            tenant = "t-" + secrets.token_hex(6)
+            with store.lock:
+                store.tenants[tenant] = dict(overrides)
+            return jsonify({"issuer": f"{issuer.url}/tenants/{tenant}"})
 
         @app.route("/sandbox/expire-access-tokens", methods=["POST"])
         def expire_access_tokens():

@@ -55,7 +55,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
     /// Asks the metadata server for a token.
     ///
     /// - Throws: ``OAuthError``: ``OAuthError/Kind/transient`` when the server cannot be reached,
-    ///   answers 5xx/408/429, or answers 200 without a token; ``OAuthError/Kind/invalidConfiguration``
+    ///   answers 5xx/408/429, or answers 200 without a usable token; ``OAuthError/Kind/invalidConfiguration``
     ///   when the answer lacks `Metadata-Flavor: Google` or says there is no such account (404)
     ///   or refuses (other 4xx).
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
@@ -65,10 +65,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         }
         logger.debug("asking the metadata server for a token", metadata: ["host": "\(host)"])
         let response = try await get(path, purpose: "metadata token")
-        guard let token = GrantRequest.parseToken(response.body, receivedAt: Date()) else {
-            throw OAuthError(.transient, "the metadata server at \(host) answered without a usable access token")
-        }
-        return token
+        return try GrantRequest.token(in: response.body, receivedAt: Date(), from: "the metadata server at \(host)")
     }
 
     /// The default service account's email, as the metadata server reports it.

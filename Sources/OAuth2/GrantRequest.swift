@@ -32,10 +32,7 @@ package enum GrantRequest {
         let endpoint = tokenEndpoint.redacted
         switch response.statusCode {
         case 200..<300:
-            guard let token = parseToken(response.body, receivedAt: receivedAt) else {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without a usable access token")
-            }
-            return token
+            return try token(in: response.body, receivedAt: receivedAt, from: "the token endpoint \(endpoint)")
         case 408, 429, 500...:
             throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode); try again later")
         default:
@@ -55,25 +52,24 @@ package enum GrantRequest {
         try await OAuthHTTP.send(request, transport: transport, purpose: purpose)
     }
 
-    /// A token endpoint's (or metadata server's) JSON answer: `access_token`, `expires_in`,
-    /// `token_type`, `scope`; `nil` when it is not JSON or has no access token.
-    package static func parseToken(_ body: Data, receivedAt: Date) -> FetchedAccessToken? {
-        guard let response = TokenResponse(json: body) else { return nil }
+    /// A token endpoint's (or metadata server's) JSON answer, checked as ``TokenResponse`` checks
+    /// every token answer (a bearer token, `token_type` Bearer, `expires_in` within bounds).
+    ///
+    /// - Throws: ``OAuthError/Kind/transient`` naming what is wrong (never a token), with the
+    ///   ``InvalidTokenResponse`` as its `underlying`; `server` says who answered.
+    package static func token(in body: Data, receivedAt: Date, from server: String) throws(OAuthError) -> FetchedAccessToken {
+        let response: TokenResponse
+        do throws(InvalidTokenResponse) {
+            response = try TokenResponse(json: body)
+        } catch {
+            throw OAuthError(.transient, "\(server) answered with an unusable token response: \(error.reason)", underlying: error.withoutSecrets)
+        }
         return FetchedAccessToken(
             accessToken: response.accessToken,
             receivedAt: receivedAt,
-            lifetime: response.expiresIn.flatMap(lifetime(seconds:)),
+            lifetime: response.expiresIn.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             tokenType: response.tokenType,
-            grantedScopes: response.scope.map { $0.split(separator: " ").map(String.init) })
-    }
-
-    /// The longest lifetime believed: a server's larger `expires_in` is read as this.
-    package static let maximumLifetime: TimeInterval = 366 * 24 * 3600
-
-    /// `expires_in` as a duration: `nil` when negative or not a number, at most ``maximumLifetime``.
-    package static func lifetime(seconds: Double) -> Duration? {
-        guard seconds.isFinite, seconds >= 0 else { return nil }
-        return .milliseconds(Int64((min(seconds, maximumLifetime) * 1000).rounded()))
+            grantedScopes: response.scopes)
     }
 
     /// `url` without its query, fragment and user information, for messages.

@@ -41,16 +41,16 @@ struct AuthStateTests {
         state.isAccessTokenStale = true
         state.authorizationError = AuthorizationErrorRecord(code: "invalid_grant")
         let now = Date()
-        state.apply(try #require(TokenResponse(json: Data(#"{"access_token":"new","expires_in":"120","refresh_token":"rotated","scope":"a"}"#.utf8))), receivedAt: now)
+        state.apply(try TokenResponse(json: Data(#"{"access_token":"new","expires_in":"120","refresh_token":"rotated","scope":"a"}"#.utf8)), receivedAt: now)
         #expect(state.accessToken == "new")
         #expect(state.refreshToken == "rotated")
         #expect(state.accessTokenExpiresAt == now.addingTimeInterval(120))
         #expect(state.effectiveScopes == ["a"])
         #expect(!state.isAccessTokenStale && state.authorizationError == nil)
-        state.apply(try #require(TokenResponse(json: Data(#"{"access_token":"newer","expires_in":60}"#.utf8))), receivedAt: now)
+        state.apply(try TokenResponse(json: Data(#"{"access_token":"newer","expires_in":60}"#.utf8)), receivedAt: now)
         #expect(state.refreshToken == "rotated")
-        #expect(TokenResponse(json: Data(#"{"token_type":"Bearer"}"#.utf8)) == nil)
-        #expect(TokenResponse(json: Data("<html>".utf8)) == nil)
+        #expect(throws: InvalidTokenResponse.self) { try TokenResponse(json: Data(#"{"token_type":"Bearer"}"#.utf8)) }
+        #expect(throws: InvalidTokenResponse.self) { try TokenResponse(json: Data("<html>".utf8)) }
     }
 
     @Test("JSON round trip keeps every field; the version is written and a newer one is refused")
