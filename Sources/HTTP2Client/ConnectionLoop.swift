@@ -15,6 +15,8 @@ enum ConnectionCommand {
     case cancel(HTTP2Stream)
     /// Stop: at once (failing open streams), or once the open streams finish.
     case shutdown(graceful: Bool)
+    /// Answer with what the I/O thread still holds.
+    case reportFootprint(UnsafeContinuation<HTTP2ConnectionFootprint, Never>)
 }
 
 /// What the connection tells its owner (a channel) from the I/O thread.
@@ -111,6 +113,7 @@ final class ConnectionLoop: @unchecked Sendable {
                     break
                 }
             } else if case .closed = inbox.phase {
+                if case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
                 return (nil, false)
             }
             inbox.commands.append(command)
@@ -277,6 +280,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 } else {
                     close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
                 }
+            case .reportFootprint(let continuation):
+                continuation.resume(returning: footprint())
             }
         }
         takenCommands.removeAll(keepingCapacity: true)
@@ -287,9 +292,23 @@ final class ConnectionLoop: @unchecked Sendable {
             defer { inbox.commands.removeAll() }
             return inbox.commands
         }
-        for case .submit(let stream) in commands {
-            stream.finish(.failure(Self.notSent(error)))
+        for command in commands {
+            switch command {
+            case .submit(let stream): stream.finish(.failure(Self.notSent(error)))
+            case .reportFootprint(let continuation): continuation.resume(returning: .empty)
+            case .cancel, .shutdown: break
+            }
         }
+    }
+
+    /// What this thread still holds: the stream table, the deadline queue, and their bytes.
+    private func footprint() -> HTTP2ConnectionFootprint {
+        var seen = Set<ObjectIdentifier>()
+        var bytes = 0
+        for stream in Array(streams.values) + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
+            bytes += stream.retainedBytes
+        }
+        return HTTP2ConnectionFootprint(streams: streams.count, deadlines: deadlines.count, retainedBytes: bytes)
     }
 
     /// The error for a stream that never left: the same cause, marked safe to retry.

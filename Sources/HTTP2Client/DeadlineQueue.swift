@@ -4,6 +4,10 @@ struct DeadlineQueue {
     private var heap: [(deadline: ContinuousClock.Instant, stream: HTTP2Stream)] = []
 
     var isEmpty: Bool { heap.isEmpty }
+    /// Entries held, finished streams included.
+    var count: Int { heap.count }
+    /// The streams held, in no particular order.
+    var streams: [HTTP2Stream] { heap.map(\.stream) }
 
     /// The earliest deadline of a stream still running.
     mutating func nextDeadline() -> ContinuousClock.Instant? {

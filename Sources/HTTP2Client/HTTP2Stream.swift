@@ -40,6 +40,12 @@ final class HTTP2Stream: @unchecked Sendable {
         self.request = request
     }
 
+    /// Request body and response bytes this stream holds.
+    var retainedBytes: Int {
+        func size(_ fields: [HTTP2HeaderField]) -> Int { fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
+        return request.body.count + body.count + size(headers) + size(trailers)
+    }
+
     /// The caller has been answered.
     var isFinished: Bool { completion == nil }
 
