@@ -233,7 +233,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
     private func pollTimeout() -> Int32 {
-        var next = deadlines.nextDeadline()
+        var next = deadlines.nextDeadline
         if let interval = configuration.keepaliveInterval, !streams.isEmpty {
             let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
             next = next.map { min($0, event) } ?? event
@@ -405,12 +405,20 @@ final class ConnectionLoop: @unchecked Sendable {
         if let session, stream.id > 0 {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
         }
-        stream.finish(.failure(error))
+        end(stream, .failure(error))
+    }
+
+    /// Answers a submitted stream's caller and drops its deadline entry. The stream stays in the
+    /// table until nghttp2 closes it, but holds nothing any more.
+    private func end(_ stream: HTTP2Stream, _ result: Result<HTTP2Response, HTTP2Error>) {
+        deadlines.remove(stream)
+        stream.finish(result)
     }
 
     private func expireDeadlines() {
         guard !deadlines.isEmpty else { return }
-        for stream in deadlines.popExpired(now: .now) {
+        let now = ContinuousClock.now
+        while let stream = deadlines.popExpired(now: now) {
             reset(stream, failing: .deadlineExceeded)
         }
     }
@@ -643,6 +651,7 @@ final class ConnectionLoop: @unchecked Sendable {
     func streamDidClose(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         guard !stream.isFinished else { return }
+        deadlines.remove(stream)
         if stream.remoteEnded {
             stream.finishWithResponse()
         } else if let violation = stream.protocolViolation {
@@ -656,6 +665,6 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
-        stream.finish(.failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
+        end(stream, .failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
     }
 }

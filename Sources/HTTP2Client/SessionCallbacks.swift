@@ -32,6 +32,7 @@ enum SessionCallbacks {
         stream.bodyOffset += count
         if stream.bodyOffset == stream.request.body.count {
             flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.requestBodySent()
         }
         return count
     }
