@@ -423,9 +423,10 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
+    /// Resets the streams whose body went over the limit, unless nghttp2 already closed them.
     private func resetStreamsOverLimit() {
         guard !pendingResets.isEmpty else { return }
-        for stream in pendingResets {
+        for stream in pendingResets where streams[stream.id] === stream {
             reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
         }
         pendingResets.removeAll(keepingCapacity: true)
@@ -637,11 +638,13 @@ final class ConnectionLoop: @unchecked Sendable {
         onEvent(.draining)
     }
 
-    /// A DATA chunk arrived for `stream`; past the body limit the stream is reset after this
-    /// read (never from inside the callback).
+    /// A DATA chunk arrived for `stream`. Past the body limit the caller is answered at once (so
+    /// an END_STREAM read in the same pass cannot turn the cut body into a response), and the
+    /// stream is reset after this read (never from inside the callback).
     func didReceiveData(_ bytes: UnsafeRawBufferPointer, for stream: HTTP2Stream) {
         guard !stream.isFinished else { return }
         if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
+            end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
             pendingResets.append(stream)
             return
         }

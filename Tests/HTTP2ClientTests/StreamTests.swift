@@ -171,6 +171,18 @@ struct StreamTests {
         #expect(FaultPeer.hasReset(events, code: 8), "\(events)")
     }
 
+    @Test("a body that crosses the limit in its last frame, read together with END_STREAM, still fails: never a truncated response")
+    func bodyLimitCrossedAtTheEnd() async throws {
+        let connection = try await FaultPeer.connect()
+        for size in [100, 20_000, 1 << 20] {
+            // Prefix (5 bytes) + `size` bytes: one byte over a limit of size + 4.
+            await #expect(throws: HTTP2Error.responseBodyTooLarge(limit: size + 4)) {
+                try await connection.send(FaultPeer.request("Oversized", headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(size)")], maxBody: size + 4))
+            }
+        }
+        #expect(try await connection.send(FaultPeer.request("Echo")).status == 200)
+    }
+
     @Test("a header list over the peer's SETTINGS_MAX_HEADER_LIST_SIZE is refused before sending")
     func headerListLimit() async throws {
         let connection = try await FaultPeer.connect("h2c_small_header_list")
