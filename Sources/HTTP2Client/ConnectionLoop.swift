@@ -60,6 +60,9 @@ final class ConnectionLoop: @unchecked Sendable {
     private var socket: TCPSocket?
     private var tls: TLSSession?
     private var session: OpaquePointer?
+    /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
+    /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
+    /// unretained, so a stream must outlive every callback that can reach it.
     private var streams: [Int32: HTTP2Stream] = [:]
     private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
@@ -212,6 +215,9 @@ final class ConnectionLoop: @unchecked Sendable {
                 wakeup.drain()
                 takeCommands()
             }
+            // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
+            // stream for body bytes after its caller has been answered.
+            if closeReason != nil { break }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 if let failure = receive() {
                     close(failure)
@@ -220,6 +226,7 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             expireDeadlines()
             checkKeepalive()
+            if closeReason != nil { break }
             resetStreamsOverLimit()
             do throws(HTTP2Error) {
                 try flush()
@@ -319,6 +326,11 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func submit(_ stream: HTTP2Stream) {
         guard let session else { return }
+        if let closeReason {
+            // The submit came in the same batch as an immediate shutdown.
+            stream.finish(.failure(Self.notSent(closeReason)))
+            return
+        }
         if stream.cancelledBeforeSubmit {
             stream.finish(.failure(.cancelled))
             return
@@ -585,7 +597,8 @@ final class ConnectionLoop: @unchecked Sendable {
     // MARK: - Ending
 
     /// Ends the connection: every open stream fails with `error` (marked not-sent when its
-    /// HEADERS never left), and the owner hears why.
+    /// HEADERS never left), and the owner hears why. The streams stay in the table, alive, until
+    /// the session is deleted: nghttp2 still holds pointers to them (their body providers).
     private func close(_ error: HTTP2Error) {
         guard closeReason == nil else { return }
         closeReason = error
@@ -593,8 +606,8 @@ final class ConnectionLoop: @unchecked Sendable {
         for stream in streams.values {
             stream.finish(.failure(stream.headersSent ? error : Self.notSent(error)))
         }
-        streams.removeAll()
         deadlines.removeAll()
+        pendingResets.removeAll()
     }
 
     private func teardown() {
@@ -606,6 +619,8 @@ final class ConnectionLoop: @unchecked Sendable {
             nghttp2_session_del(session)
             self.session = nil
         }
+        // nghttp2 is gone, and with it every pointer to these streams.
+        streams.removeAll()
         tls = nil
         socket?.closeSocket()
         socket = nil
@@ -667,7 +682,9 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
+    /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
+        streams.removeValue(forKey: stream.id)
         end(stream, .failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
     }
 }
