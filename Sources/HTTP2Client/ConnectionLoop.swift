@@ -324,6 +324,16 @@ final class ConnectionLoop: @unchecked Sendable {
         return error
     }
 
+    /// How the connection's end applies to one stream. Whether the server may have processed the
+    /// request comes from the stream (did its HEADERS leave?), never from the error: a cause
+    /// found while writing (a TLS write failure says "not sent") must not let a request the
+    /// server already has be sent again.
+    private static func failure(_ error: HTTP2Error, headersSent: Bool) -> HTTP2Error {
+        guard headersSent else { return notSent(error) }
+        if case .connectionClosed(let reason, _) = error { return .connectionClosed(reason: reason, streamWasSent: true) }
+        return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
+    }
+
     private func submit(_ stream: HTTP2Stream) {
         guard let session else { return }
         if let closeReason {
@@ -596,15 +606,15 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - Ending
 
-    /// Ends the connection: every open stream fails with `error` (marked not-sent when its
-    /// HEADERS never left), and the owner hears why. The streams stay in the table, alive, until
-    /// the session is deleted: nghttp2 still holds pointers to them (their body providers).
+    /// Ends the connection: every open stream fails with `error`, marked sent or not-sent by its
+    /// own state, and the owner hears why. The streams stay in the table, alive, until the session
+    /// is deleted: nghttp2 still holds pointers to them (their body providers).
     private func close(_ error: HTTP2Error) {
         guard closeReason == nil else { return }
         closeReason = error
         inbox.withLock { $0.phase = .closed(error) }
         for stream in streams.values {
-            stream.finish(.failure(stream.headersSent ? error : Self.notSent(error)))
+            stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
         }
         deadlines.removeAll()
         pendingResets.removeAll()
