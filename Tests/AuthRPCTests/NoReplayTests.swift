@@ -15,7 +15,7 @@ import TestSupport
 @Suite("A request the server may have processed is never replayed")
 struct NoReplayTests {
     enum Ending: String, CaseIterable, CustomTestStringConvertible {
-        case closeMidStream, closeAfterRequest, resetAfterRequest, goawayThenClose, connectionError, keepaliveTimeout
+        case closeMidStream, closeAfterRequest, resetAfterRequest, goawayThenClose, connectionError, keepaliveTimeout, tlsRenegotiation
 
         var testDescription: String { rawValue }
 
@@ -28,6 +28,7 @@ struct NoReplayTests {
             case .goawayThenClose: ("h2c", "GoawayThenClose")
             case .connectionError: ("h2c", "ConnectionError")
             case .keepaliveTimeout: ("h2c_no_ping_ack", "Hang")
+            case .tlsRenegotiation: ("tls12_renegotiate", "Hang")
             }
         }
     }
@@ -39,6 +40,9 @@ struct NoReplayTests {
         case .keepaliveTimeout:
             return try Channel(target: target, transportSecurity: .plaintext,
                                keepalive: Keepalive(interval: .milliseconds(100), timeout: .milliseconds(300)))
+        case .tlsRenegotiation:
+            let sandbox = try await Peers.sandbox()
+            return try Channel(target: target, transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))))
         default:
             return try Channel(target: target, transportSecurity: .plaintext)
         }
@@ -51,7 +55,12 @@ struct NoReplayTests {
         let tag = FaultChannel.newTag()
         let options = FaultChannel.tagged(tag, CallOptions(timeout: .seconds(5)))
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, ending.peer.scenario, options: options) }
+        // Each of these ends the connection, so the call fails fast rather than at its deadline.
         #expect(error?.code != .deadlineExceeded, "\(String(describing: error))")
+        if ending == .tlsRenegotiation {
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("renegotiation") == true, "\(String(describing: error))")
+        }
         let events = try await FaultChannel.events(observer, tag: tag) { $0.contains { $0["type"] as? String == "connection_closed" } }
         let headers = events.filter { $0["type"] as? String == "headers" }
         #expect(headers.count == 1, "\(events)")
