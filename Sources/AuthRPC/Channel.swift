@@ -27,6 +27,10 @@ public final class Channel: Sendable {
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
     public static let userAgent = "grpc-swift-authrpc/0.1.0"
 
+    /// The default for `maxResponseHeaderListSize`: 16 KiB, gRPC C-core's hard metadata limit
+    /// (`grpc.absolute_max_metadata_size`).
+    public static let defaultMaxResponseHeaderListSize = 16 << 10
+
     /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
@@ -37,16 +41,27 @@ public final class Channel: Sendable {
     ///   - transportSecurity: TLS (the default, verifying against the system's roots) or plaintext.
     ///   - defaultCallOptions: The options of calls that pass none.
     ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default.
+    ///   - maxResponseHeaderListSize: The largest response header block (the headers, the
+    ///     trailers, or a 1xx block) a call accepts, counted as HTTP/2 does: name + value + 32
+    ///     bytes per field (RFC 9113 section 6.5.2). It is announced to the server in
+    ///     SETTINGS_MAX_HEADER_LIST_SIZE; a larger block resets the stream and fails the call with
+    ///     `resourceExhausted` without being decoded whole. 16 KiB by default
+    ///     (``defaultMaxResponseHeaderListSize``), as in gRPC C-core; at most `UInt32.max`.
     ///   - logger: Where connection events are logged (never credentials).
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
         defaultCallOptions: CallOptions = CallOptions(),
         keepalive: Keepalive? = nil,
+        maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
         logger: Logger = Logger(label: "swift-authrpc")
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
+        guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
+            throw RPCError(code: .invalidArgument, message: "maxResponseHeaderListSize must be from 1 to \(UInt32.max) bytes, not \(maxResponseHeaderListSize)")
+        }
         var configuration = HTTP2ConnectionConfiguration()
+        configuration.maxHeaderListSize = headerListLimit
         configuration.keepaliveInterval = keepalive?.interval
         configuration.keepaliveTimeout = keepalive?.timeout ?? configuration.keepaliveTimeout
         var authority = parsed.description

@@ -53,6 +53,11 @@ final class ConnectionLoop: @unchecked Sendable {
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
     let target: HTTP2Target
     let configuration: HTTP2ConnectionConfiguration
+    /// The largest response header block accepted (`configuration.maxHeaderListSize`).
+    let maxHeaderListSize: Int
+    /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
+    /// few (100 Continue, 103 Early Hints), never an endless run.
+    static let maxInformationalBlocks = 8
     let inbox = Mutex(ConnectionInbox())
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
@@ -91,6 +96,7 @@ final class ConnectionLoop: @unchecked Sendable {
     init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void) throws(HTTP2Error) {
         self.target = target
         self.configuration = configuration
+        self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
         self.onEvent = onEvent
         self.wakeup = try Wakeup()
         self.readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
@@ -674,6 +680,12 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         stream.body.append(contentsOf: bytes)
+    }
+
+    /// Something the server sent on `stream` is unacceptable: its caller is answered now; the
+    /// callback then stops the block, and nghttp2 resets the stream.
+    func fail(_ stream: HTTP2Stream, _ error: HTTP2Error) {
+        end(stream, .failure(error))
     }
 
     func streamDidClose(_ id: Int32, errorCode: UInt32) {

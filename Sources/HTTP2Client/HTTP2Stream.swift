@@ -37,6 +37,10 @@ final class HTTP2Stream: @unchecked Sendable {
     var sawFinalHeaders = false
     /// The block being received is a 1xx response; its fields are dropped.
     var inInformationalBlock = false
+    /// The size of the header block being received so far (name + value + 32 per field).
+    var headerBlockSize = 0
+    /// How many 1xx header blocks the server sent.
+    var informationalBlocks = 0
     var endedWithHeaders = false
 
     init(request: HTTP2Request) {

@@ -729,6 +729,9 @@ class Connection:
             "ResetAfterRequest": self.reset_after_request,
             "GoawayThenClose": self.goaway_then_close,
             "ConnectionError": self.connection_error,
+            "HeaderFlood": self.header_flood,
+            "InformationalFlood": self.informational_flood,
+            "ClientSettings": self.client_settings,
         }
 
     def close_after_request(self, stream):
@@ -751,6 +754,43 @@ class Connection:
         self.take_output()
         self.outbuf += (4).to_bytes(3, "big") + bytes([0x8, 0]) + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
         self.write_some()
+
+    # ---------------------------------------------------------------- header-list scenarios
+
+    def header_flood(self, stream):
+        """x-fault-count fields `x-flood: <x-fault-size bytes>` in one header block. A value that
+        fits the client's HPACK table (4096 bytes with name and 32) is indexed once and then
+        referenced, one byte per field: a small block on the wire that decodes to count x size.
+        With x-fault-hang: 1, nothing follows a flooded headers or 1xx block."""
+        count = min(max(stream.number("x-fault-count", 50000), 0), 1000000)
+        size = min(max(stream.number("x-fault-size", 4000), 0), 1 << 20)
+        flood = [("x-flood", "v" * size)] * count
+        where = stream.first.get("x-fault-where", "headers")
+        hang = stream.first.get("x-fault-hang") == "1"
+        if where == "trailers":
+            self.normal_headers(stream)
+            self.message_and_ok(stream, b"m", flood)
+        elif where == "informational":
+            self.headers(stream, [(":status", "103"), *flood])
+            if not hang:
+                self.echo(stream)
+        else:
+            self.normal_headers(stream, flood)
+            if not hang:
+                self.message_and_ok(stream, b"m")
+
+    def informational_flood(self, stream):
+        """x-fault-count informational (103) header blocks, then the Echo answer."""
+        for _ in range(min(max(stream.number("x-fault-count", 1000), 0), 100000)):
+            self.headers(stream, [(":status", "103")])
+        self.echo(stream)
+
+    def client_settings(self, stream):
+        """Normal headers; frame(JSON of the SETTINGS the client sent, by name); OK trailers."""
+        settings = {code.name.lower(): self.h2.remote_settings[code]
+                    for code in h2.settings.SettingCodes if code in self.h2.remote_settings}
+        self.normal_headers(stream)
+        self.message_and_ok(stream, json.dumps(settings).encode("utf-8"))
 
 
 # -------------------------------------------------------------------- tls12_renegotiate

@@ -499,5 +499,37 @@ class FaultServerTest(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual([e["type"] for e in events], ["headers", "end_stream"])
 
+    # ------------------------------------------------------------------ header-list scenarios
+
+    def test_header_flood_indexes_once_and_references(self):
+        client = self.client()
+        client.h2.decoder.max_header_list_size = 8 << 20  # h2's own bound is 64 KiB
+        response = client.call("HeaderFlood", [("x-fault-count", "1000"), ("x-fault-size", "4000")])
+        self.assertEqual([v for n, v in response.headers if n == "x-flood"], ["v" * 4000] * 1000)
+        self.assertEqual(response.message, b"m")
+        # On the wire the block is small: one literal, then one-byte references.
+        wire = sum(length for kind, _, stream_id, length in client.frames if stream_id == 1 and kind in (0x1, 0x9))
+        self.assertLess(wire, 6000)
+
+    def test_header_flood_in_trailers_and_in_an_informational_block(self):
+        client = self.client()
+        trailers = client.call("HeaderFlood", [("x-fault-count", "3"), ("x-fault-size", "10"), ("x-fault-where", "trailers")])
+        self.assertEqual(trailers.trailers, [("grpc-status", "0")] + [("x-flood", "v" * 10)] * 3)
+        informational = client.call("HeaderFlood", [("x-fault-count", "2"), ("x-fault-size", "10"),
+                                                    ("x-fault-where", "informational")], message=b"x")
+        self.assertEqual(informational.header_blocks[0].headers, [(":status", "103")] + [("x-flood", "v" * 10)] * 2)
+        self.assertEqual(informational.message, b"x")
+
+    def test_informational_flood(self):
+        response = self.client().call("InformationalFlood", [("x-fault-count", "20")], message=b"after")
+        informational = [e for e in response.events if isinstance(e, h2.events.InformationalResponseReceived)]
+        self.assertEqual(len(informational), 20)
+        self.assertEqual(response.message, b"after")
+
+    def test_client_settings_echoes_what_the_client_sent(self):
+        document = self.client().call("ClientSettings").json()
+        self.assertEqual(document["initial_window_size"], 65535)
+        self.assertEqual(document["header_table_size"], 4096)
+
 if __name__ == "__main__":
     unittest.main()
