@@ -34,13 +34,15 @@ public final class Channel: Sendable {
     /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
-    /// not parse and for TLS material (PEM) that OpenSSL cannot use.
+    /// not parse, for TLS material (PEM) that OpenSSL cannot use, and for the other arguments
+    /// outside the ranges given below.
     ///
     /// - Parameters:
     ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
     ///   - transportSecurity: TLS (the default, verifying against the system's roots) or plaintext.
     ///   - defaultCallOptions: The options of calls that pass none.
-    ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default.
+    ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default. Its
+    ///     interval and timeout must be longer than zero.
     ///   - maxResponseHeaderListSize: The largest response header block (the headers, the
     ///     trailers, or a 1xx block) a call accepts, counted as HTTP/2 does: name + value + 32
     ///     bytes per field (RFC 9113 section 6.5.2). It is announced to the server in
@@ -62,8 +64,14 @@ public final class Channel: Sendable {
         }
         var configuration = HTTP2ConnectionConfiguration()
         configuration.maxHeaderListSize = headerListLimit
-        configuration.keepaliveInterval = keepalive?.interval
-        configuration.keepaliveTimeout = keepalive?.timeout ?? configuration.keepaliveTimeout
+        if let keepalive {
+            guard keepalive.interval > .zero, keepalive.timeout > .zero else {
+                throw RPCError(code: .invalidArgument, message: "keepalive interval and timeout must be longer than zero (they are \(keepalive.interval) and \(keepalive.timeout))")
+            }
+            // As with call timeouts, anything longer than 99,999,999 hours counts as that.
+            configuration.keepaliveInterval = min(keepalive.interval, CallOptions.longestTimeout)
+            configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
+        }
         var authority = parsed.description
         switch transportSecurity {
         case .plaintext:
@@ -76,8 +84,11 @@ public final class Channel: Sendable {
                 throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: TransportError(error))
             }
             if let name = tls.serverHostnameOverride {
+                if let problem = Authority.hostProblem(in: name) {
+                    throw RPCError(code: .invalidArgument, message: "invalid serverHostnameOverride (expected a host name or IP address): \(problem)")
+                }
                 configuration.tlsServerNameOverride = name
-                authority = name
+                authority = name.contains(":") ? "[\(name)]" : name
             }
         }
         self.target = parsed.description
