@@ -89,6 +89,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private var goawayLastStreamID: Int32?
     private var goawayError: HTTP2Error?
     private var gracefulShutdown = false
+    /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
+    private var protocolFailure: String?
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
@@ -629,7 +631,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private func teardown() {
         let error = closeReason
         if closeReason == nil {
-            close(.connectionClosed(reason: "connection closed", streamWasSent: true))
+            close(.connectionClosed(reason: protocolFailure ?? "connection closed", streamWasSent: true))
         }
         if let session {
             nghttp2_session_del(session)
@@ -654,6 +656,11 @@ final class ConnectionLoop: @unchecked Sendable {
 
     func didReceivePingAck() {
         pingSentAt = nil
+    }
+
+    func didSendGoaway(errorCode: UInt32, reason: String) {
+        protocolFailure = "the server broke the HTTP/2 protocol (\(reason.isEmpty ? "no reason given" : reason)); "
+            + "the client ended the connection with \(HTTP2ErrorCode.name(errorCode))"
     }
 
     func didReceiveGoaway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {

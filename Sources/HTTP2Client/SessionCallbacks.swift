@@ -129,8 +129,22 @@ enum SessionCallbacks {
     }
 
     private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
-        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+        guard let frame else { return 0 }
+        switch frame.pointee.hd.type {
+        case UInt8(NGHTTP2_HEADERS.rawValue):
+            loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+        case UInt8(NGHTTP2_GOAWAY.rawValue):
+            // nghttp2 sends GOAWAY with an error when the server broke the protocol; its debug
+            // data says how.
+            let goaway = frame.pointee.goaway
+            guard goaway.error_code != NGHTTP2_NO_ERROR.rawValue else { return 0 }
+            let reason = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
+            } ?? ""
+            loop(userData).didSendGoaway(errorCode: goaway.error_code, reason: reason)
+        default:
+            break
+        }
         return 0
     }
 
