@@ -592,6 +592,10 @@ final class ConnectionLoop: @unchecked Sendable {
         defer { nghttp2_option_del(option) }
         // Until the server's SETTINGS arrive, assume the RFC's recommended minimum.
         nghttp2_option_set_peer_max_concurrent_streams(option, 100)
+        // What a server can make the session do is bounded by nghttp2's defaults, kept as they
+        // are: at most 1000 unsent PING/SETTINGS acknowledgements (max_outbound_ack), 32 entries
+        // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
+        // upstream 1.61, 8 CONTINUATION frames per header block; ControlFloodTests check them.
         var session: OpaquePointer?
         let created = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         guard created == 0, let session else {

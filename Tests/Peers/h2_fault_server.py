@@ -732,6 +732,9 @@ class Connection:
             "HeaderFlood": self.header_flood,
             "InformationalFlood": self.informational_flood,
             "ClientSettings": self.client_settings,
+            "PingFlood": self.ping_flood,
+            "SettingsFlood": self.settings_flood,
+            "ContinuationFlood": self.continuation_flood,
         }
 
     def close_after_request(self, stream):
@@ -784,6 +787,38 @@ class Connection:
         for _ in range(min(max(stream.number("x-fault-count", 1000), 0), 100000)):
             self.headers(stream, [(":status", "103")])
         self.echo(stream)
+
+    # ---------------------------------------------------------------- control-frame floods
+
+    def ping_flood(self, stream):
+        """x-fault-count PING frames (default 5000) in one write, then nothing for the stream."""
+        count = min(max(stream.number("x-fault-count", 5000), 0), 1000000)
+        self.take_output()
+        self.outbuf += ((8).to_bytes(3, "big") + bytes([0x6, 0]) + (0).to_bytes(4, "big") + b"floodpng") * count
+        self.write_some()
+
+    def settings_flood(self, stream):
+        """One SETTINGS frame with x-fault-count entries (default 1000, each re-announcing
+        INITIAL_WINDOW_SIZE), then nothing for the stream."""
+        count = min(max(stream.number("x-fault-count", 1000), 0), 100000)
+        entry = (0x4).to_bytes(2, "big") + STREAM_WINDOW.to_bytes(4, "big")
+        self.take_output()
+        self.outbuf += (6 * count).to_bytes(3, "big") + bytes([0x4, 0]) + (0).to_bytes(4, "big") + entry * count
+        self.write_some()
+
+    def continuation_flood(self, stream):
+        """A HEADERS frame (`:status 200`, END_STREAM, no END_HEADERS) followed by x-fault-count
+        CONTINUATION frames (default 100), each carrying `x-c: v`, the last with END_HEADERS.
+        Written by hand, outside h2 (which knows nothing of this response)."""
+        count = min(max(stream.number("x-fault-count", 100), 1), 100000)
+        def frame(kind, flags, payload):
+            return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.id.to_bytes(4, "big") + payload
+        field = b"\x00\x03x-c\x01v"  # literal without indexing, new name: leaves HPACK state alone
+        self.take_output()
+        self.outbuf += frame(0x1, 0x1, b"\x88")  # :status 200 (static index 8)
+        for index in range(count):
+            self.outbuf += frame(0x9, 0x4 if index == count - 1 else 0, field)
+        self.write_some()
 
     def client_settings(self, stream):
         """Normal headers; frame(JSON of the SETTINGS the client sent, by name); OK trailers."""

@@ -531,5 +531,17 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(document["initial_window_size"], 65535)
         self.assertEqual(document["header_table_size"], 4096)
 
+    def test_control_frame_floods(self):
+        client = self.client()
+        client.request("PingFlood", [("x-fault-count", "50")])
+        client.pump(lambda: sum(1 for kind, flags, _, _ in client.frames if kind == 0x6 and not flags & 0x1) >= 50)
+        client = self.client()
+        client.request("SettingsFlood", [("x-fault-count", "40")])
+        client.pump(lambda: any(kind == 0x4 and length == 40 * 6 for kind, _, _, length in client.frames))
+        client = self.client()
+        response = client.call("ContinuationFlood", [("x-fault-count", "5")])
+        self.assertEqual(response.headers, [(":status", "200")] + [("x-c", "v")] * 5)
+        self.assertEqual([kind for kind, _, stream_id, _ in client.frames if stream_id == 1], [0x1] + [0x9] * 5)
+
 if __name__ == "__main__":
     unittest.main()
