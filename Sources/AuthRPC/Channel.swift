@@ -49,6 +49,9 @@ public final class Channel: Sendable {
     ///     SETTINGS_MAX_HEADER_LIST_SIZE; a larger block resets the stream and fails the call with
     ///     `resourceExhausted` without being decoded whole. 16 KiB by default
     ///     (``defaultMaxResponseHeaderListSize``), as in gRPC C-core; at most `UInt32.max`.
+    ///   - connectionBackoff: The waits between failed connection attempts; gRPC's by default.
+    ///     Its durations must be longer than zero, `initial` at most `maximum`, `multiplier` at
+    ///     least 1 and `jitter` from 0 to 1.
     ///   - logger: Where connection events are logged (never credentials).
     public init(
         target: String,
@@ -56,11 +59,15 @@ public final class Channel: Sendable {
         defaultCallOptions: CallOptions = CallOptions(),
         keepalive: Keepalive? = nil,
         maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
+        connectionBackoff: ConnectionBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc")
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
             throw RPCError(code: .invalidArgument, message: "maxResponseHeaderListSize must be from 1 to \(UInt32.max) bytes, not \(maxResponseHeaderListSize)")
+        }
+        if let problem = connectionBackoff.problem {
+            throw RPCError(code: .invalidArgument, message: "invalid connectionBackoff: \(problem)")
         }
         var configuration = HTTP2ConnectionConfiguration()
         configuration.maxHeaderListSize = headerListLimit
@@ -96,7 +103,7 @@ public final class Channel: Sendable {
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
         self.logger = logger
-        self.connections = ConnectionManager(target: parsed, configuration: configuration, logger: logger)
+        self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, logger: logger)
     }
 
     /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after
