@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test soak deps venv build protos bench clean
+.PHONY: demo test test-sanitize soak deps venv build protos bench clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -19,6 +19,16 @@ test: deps venv
 	swift test
 	$(PYTHON) -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
+
+## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
+## build directory of its own; any report fails the run. LeakSanitizer stays off: the Swift
+## runtime's and Foundation's process-lifetime caches show up as leaks at exit in every
+## process (the test runner and each auth_sample it starts), which would drown real reports.
+test-sanitize: deps venv
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+	swift build --build-tests --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan
 
 ## soak: the chaos soak (100,000 calls through a proxy that cuts connections, the server killed
 ## and restarted midway): no call runs twice on the server, each ends within its deadline, RSS and
@@ -53,4 +63,4 @@ bench: deps venv
 	$(PYTHON) Benchmarks/bench.py
 
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build .build-tsan .build-asan $(VENV)

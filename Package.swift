@@ -77,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2",
+                "AuthRPC", "AuthSampleService", "OAuth2", "HTTP2Client",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -87,7 +87,7 @@ let package = Package(
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
-            dependencies: ["AuthRPC", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
@@ -97,10 +97,10 @@ let package = Package(
             path: "Tests/ChaosSoak"
         ),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
-        .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "AuthRPCTests", dependencies: ["HTTP2Client", "AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "GoogleAuthTests", dependencies: ["GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "OAuth2Tests", dependencies: ["HTTP2Client", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "AuthSampleTests", dependencies: ["HTTP2Client", "TestSupport"]),
+        .testTarget(name: "GoogleAuthTests", dependencies: ["HTTP2Client", "GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
     ]
 )

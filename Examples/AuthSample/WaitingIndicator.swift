@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import HTTP2Client
 
 /// Shows that the tool is waiting: a live spinner with the elapsed time on a terminal, and
 /// plain lines (one at the start, one per note) when stdout is not a terminal. The message and
@@ -9,8 +9,8 @@ final class WaitingIndicator: Sendable {
     private let message: String
     private let isTerminal = isatty(STDOUT_FILENO) != 0
     private let started = ContinuousClock.now
-    private let state = Mutex((frame: 0, stopped: false))
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let state = Locked((frame: 0, stopped: false))
+    private let ticker = Locked<Task<Void, Never>?>(nil)
 
     init(message: String) {
         self.message = PrintableText.escaping(message)

@@ -1,5 +1,5 @@
 import CNGHTTP2
-import Synchronization
+import HTTP2Client
 
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +49,7 @@ struct ConnectionInbox {
 /// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, then gather
 /// every pending frame from nghttp2 into one buffer and write it with one `send`.
 final class ConnectionLoop: @unchecked Sendable {
-    // Sendable because everything but `inbox` (a Mutex) and the immutable lets is touched only by
+    // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
     let target: HTTP2Target
     let configuration: HTTP2ConnectionConfiguration
@@ -58,7 +58,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
-    let inbox = Mutex(ConnectionInbox())
+    let inbox = Locked(ConnectionInbox())
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 

@@ -1,6 +1,7 @@
 import AuthRPC
 import Foundation
 import Logging
+import HTTP2Client
 import Synchronization
 
 /// An OAuth 2.0 session: hands out fresh access tokens, refreshing them when needed, and plugs
@@ -68,8 +69,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         var freshUntil: Date?
     }
 
-    private nonisolated let cache: Mutex<CachedToken?>
-    private nonisolated let observers = Mutex<[UInt64: AsyncStream<AuthState>.Continuation]>([:])
+    private nonisolated let cache: Locked<CachedToken?>
+    private nonisolated let observers = Locked<[UInt64: AsyncStream<AuthState>.Continuation]>([:])
     private nonisolated let nextObserver = Atomic<UInt64>(0)
 
     /// How long a refresh (or a replacement) waits for another holder of the store's lock.
@@ -118,7 +119,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
         self.logger = logger
-        self.cache = Mutex(Self.cacheEntry(for: state, tolerance: expiryTolerance))
+        self.cache = Locked(Self.cacheEntry(for: state, tolerance: expiryTolerance))
     }
 
     /// The session saved in `store`, or `nil` when the store holds none.

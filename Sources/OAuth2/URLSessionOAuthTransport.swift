@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import HTTP2Client
 
 /// Sends OAuth requests with `URLSession`, on an ephemeral configuration (no cookies, no cache,
 /// no stored credentials) so nothing of a token exchange is kept on disk by Foundation.
@@ -105,7 +105,7 @@ private final class Exchange: Sendable {
 
     private let limit: Int
     private let cancelTransfer: @Sendable () -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int, cancelTransfer: @escaping @Sendable () -> Void) {
         self.limit = limit
@@ -182,7 +182,7 @@ private final class Exchange: Sendable {
 
 /// The session delegate: routes each task's events to its ``Exchange``.
 private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: Exchange]>([:])
+    private let exchanges = Locked<[Int: Exchange]>([:])
 
     func register(_ exchange: Exchange, for taskIdentifier: Int) {
         exchanges.withLock { $0[taskIdentifier] = exchange }

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -95,7 +95,7 @@ final class CLIWorkspace: Sendable {
     let clientID: String
     let configHome: URL
     /// Secrets the output must never contain, by a name fit for failure messages.
-    private let secrets: Mutex<[String: String]>
+    private let secrets: Locked<[String: String]>
 
     /// A workspace on `sandbox`, or on the shared CLI sandbox.
     static func make(sandbox: SandboxInfo? = nil) async throws -> CLIWorkspace {
@@ -111,7 +111,7 @@ final class CLIWorkspace: Sendable {
         configHome = FileManager.default.temporaryDirectory
             .appendingPathComponent("auth-sample-tests-\(UUID().uuidString)", isDirectory: true)
         try? FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
-        secrets = Mutex(["the static token": SandboxFixture.staticToken])
+        secrets = Locked(["the static token": SandboxFixture.staticToken])
     }
 
     deinit {

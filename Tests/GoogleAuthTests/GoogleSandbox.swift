@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 import GoogleAuth
 import OAuth2
-import Synchronization
+import HTTP2Client
 import TestSupport
 
 /// The sandbox's Google side: the service-account key it wrote, fresh accounts and users on
@@ -164,7 +164,7 @@ enum GoogleAuthReference {
 /// test can prove a path made no request (or exactly the ones expected).
 final class RecordingTransport: OAuthTransport {
     private let inner = URLSessionOAuthTransport()
-    private let requests = Mutex<[URL]>([])
+    private let requests = Locked<[URL]>([])
 
     var sent: [URL] { requests.withLock { $0 } }
 

@@ -2,7 +2,7 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -118,7 +118,7 @@ struct ServiceAccountTokenSourceTests {
 /// Forwards to URLSession and keeps the form of the last POST (the assertion included).
 final class AssertionRecorder: OAuthTransport {
     private let inner = URLSessionOAuthTransport()
-    private let form = Mutex<[(String, String)]?>(nil)
+    private let form = Locked<[(String, String)]?>(nil)
 
     var lastForm: [(String, String)]? { form.withLock { $0 } }
 

@@ -1,5 +1,4 @@
 import HTTP2Client
-import Synchronization
 import Testing
 import TestSupport
 
@@ -77,5 +76,5 @@ struct ClosingTests {
 
 /// Where a detached send leaves its result.
 private final class Outcome: Sendable {
-    let value = Mutex<Result<HTTP2Response, HTTP2Error>?>(nil)
+    let value = Locked<Result<HTTP2Response, HTTP2Error>?>(nil)
 }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import OAuth2
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -11,7 +11,7 @@ import TestSupport
 /// loopback is recorded and refused here, so these tests never send anything off the machine;
 /// the record shows whether the library tried.
 final class RecordingTransport: OAuthTransport {
-    private let requests = Mutex<[URL]>([])
+    private let requests = Locked<[URL]>([])
     private let transport = URLSessionOAuthTransport()
 
     var attempted: [URL] { requests.withLock { $0 } }

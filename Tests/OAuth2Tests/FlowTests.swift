@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import OAuth2
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -21,7 +21,7 @@ struct FlowTests {
         #expect(authorization.verificationURIComplete?.absoluteString.contains(authorization.userCode) == true)
         #expect(!authorization.description.contains(authorization.deviceCode))
 
-        let events = Mutex<[DeviceAuthorizationFlow.Event]>([])
+        let events = Locked<[DeviceAuthorizationFlow.Event]>([])
         let approval = Task {
             try await flow.waitForApproval(of: authorization) { event in events.withLock { $0.append(event) } }
         }
