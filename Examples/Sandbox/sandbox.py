@@ -19,6 +19,7 @@ import sys
 import threading
 
 import certs
+import google_services
 import test_service
 
 USER_EMAIL = "sandbox-user@example.com"
@@ -163,9 +164,11 @@ def run(arguments):
         except Exception as error:
             raise StartupError(f"the OAuth issuer did not start on {arguments.host}:{arguments.issuer_port}: {error}") from None
         try:
+            validate = _token_validator(static_tokens, issuer)
+            generated = os.path.join(state_dir, "generated")
             servers, tls_port, plaintext_port = test_service.start(
                 arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
-                _token_validator(static_tokens, issuer), os.path.join(state_dir, "generated"))
+                validate, generated, extra_services=[google_services.registrar(validate, generated)])
         except RuntimeError as error:
             raise StartupError(str(error)) from None
 
