@@ -82,7 +82,7 @@ package enum GeneratorError: Error, CustomStringConvertible, Equatable {
         case .unreadableModuleMappings(let path, let reason):
             "cannot use ProtoPathModuleMappings=\(path): \(reason)"
         case .nameCollision(let file, let name):
-            "\(file): two services would both generate '\(name)'; give the file a distinct `option swift_prefix`"
+            "\(file): '\(name)' would be declared twice (a client and another client, method or message share the name); rename one, or give the file a distinct `option swift_prefix`"
         }
     }
 }
