@@ -6,7 +6,8 @@ import PackagePlugin
 ///
 /// One `protoc` run per `.proto` file, with protoc-gen-swift and protoc-gen-authrpc-swift (both
 /// built from source by SwiftPM). `protoc` itself is never built: it is the config's
-/// `protocPath`, else `PROTOC_PATH`, else `protoc` on `PATH`.
+/// `protocPath`, else `PROTOC_PATH`, else `protoc` on `PATH`. Imports are looked up in the
+/// config's directory, then its `importPaths`, then swift-protobuf's well-known types.
 @main
 struct AuthRPCGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
@@ -26,11 +27,14 @@ struct AuthRPCGenerator: BuildToolPlugin {
         }
         let config = try GeneratorConfig(json: try Data(contentsOf: configURL), path: configURL.path)
         let base = configURL.deletingLastPathComponent()
-        let importPaths = [base] + config.importPaths.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL }
-        for (index, directory) in importPaths.enumerated().dropFirst() where !isDirectory(directory) {
-            throw GeneratorConfigError(path: configURL.path, problem: "lists \"\(config.importPaths[index - 1])\" in \"importPaths\", which is not a directory (\(directory.path))",
+        let configured = config.importPaths.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL }
+        for (entry, directory) in zip(config.importPaths, configured) where !isDirectory(directory) {
+            throw GeneratorConfigError(path: configURL.path, problem: "lists \"\(entry)\" in \"importPaths\", which is not a directory (\(directory.path))",
                                        fix: "fix or remove that entry")
         }
+        // The well-known types last, from the swift-protobuf the generated code links against, so
+        // they match it and no system package is needed for them.
+        let importPaths = [base] + configured + [wellKnownTypes(in: context.package)].compactMap { $0 }
         let protoc = try ProtocLocator.locate(configured: config.protocPath, base: base, configPath: configURL.path)
         let mappings = try config.moduleMappings.map { path throws(GeneratorConfigError) -> URL in
             let url = URL(fileURLWithPath: path, relativeTo: base).standardizedFileURL
@@ -97,6 +101,21 @@ struct AuthRPCGenerator: BuildToolPlugin {
                     fix: "add the directory that contains \(anImport.path) to \"importPaths\" in \(configPath)")
             }
         }
+    }
+
+    /// `Protos/Sources/SwiftProtobuf` of the swift-protobuf package in the dependency graph.
+    private func wellKnownTypes(in package: Package) -> URL? {
+        var queue = [package]
+        var seen = Set<String>()
+        while let next = queue.popLast() {
+            guard seen.insert(next.id).inserted else { continue }
+            if next.id == "swift-protobuf" {
+                let directory = next.directoryURL.appendingPathComponent("Protos/Sources/SwiftProtobuf")
+                return isDirectory(directory) ? directory : nil
+            }
+            queue += next.dependencies.map(\.package)
+        }
+        return nil
     }
 
     private func isDirectory(_ url: URL) -> Bool {

@@ -92,8 +92,7 @@ package struct ClientFileGenerator {
         p.print("/// token provider in `CallOptions`) when it starts.")
         if !streaming.isEmpty {
             let list = streaming.map { "`\($0.name)` (\($0.streamingKind))" }.joined(separator: ", ")
-            p.print("///", "/// Not generated: \(list). This client makes unary calls only: AuthRPC's `Channel` has no")
-            p.print("/// streaming calls.")
+            p.print("///", "/// Not generated: \(list).", "/// This client makes unary calls only: AuthRPC's `Channel` has no streaming calls.")
         }
         if service.options.deprecated || file.options.deprecated {
             p.print("@available(*, deprecated)")
