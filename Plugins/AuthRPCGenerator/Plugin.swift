@@ -11,7 +11,10 @@ import PackagePlugin
 @main
 struct AuthRPCGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
-        guard let target = target as? SwiftSourceModuleTarget else { return [] }
+        guard let target = target as? SwiftSourceModuleTarget else {
+            throw GeneratorConfigError(path: target.directoryURL.path, problem: "is not a Swift target",
+                                       fix: "apply the AuthRPCGenerator plugin to a Swift target")
+        }
         let protos = target.sourceFiles(withSuffix: ".proto").map(\.url).sorted { $0.path < $1.path }
         let configs = target.sourceFiles.map(\.url).filter { $0.lastPathComponent == GeneratorConfig.fileName }
         guard !protos.isEmpty else { return [] }
