@@ -12,7 +12,7 @@ import PackagePlugin
 struct AuthRPCGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
         guard let target = target as? SwiftSourceModuleTarget else {
-            throw GeneratorConfigError(path: target.directoryURL.path, problem: "is not a Swift target",
+            throw GeneratorConfigError(path: "target '\(target.name)'", problem: "is not a Swift target",
                                        fix: "apply the AuthRPCGenerator plugin to a Swift target")
         }
         let protos = target.sourceFiles(withSuffix: ".proto").map(\.url).sorted { $0.path < $1.path }
