@@ -49,4 +49,4 @@ bench: deps venv
 	$(PYTHON) Benchmarks/bench.py
 
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build .build-protoc-plugins $(VENV)

@@ -20,13 +20,16 @@ esac
 
 command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler" >&2; exit 1; }
 
-# Both plugins come from this package's own build (protoc-gen-swift is swift-protobuf's executable
-# product, at the version Package.swift resolves), so the output matches the SwiftProtobuf linked in.
-swift build --product protoc-gen-swift >/dev/null
-swift build --product protoc-gen-authrpc-swift >/dev/null
-bin="$(swift build --show-bin-path)"
+# Both plugins come from this package (protoc-gen-swift is swift-protobuf's executable product, at
+# the version Package.swift resolves), so the output matches the SwiftProtobuf linked in. They are
+# built in a scratch directory of their own: single-product builds in .build would rebuild
+# SwiftProtobuf without testability, and `swift test` would then rebuild it again.
+tools="$root/.build-protoc-plugins"
+swift build --scratch-path "$tools" --product protoc-gen-swift >/dev/null
+swift build --scratch-path "$tools" --product protoc-gen-authrpc-swift >/dev/null
+bin="$(swift build --scratch-path "$tools" --show-bin-path)"
 # The well-known types (google/protobuf/*.proto) as the resolved swift-protobuf ships them.
-well_known="$root/.build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
+well_known="$tools/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
 [[ -f "$well_known/google/protobuf/any.proto" ]] || { echo "no well-known types at $well_known" >&2; exit 1; }
 
 mappings="$root/Protos/module_mappings.asciipb"
