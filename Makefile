@@ -13,12 +13,15 @@ demo: deps venv
 	swift build --product auth_sample
 	Scripts/demo.sh
 
-## test: the whole test suite (Swift tests against the real peers, and the peers' self-tests)
+## test: the whole test suite (Swift tests against the real peers, the peers' self-tests, the golden
+## check of the generated sources, and Examples/GeneratedClient built through the build plugin and run)
 test: deps venv
 	swift build --build-tests
+	Scripts/generate-protos.sh --check
 	swift test
 	$(PYTHON) -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
+	$(PYTHON) -m unittest discover -s Tests/BuildPlugin -p 'test_*.py'
 
 ## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
 ## build directory of its own; any report fails the run. LeakSanitizer stays off: the Swift
@@ -52,7 +55,7 @@ $(VENV)/.installed: Examples/Sandbox/requirements.txt
 build: deps
 	swift build
 
-## protos: regenerate Sources/*/Generated from Protos/ (the output is committed)
+## protos: regenerate Sources/*/Generated from Protos/ (the output is committed; `make test` checks it)
 protos: deps
 	Scripts/generate-protos.sh
 
@@ -63,4 +66,4 @@ bench: deps venv
 	$(PYTHON) Benchmarks/bench.py
 
 clean:
-	rm -rf .build .build-tsan .build-asan $(VENV)
+	rm -rf .build .build-tsan .build-asan .build-protoc-plugins $(VENV)

@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "GoogleAuth", targets: ["GoogleAuth"]),
         .executable(name: "auth_sample", targets: ["AuthSample"]),
+        .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
+        .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
+        .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -61,6 +64,34 @@ let package = Package(
             ]
         ),
 
+        // Generated messages and clients for Google's common services (google.longrunning.Operations,
+        // google.cloud.location.Locations) from the vendored googleapis protos in Protos/google.
+        .target(
+            name: "GoogleCommonProtos",
+            dependencies: [
+                "AuthRPC",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+
+        // The client generator: typed AuthRPC clients for the services of any .proto file.
+        .target(
+            name: "AuthRPCCodeGen",
+            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")]
+        ),
+        .executableTarget(name: "protoc-gen-authrpc-swift", dependencies: ["AuthRPCCodeGen"]),
+
+        // The build-tool plugin: protoc with protoc-gen-swift and protoc-gen-authrpc-swift over a
+        // target's .proto files, configured by its authrpc-swift-config.json.
+        .plugin(
+            name: "AuthRPCGenerator",
+            capability: .buildTool(),
+            dependencies: [
+                "protoc-gen-authrpc-swift",
+                .product(name: "protoc-gen-swift", package: "swift-protobuf"),
+            ]
+        ),
+
         // OAuth 2.0 sessions (refresh, flows, stores) that plug in as a call's token provider.
         .target(
             name: "OAuth2",
@@ -98,9 +129,16 @@ let package = Package(
         ),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "AuthRPCTests", dependencies: ["HTTP2Client", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"]),
         .testTarget(name: "OAuth2Tests", dependencies: ["HTTP2Client", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "AuthSampleTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "GoogleAuthTests", dependencies: ["HTTP2Client", "GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(
+            name: "AuthRPCCodeGenTests",
+            dependencies: [
+                "AuthRPCCodeGen", "TestSupport",
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ]
+        ),
     ]
 )

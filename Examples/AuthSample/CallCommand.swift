@@ -80,14 +80,14 @@ struct CallCommand: AsyncParsableCommand {
         var options = CallOptions(timeout: timeout.duration, credentials: credentials.value,
                                   initialMetadata: requestMetadata, allowsInsecureCredentials: allowInsecureCredentials)
         options.userAgentPrefix = "auth_sample/0.1"
-        var request = Grpc_Testing_Request()
+        var request = AuthSample_Request()
         request.fillUsername = fillUsername
         request.fillOauthScope = fillOauthScope
 
         let tokenBefore = await credentials.session?.state.accessToken
-        let response: UnaryResponse<Grpc_Testing_Response>
+        let response: UnaryResponse<AuthSample_Response>
         do throws(RPCError) {
-            response = try await TestServiceClient(channel: channel).unaryCall(request, options: options)
+            response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
         } catch {
             throw Failures.call(error, target: target, credentials: credentials)
         }

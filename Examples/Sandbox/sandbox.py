@@ -21,6 +21,7 @@ import sys
 import threading
 
 import certs
+import google_services
 import metadata_server
 import service_accounts
 import test_service
@@ -214,9 +215,11 @@ def run(arguments):
         metadata.start()
         jwt_audiences = _jwt_audiences(arguments.host, certs.SERVER_NAME)
         try:
+            validate = _token_validator(static_tokens, issuer, jwt_audiences)
+            generated = os.path.join(state_dir, "generated")
             servers, tls_port, plaintext_port = test_service.start(
                 arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
-                _token_validator(static_tokens, issuer, jwt_audiences), os.path.join(state_dir, "generated"))
+                validate, generated, extra_services=[google_services.registrar(validate, generated)])
         except RuntimeError as error:
             raise StartupError(str(error)) from None
 

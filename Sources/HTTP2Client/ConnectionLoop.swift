@@ -1,5 +1,4 @@
 import CNGHTTP2
-import HTTP2Client
 
 #if canImport(Glibc)
 import Glibc

@@ -82,13 +82,13 @@ struct GoogleSandbox: Sendable {
 
     /// Calls UnaryCall asking who the server thinks called, and with which scope.
     func whoAmI(_ options: CallOptions, on channel: Channel? = nil) async throws -> (user: String, scope: String) {
-        var request = Grpc_Testing_Request()
+        var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
         var options = options
         options.timeout = options.timeout ?? .seconds(20)
         let channel = try channel ?? self.channel()
-        let response = try await TestServiceClient(channel: channel).unaryCall(request, options: options).message
+        let response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options).message
         return (response.username, response.oauthScope)
     }
 

@@ -89,11 +89,11 @@ struct SandboxIssuer: Sendable {
     }
 
     /// Calls the auth sample's UnaryCall asking for the user and scope.
-    func whoAmI(on channel: Channel, options: CallOptions) async throws -> Grpc_Testing_Response {
-        var request = Grpc_Testing_Request()
+    func whoAmI(on channel: Channel, options: CallOptions) async throws -> AuthSample_Response {
+        var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
-        return try await TestServiceClient(channel: channel).unaryCall(request, options: options).message
+        return try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options).message
     }
 
     private func post(_ path: String, form: [String: String]) async throws -> [String: Any] {
