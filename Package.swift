@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
         .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "HTTP2Client", "AuthSampleService", "TestSupport"]),
         .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
         .testTarget(name: "GoogleAuthTests", dependencies: ["GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
     ]
