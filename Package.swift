@@ -77,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2",
+                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -32,6 +32,10 @@ enum ExitStatus: Int32, CaseIterable {
     case tokenEndpointUnavailable = 24
     /// The server refused the call (PERMISSION_DENIED).
     case permissionDenied = 25
+    /// No Google credentials were found, or what was found cannot be used (--adc, --service-account-key).
+    case googleCredentialsUnusable = 26
+    /// The token endpoint refused the Google credentials (a revoked key or grant, an unknown subject).
+    case googleCredentialsRefused = 27
     /// Signing in failed (denied, expired, or the issuer misbehaved).
     case signInFailed = 30
     /// The command line was invalid.
@@ -63,6 +67,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .reauthenticate: return "the stored session was revoked or expired: sign in again"
         case .tokenEndpointUnavailable: return "token endpoint unreachable: try again later"
         case .permissionDenied: return "permission denied"
+        case .googleCredentialsUnusable: return "no usable Google credentials (none found, or unreadable or invalid)"
+        case .googleCredentialsRefused: return "the Google credentials were refused"
         case .signInFailed: return "sign-in failed"
         case .usage: return "invalid command line"
         case .internalError: return "internal error"

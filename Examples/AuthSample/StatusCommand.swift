@@ -6,15 +6,21 @@ import OAuth2
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the stored session: user, scopes, token expiry (never the tokens).")
+        abstract: "Show the stored session (user, scopes, token expiry), or the Google credentials --adc or --service-account-key would use; never tokens or keys.")
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
+
+    @OptionGroup(title: "Google credentials (instead of a stored session)") var google: GoogleCredentialOptions
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         try await runReportingFailures(json: json) { () async throws(ToolFailure) in
+            if google.isSelected {
+                showGoogleCredentials(try google.resolve(logger: common.logger(label: "auth_sample.google")))
+                return
+            }
             let handle = try common.store()
             let state = try handle.require()
             let formatter = ISO8601DateFormatter()
@@ -48,6 +54,30 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
             }
         }
+    }
+
+    /// Who the Google credentials act as, where they were found, how tokens are made. Nothing is
+    /// sent: a metadata server's account shows as `default`.
+    private func showGoogleCredentials(_ selection: GoogleSelection) {
+        let identity = selection.credentials.identity
+        if json {
+            var object: [String: Any] = [
+                "credential_type": identity.kind.rawValue, "principal": identity.principal, "found_in": selection.origin,
+                "tokens": selection.tokens,
+            ]
+            if let source = identity.source { object["source"] = source }
+            if let project = identity.projectID { object["project_id"] = project }
+            if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
+            Output.printJSON(object)
+            return
+        }
+        Output.line("Google credentials (\(selection.origin))")
+        Output.line("  Type:          \(identity.kind.rawValue)")
+        Output.line("  Principal:     \(identity.principal)\(identity.kind == .computeEngine ? " (the metadata server names the account when asked)" : "")")
+        Output.line("  Source:        \(identity.source ?? "unknown")")
+        if let project = identity.projectID { Output.line("  Project:       \(project)") }
+        if let quota = identity.quotaProjectID { Output.line("  Quota project: \(quota) (sent as x-goog-user-project)") }
+        Output.line("  Tokens:        \(selection.tokens)")
     }
 
     /// What the access token is good for, and what the next call will do about it.

@@ -129,13 +129,15 @@ final class CLIWorkspace: Sendable {
     /// `login` with the device flow for this workspace's client.
     var loginArguments: [String] { ["login", "--issuer", sandbox.issuer, "--client-id", clientID, "--device"] }
 
-    /// Runs the tool in this workspace and checks the output is clean (no secret, no crash, no timeout).
+    /// Runs the tool in this workspace, with `environment` added to its own, and checks the output
+    /// is clean (no secret, no crash, no timeout).
     @discardableResult
-    func run(_ arguments: [String], extraSecrets: [String: String] = [:],
+    func run(_ arguments: [String], extraSecrets: [String: String] = [:], environment: [String: String] = [:],
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
         rememberSessionSecrets()
         secrets.withLock { $0.merge(extraSecrets) { $1 } }
-        let result = try await CLIRunner.run(arguments, environment: CLIRunner.environment(configHome: configHome))
+        let variables = CLIRunner.environment(configHome: configHome).merging(environment) { $1 }
+        let result = try await CLIRunner.run(arguments, environment: variables)
         rememberSessionSecrets()
         expectClean(result, sourceLocation: sourceLocation)
         return result
