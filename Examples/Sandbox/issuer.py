@@ -734,6 +734,16 @@ class Issuer:
                     counters = json.loads(json.dumps(store.stats))
             return jsonify(counters)
 
+        @app.route("/sandbox/access-tokens")
+        def access_tokens():
+            # For tests that check a client never prints the tokens it was given.
+            client_id = request.args.get("client_id")
+            if not client_id:
+                return jsonify({"error": "client_id is required"}), 400
+            with store.lock:
+                tokens = [token.access_token for token in store.tokens_by_access.values() if token.client.client_id == client_id]
+            return jsonify({"access_tokens": tokens})
+
         @app.route("/sandbox/device/approve", methods=["POST"])
         def approve():
             return _decide((request.values.get("user_code") or "").strip().upper(), True)

@@ -199,6 +199,18 @@ class GoogleCredentialsTests(unittest.TestCase):
         status, _, body = http("GET", f"{self.info['issuer']}/sandbox/stats?client_id={urllib.parse.quote(self.key['client_email'])}")
         self.assertGreaterEqual(json.loads(body)["jwt_bearer_requests"], 1)
 
+    def test_access_tokens_lists_what_the_account_was_given(self):
+        status, token = self.grant(sign_jwt(self.private_key, self.header(), self.assertion_claims()))
+        self.assertEqual(status, 200, token)
+        query = urllib.parse.urlencode({"client_id": self.key["client_email"]})
+        status, _, body = http("GET", f"{self.info['issuer']}/sandbox/access-tokens?{query}")
+        self.assertEqual(status, 200, body)
+        self.assertIn(token["access_token"], json.loads(body)["access_tokens"])
+        status, _, body = http("GET", f"{self.info['issuer']}/sandbox/access-tokens?client_id=nobody")
+        self.assertEqual((status, json.loads(body)), (200, {"access_tokens": []}))
+        status, _, _ = http("GET", f"{self.info['issuer']}/sandbox/access-tokens")
+        self.assertEqual(status, 400)
+
     def test_bad_assertions_are_refused(self):
         other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         now = int(time.time())
