@@ -59,7 +59,7 @@ struct CallCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard [token != nil, tokenFile != nil, anonymous, google.isSelected].filter({ $0 }).count <= 1 else {
-            throw ValidationError("give at most one of --token, --token-file, --anonymous, --adc and --service-account-key")
+            throw ValidationError("give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user")
         }
         if plaintext, caCert != nil { throw ValidationError("--ca-cert is for TLS; it makes no sense with --plaintext") }
         if allowInsecureCredentials, !plaintext { throw ValidationError("--allow-insecure-credentials only applies with --plaintext") }

@@ -107,14 +107,14 @@ enum Failures {
         }
     }
 
-    /// Google credentials that could not be found or read.
+    /// Application Default Credentials that could not be found, read or used.
     static func googleSetup(_ error: OAuthError) -> ToolFailure {
         if let report = error.underlying as? ApplicationDefaultCredentials.SearchReport {
             return ToolFailure(status: .googleCredentialsUnusable, message: "no Google Application Default Credentials found",
-                               hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, run `gcloud auth application-default login`, or pass --service-account-key FILE",
+                               hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, run `gcloud auth application-default login`, or pass --service-account-key FILE or --authorized-user FILE",
                                details: ["Looked at:"] + report.attempts.enumerated().map { "  \($0.offset + 1). \($0.element.place): \($0.element.outcome)" })
         }
-        return ToolFailure(status: .googleCredentialsUnusable, message: "cannot use the Google credentials: \(error.message)")
+        return ToolFailure(status: .googleCredentialsUnusable, message: "cannot use the Application Default Credentials: \(error.message)")
     }
 
     /// A sign-in that did not complete.

@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OAuth2
 
 /// `auth_sample status`: who is signed in, with which scopes, until when. Never the tokens.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the stored session (user, scopes, token expiry), or the Google credentials --adc or --service-account-key would use; never tokens or keys.")
+        abstract: "Show the stored session (user, scopes, token expiry), or the Google credentials --adc, --service-account-key or --authorized-user would use; never tokens or keys.")
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
@@ -18,7 +19,8 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingFailures(json: json) { () async throws(ToolFailure) in
             if google.isSelected {
-                showGoogleCredentials(try google.resolve(logger: common.logger(label: "auth_sample.google")))
+                let logger = common.logger(label: "auth_sample.google")
+                await showGoogleCredentials(try google.resolve(logger: logger), logger: logger)
                 return
             }
             let handle = try common.store()
@@ -57,12 +59,23 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// Who the Google credentials act as, where they were found, how tokens are made. Nothing is
-    /// sent: a metadata server's account shows as `default`.
-    private func showGoogleCredentials(_ selection: GoogleSelection) {
+    /// sent, except to ask a metadata server which account is the instance's.
+    private func showGoogleCredentials(_ selection: GoogleSelection, logger: Logger) async {
         let identity = selection.credentials.identity
+        var principal = identity.principal
+        var principalNote = ""
+        switch await selection.metadataPrincipal(logger: logger) {
+        case .success(let email)?:
+            principal = email
+            principalNote = " (as the metadata server says)"
+        case .failure(let error)?:
+            principalNote = " (the metadata server did not say which account: \(error.message))"
+        case nil:
+            break
+        }
         if json {
             var object: [String: Any] = [
-                "credential_type": identity.kind.rawValue, "principal": identity.principal, "found_in": selection.origin,
+                "credential_type": identity.kind.rawValue, "principal": principal, "found_in": selection.origin,
                 "tokens": selection.tokens,
             ]
             if let source = identity.source { object["source"] = source }
@@ -71,10 +84,11 @@ struct StatusCommand: AsyncParsableCommand {
             Output.printJSON(object)
             return
         }
-        Output.line("Google credentials (\(selection.origin))")
+        Output.line("Google credentials")
         Output.line("  Type:          \(identity.kind.rawValue)")
-        Output.line("  Principal:     \(identity.principal)\(identity.kind == .computeEngine ? " (the metadata server names the account when asked)" : "")")
+        Output.line("  Principal:     \(principal)\(principalNote)")
         Output.line("  Source:        \(identity.source ?? "unknown")")
+        Output.line("  Found in:      \(selection.origin)")
         if let project = identity.projectID { Output.line("  Project:       \(project)") }
         if let quota = identity.quotaProjectID { Output.line("  Quota project: \(quota) (sent as x-goog-user-project)") }
         Output.line("  Tokens:        \(selection.tokens)")

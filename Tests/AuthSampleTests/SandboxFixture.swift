@@ -46,6 +46,15 @@ struct Issuer: Sendable {
         return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
     }
 
+    /// Every access token the issuer gave `clientID` (an OAuth client, a service account's
+    /// email, the metadata emulator's account).
+    func accessTokens(of clientID: String) async throws -> [String] {
+        var components = URLComponents(url: url.appendingPathComponent("sandbox/access-tokens"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["access_tokens"] as? [String]) ?? []
+    }
+
     func refreshRequests(of clientID: String) async throws -> Int {
         try await counters(of: clientID)["refresh_requests"] ?? 0
     }
