@@ -19,6 +19,10 @@ struct SharedTokenRequestTests {
     /// Makes `credentials` hold a token that expires: the first call gets one living 2 s (the
     /// sandbox was told so), then the test waits (bounded) until it is no longer fresh here and
     /// has expired at the issuer, and tells the sandbox to hand out hour-long tokens again.
+    ///
+    /// How many token requests that took is not fixed: on a loaded machine the 2-second token can
+    /// expire before the first call reaches the server, which then refuses it and the call is
+    /// retried with a new one. The tests count from what the sandbox says afterwards.
     private func holdAnExpiredToken(_ credentials: GoogleCredentials, of clientID: String, in google: GoogleSandbox) async throws {
         try await google.setTokenLifetime(of: clientID, seconds: 2)
         _ = try await google.call(credentials)
@@ -36,11 +40,13 @@ struct SharedTokenRequestTests {
         let key = try ServiceAccountKey(json: try await google.newServiceAccountKey())
         let credentials = try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: [scope]))
         try await holdAnExpiredToken(credentials, of: key.clientEmail, in: google)
-        #expect(try await google.issuerCounters(of: key.clientEmail)["jwt_bearer_requests"] == 1)
+        let before = try await google.issuerCounters(of: key.clientEmail)["jwt_bearer_requests", default: 0]
+        #expect(before >= 1)
 
         let users = try await google.concurrentCalls(Self.calls, credentials)
         #expect(users.count == Self.calls && Set(users) == [key.clientEmail])
-        #expect(try await google.issuerCounters(of: key.clientEmail)["jwt_bearer_requests"] == 2)
+        let after = try await google.issuerCounters(of: key.clientEmail)["jwt_bearer_requests", default: 0]
+        #expect(after == before + 1, "\(after - before) JWT bearer grants for \(Self.calls) calls")
     }
 
     @Test("authorized user: 200 calls on an expired token, one refresh")
@@ -49,24 +55,27 @@ struct SharedTokenRequestTests {
         let user = try AuthorizedUserCredentials(json: try await google.newAuthorizedUser())
         let credentials = try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint))
         try await holdAnExpiredToken(credentials, of: user.clientID, in: google)
-        #expect(try await google.issuerCounters(of: user.clientID)["refresh_requests"] == 1)
+        let before = try await google.issuerCounters(of: user.clientID)["refresh_requests", default: 0]
+        #expect(before >= 1)
 
         let users = try await google.concurrentCalls(Self.calls, credentials)
         #expect(users.count == Self.calls && Set(users) == [google.sandbox.user])
-        #expect(try await google.issuerCounters(of: user.clientID)["refresh_requests"] == 2)
+        let after = try await google.issuerCounters(of: user.clientID)["refresh_requests", default: 0]
+        #expect(after == before + 1, "\(after - before) refreshes for \(Self.calls) calls")
     }
 
     @Test("Compute Engine: 200 calls on an expired token, one metadata-server request")
     func computeEngine() async throws {
         let google = try await OwnSandbox.shared()
         let credentials = try GoogleCredentials(source: ComputeEngineTokenSource(host: google.metadataHost))
-        let before = try await google.metadataCounters()["token_requests", default: 0]
         try await holdAnExpiredToken(credentials, of: google.metadataEmail, in: google)
-        #expect(try await google.metadataCounters()["token_requests", default: 0] == before + 1)
+        let before = try await google.metadataCounters()["token_requests", default: 0]
+        #expect(before >= 1)
 
         let users = try await google.concurrentCalls(Self.calls, credentials)
         #expect(users.count == Self.calls && Set(users) == [google.metadataEmail])
-        #expect(try await google.metadataCounters()["token_requests", default: 0] == before + 2)
+        let after = try await google.metadataCounters()["token_requests", default: 0]
+        #expect(after == before + 1, "\(after - before) metadata-server requests for \(Self.calls) calls")
     }
 
     @Test("self-signed JWTs: 200 calls to two services, one JWT minted per audience")
