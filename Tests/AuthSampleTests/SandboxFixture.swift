@@ -19,7 +19,7 @@ actor SandboxFixture {
     private func start() async throws -> SandboxInfo {
         if let launch { return try await launch.value }
         let task = Task.detached {
-            try Peers.launchSandbox(["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
+            try await Peers.launchSandbox(["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
                                     name: "sandbox-cli")
         }
         launch = task

@@ -116,7 +116,7 @@ private actor OwnSandbox {
 
     private func start() async throws -> GoogleSandbox {
         if let launch { return try await launch.value }
-        let task = Task.detached { GoogleSandbox(sandbox: try Peers.launchSandbox(name: "sandbox-google-200-calls")) }
+        let task = Task.detached { GoogleSandbox(sandbox: try await Peers.launchSandbox(name: "sandbox-google-200-calls")) }
         launch = task
         return try await task.value
     }

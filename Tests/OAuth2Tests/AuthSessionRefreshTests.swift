@@ -12,7 +12,7 @@ struct AuthSessionRefreshTests {
     func concurrentCallsShareOneRefresh() async throws {
         // A sandbox of its own: grpcio's C-core cancels calls that wait too long in its queue,
         // which 200 calls behind another suite's 1,000 on a shared server can do.
-        let sandbox = try Peers.launchSandbox(name: "sandbox-200-calls")
+        let sandbox = try await Peers.launchSandbox(name: "sandbox-200-calls")
         defer { sandbox.process.stop() }
         let issuer = try await SandboxIssuer(sandbox: sandbox)
         let client = try await issuer.makeClient()
@@ -172,7 +172,7 @@ struct AuthSessionFailureTests {
 
     @Test("issuer down: transient error, state untouched, UNAVAILABLE for calls; works again when it is back")
     func issuerOutage() async throws {
-        let sandbox = try Peers.launchSandbox(name: "sandbox-outage")
+        let sandbox = try await Peers.launchSandbox(name: "sandbox-outage")
         defer { sandbox.process.stop() }
         let issuer = try await SandboxIssuer(sandbox: sandbox)
         let client = try await issuer.makeClient()
