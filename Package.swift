@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2", "HTTP2Client",
+                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth", "HTTP2Client",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

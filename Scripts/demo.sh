@@ -5,7 +5,8 @@
 # 10-second access tokens), signs in with the device flow as a user would (the sandbox approves
 # on the user's behalf after a few seconds), calls the test service with the stored session,
 # waits past the access token's expiry, calls again (the refresh happens inside the call),
-# shows the session's status, then stops the sandbox. Nothing is left running, also when
+# shows the session's status, then calls as the sandbox's service account (status, then a call
+# with a token from the JWT bearer grant), then stops the sandbox. Nothing is left running, also when
 # interrupted: the sandbox exits when this script's pipe to it closes, however the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +84,14 @@ step "auth_sample call   (the session refreshes the token inside the call)"
 
 step "auth_sample status   (never shows tokens)"
 "$AUTH_SAMPLE" status
+
+# The sandbox wrote a service-account key in Google's format (a new RSA key each run); its
+# token_uri is the sandbox issuer, which checks the RS256 assertion with the key's public half.
+step "auth_sample status --service-account-key   (type, principal, source; never the key)"
+"$AUTH_SAMPLE" status --service-account-key "$(field service_account_key)"
+
+step "auth_sample call --service-account-key   (a service account's token from the JWT bearer grant)"
+"$AUTH_SAMPLE" call --target "$target" --ca-cert "$ca_cert" --service-account-key "$(field service_account_key)"
 
 step "Stopping the sandbox"
 exec 3>&-

@@ -50,14 +50,16 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON object instead of text (a failure too: its exit_code and, for a failed call, its gRPC status as code).")
     var json = false
 
+    @OptionGroup(title: "Google credentials (instead of a stored session)") var google: GoogleCredentialOptions
+
     @OptionGroup var common: CommonOptions
 
     /// The environment variable read for a token when no flag names one.
     static let tokenEnvironmentVariable = "AUTH_SAMPLE_ACCESS_TOKEN"
 
     func validate() throws {
-        guard [token != nil, tokenFile != nil, anonymous].filter({ $0 }).count <= 1 else {
-            throw ValidationError("give at most one of --token, --token-file and --anonymous")
+        guard [token != nil, tokenFile != nil, anonymous, google.isSelected].filter({ $0 }).count <= 1 else {
+            throw ValidationError("give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user")
         }
         if plaintext, caCert != nil { throw ValidationError("--ca-cert is for TLS; it makes no sense with --plaintext") }
         if allowInsecureCredentials, !plaintext { throw ValidationError("--allow-insecure-credentials only applies with --plaintext") }
@@ -122,10 +124,18 @@ struct CallCommand: AsyncParsableCommand {
         }
     }
 
-    /// Where the token comes from: a flag, the environment, or the stored session (the default).
+    /// Where the token comes from: a flag, Google credentials, the environment, or the stored
+    /// session (the default).
     private func resolveCredentials() throws(ToolFailure) -> ResolvedCredentials {
         if anonymous {
             return ResolvedCredentials(value: nil, source: "none", session: nil, sessionName: nil)
+        }
+        if google.isSelected {
+            let selection = try google.resolve(logger: common.logger(label: "auth_sample.google"))
+            let identity = selection.credentials.identity
+            var source = "\(identity.kind.rawValue) \(identity.principal) from \(selection.origin); \(selection.tokens)"
+            if let quota = identity.quotaProjectID { source += "; quota project \(quota)" }
+            return ResolvedCredentials(value: .provider(selection.credentials), source: source, session: nil, sessionName: nil, google: selection)
         }
         if let token {
             return ResolvedCredentials(value: .accessToken(try checkedToken(token, from: "--token")), source: "--token", session: nil, sessionName: nil)
@@ -160,4 +170,5 @@ struct ResolvedCredentials {
     var source: String
     var session: AuthSession?
     var sessionName: String?
+    var google: GoogleSelection?
 }

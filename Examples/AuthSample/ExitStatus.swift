@@ -32,6 +32,11 @@ enum ExitStatus: Int32, CaseIterable {
     case tokenEndpointUnavailable = 24
     /// The server refused the call (PERMISSION_DENIED).
     case permissionDenied = 25
+    /// `--adc` found no Google credentials, or what it found cannot be used. (A file named by
+    /// `--service-account-key` or `--authorized-user` that cannot be used is a usage error.)
+    case googleCredentialsUnusable = 26
+    /// The token endpoint refused the Google credentials (a revoked key or grant, an unknown subject).
+    case googleCredentialsRefused = 27
     /// Signing in failed (denied, expired, or the issuer misbehaved).
     case signInFailed = 30
     /// The command line was invalid.
@@ -63,6 +68,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .reauthenticate: return "the stored session was revoked or expired: sign in again"
         case .tokenEndpointUnavailable: return "token endpoint unreachable: try again later"
         case .permissionDenied: return "permission denied"
+        case .googleCredentialsUnusable: return "no usable Application Default Credentials (none found, or the one found is invalid)"
+        case .googleCredentialsRefused: return "the Google credentials were refused"
         case .signInFailed: return "sign-in failed"
         case .usage: return "invalid command line"
         case .internalError: return "internal error"

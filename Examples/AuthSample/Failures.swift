@@ -1,4 +1,5 @@
 import AuthRPC
+import GoogleAuth
 import OAuth2
 
 /// Turns library errors into what a person can act on, with the exit code of their class.
@@ -12,6 +13,7 @@ enum Failures {
 
     private static func classify(_ error: RPCError, target: String, credentials: ResolvedCredentials) -> ToolFailure {
         if let oauth = error.cause as? OAuthError {
+            if let google = credentials.google { return self.google(oauth, google) }
             return session(oauth, name: credentials.sessionName ?? "default")
         }
         if let transport = error.cause as? TransportError {
@@ -39,6 +41,9 @@ enum Failures {
     }
 
     private static func unauthenticatedHint(_ credentials: ResolvedCredentials) -> String {
+        if let google = credentials.google {
+            return "the server refused the token of \(google.credentials.identity); check the scopes (--scope) and that the account may call this service"
+        }
         if let name = credentials.sessionName {
             return "the stored session's token was refused even after a refresh; sign in again: auth_sample login ..."
                 + (name == "default" ? "" : " --session \(name)")
@@ -83,6 +88,33 @@ enum Failures {
         default:
             return ToolFailure(status: .internalError, message: "the session failed: \(error.message)")
         }
+    }
+
+    /// Google credentials that could not produce a token for a call.
+    static func google(_ error: OAuthError, _ google: GoogleSelection) -> ToolFailure {
+        let who = "\(google.credentials.identity)"
+        switch error.kind {
+        case .authorization, .noRefreshToken:
+            let hint = google.credentials.identity.kind == .authorizedUser
+                ? "sign in again: gcloud auth application-default login"
+                : "check that the key is still valid and enabled, the clock is right, and any subject is allowed (domain-wide delegation)"
+            return ToolFailure(status: .googleCredentialsRefused, message: "the Google credentials \(who) were refused: \(error.message)", hint: hint)
+        case .transient:
+            return ToolFailure(status: .tokenEndpointUnavailable, message: "cannot get an access token for \(who) now: \(error.message)",
+                               hint: "try again later")
+        default:
+            return ToolFailure(status: .googleCredentialsUnusable, message: "the Google credentials \(who) cannot get a token: \(error.message)")
+        }
+    }
+
+    /// Application Default Credentials that could not be found, read or used.
+    static func googleSetup(_ error: OAuthError) -> ToolFailure {
+        if let report = error.underlying as? ApplicationDefaultCredentials.SearchReport {
+            return ToolFailure(status: .googleCredentialsUnusable, message: "no Google Application Default Credentials found",
+                               hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, run `gcloud auth application-default login`, or pass --service-account-key FILE or --authorized-user FILE",
+                               details: ["Looked at:"] + report.attempts.enumerated().map { "  \($0.offset + 1). \($0.element.place): \($0.element.outcome)" })
+        }
+        return ToolFailure(status: .googleCredentialsUnusable, message: "cannot use the Application Default Credentials: \(error.message)")
     }
 
     /// A sign-in that did not complete.

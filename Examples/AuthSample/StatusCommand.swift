@@ -1,20 +1,28 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OAuth2
 
 /// `auth_sample status`: who is signed in, with which scopes, until when. Never the tokens.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the stored session: user, scopes, token expiry (never the tokens).")
+        abstract: "Show the stored session (user, scopes, token expiry), or the Google credentials --adc, --service-account-key or --authorized-user would use; never tokens or keys.")
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
+
+    @OptionGroup(title: "Google credentials (instead of a stored session)") var google: GoogleCredentialOptions
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         try await runReportingFailures(json: json) { () async throws(ToolFailure) in
+            if google.isSelected {
+                let logger = common.logger(label: "auth_sample.google")
+                await showGoogleCredentials(try google.resolve(logger: logger), logger: logger)
+                return
+            }
             let handle = try common.store()
             let state = try handle.require()
             let formatter = ISO8601DateFormatter()
@@ -48,6 +56,42 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
             }
         }
+    }
+
+    /// Who the Google credentials act as, where they were found, how tokens are made. Nothing is
+    /// sent, except to ask a metadata server which account is the instance's.
+    private func showGoogleCredentials(_ selection: GoogleSelection, logger: Logger) async {
+        let identity = selection.credentials.identity
+        var principal = identity.principal
+        var principalNote = ""
+        switch await selection.metadataPrincipal(logger: logger) {
+        case .success(let email)?:
+            principal = email
+            principalNote = " (as the metadata server says)"
+        case .failure(let error)?:
+            principalNote = " (the metadata server did not say which account: \(error.message))"
+        case nil:
+            break
+        }
+        if json {
+            var object: [String: Any] = [
+                "credential_type": identity.kind.rawValue, "principal": principal, "found_in": selection.origin,
+                "tokens": selection.tokens,
+            ]
+            if let source = identity.source { object["source"] = source }
+            if let project = identity.projectID { object["project_id"] = project }
+            if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
+            Output.printJSON(object)
+            return
+        }
+        Output.line("Google credentials")
+        Output.line("  Type:          \(identity.kind.rawValue)")
+        Output.line("  Principal:     \(principal)\(principalNote)")
+        Output.line("  Source:        \(identity.source ?? "unknown")")
+        Output.line("  Found in:      \(selection.origin)")
+        if let project = identity.projectID { Output.line("  Project:       \(project)") }
+        if let quota = identity.quotaProjectID { Output.line("  Quota project: \(quota) (sent as x-goog-user-project)") }
+        Output.line("  Tokens:        \(selection.tokens)")
     }
 
     /// What the access token is good for, and what the next call will do about it.

@@ -9,6 +9,7 @@ revocation (RFC 7009), introspection (RFC 7662), userinfo, JWKS. Test-only endpo
 /sandbox/ (see README.md). Token values are never logged.
 """
 
+import hashlib
 import json
 import logging
 import os
@@ -180,6 +181,7 @@ class Issuer:
         self.store = Store()
         self.signing_key = RSAKey.generate_key(2048, parameters={"kid": "sandbox-1", "use": "sig", "alg": "RS256"})
         self.service_accounts = service_accounts_registry or service_accounts.ServiceAccounts()
+        self._seen_jwt_access = set()  # sha256 of every self-signed JWT accepted (guarded by store.lock)
         self.url = None
         self._server = None
         self._thread = None
@@ -246,6 +248,23 @@ class Issuer:
                     "scope": token.scope, "client_id": token.client.client_id}
 
     # -- Google credentials ---------------------------------------------------------------------
+
+    def verify_jwt_access(self, token, audiences):
+        """A service account's self-signed JWT, checked (ServiceAccounts.verify_jwt_access); each
+        distinct JWT accepted is counted under the account: `jwt_access_tokens`, and
+        `jwt_access_tokens <aud>` (or `jwt_access_tokens scope` without an audience)."""
+        identity = self.service_accounts.verify_jwt_access(token, audiences)
+        if identity is None:
+            return None
+        fingerprint = hashlib.sha256(token.encode()).hexdigest()
+        with self.store.lock:
+            first_sight = fingerprint not in self._seen_jwt_access
+            self._seen_jwt_access.add(fingerprint)
+        if first_sight:
+            account = identity["client_id"]
+            self.store.count(account, "jwt_access_tokens")
+            self.store.count(account, f"jwt_access_tokens {identity.get('audience') or 'scope'}")
+        return identity
 
     def add_service_account(self, name=None, token_lifetime=None):
         """A new service account whose assertions the JWT bearer grant accepts; returns it."""
@@ -715,6 +734,16 @@ class Issuer:
                     counters = json.loads(json.dumps(store.stats))
             return jsonify(counters)
 
+        @app.route("/sandbox/access-tokens")
+        def access_tokens():
+            # For tests that check a client never prints the tokens it was given.
+            client_id = request.args.get("client_id")
+            if not client_id:
+                return jsonify({"error": "client_id is required"}), 400
+            with store.lock:
+                tokens = [token.access_token for token in store.tokens_by_access.values() if token.client.client_id == client_id]
+            return jsonify({"access_tokens": tokens})
+
         @app.route("/sandbox/device/approve", methods=["POST"])
         def approve():
             return _decide((request.values.get("user_code") or "").strip().upper(), True)
@@ -767,6 +796,23 @@ class Issuer:
             with store.lock:
                 store.token_behaviour[client_id] = {"delay_ms": delay_ms, "status": status}
             return jsonify({"client_id": client_id, "delay_ms": delay_ms, "status": status})
+
+        @app.route("/sandbox/token-lifetime", methods=["POST"])
+        def token_lifetime():
+            client_id = request.values.get("client_id")
+            try:
+                lifetime = int(request.values.get("token_lifetime") or 0)
+            except ValueError:
+                lifetime = 0
+            if not 1 <= lifetime <= 86_400:
+                return jsonify({"error": "token_lifetime must be 1...86400 seconds"}), 400
+            with store.lock:
+                client = store.clients.get(client_id)
+                if client is not None:
+                    client.token_lifetime = lifetime
+            if client is None:
+                return jsonify({"error": "unknown client_id"}), 404
+            return jsonify({"client_id": client_id, "token_lifetime": lifetime})
 
         @app.route("/sandbox/tenants", methods=["POST"])
         def create_tenant():

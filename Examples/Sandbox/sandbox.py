@@ -133,7 +133,7 @@ def _token_validator(static_tokens, issuer, jwt_audiences=()):
         identity = issuer.validate_access_token(token)
         if identity is None and token.count(".") == 2:
             # A service account's self-signed JWT ("JWT access"), checked against the hosts served.
-            identity = issuer.service_accounts.verify_jwt_access(token, jwt_audiences)
+            identity = issuer.verify_jwt_access(token, jwt_audiences)
         return identity
 
     return validate

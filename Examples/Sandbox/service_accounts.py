@@ -136,7 +136,7 @@ class ServiceAccounts:
             log.info("self-signed JWT of %s refused: %s", account.email, reason)
             return None
         return {"user": account.email, "sub": account.client_id, "scope": claims.get("scope", ""),
-                "client_id": account.email}
+                "client_id": account.email, "audience": claims.get("aud")}
 
     @staticmethod
     def _check(account, header, claims, token, audiences):

@@ -199,6 +199,18 @@ class GoogleCredentialsTests(unittest.TestCase):
         status, _, body = http("GET", f"{self.info['issuer']}/sandbox/stats?client_id={urllib.parse.quote(self.key['client_email'])}")
         self.assertGreaterEqual(json.loads(body)["jwt_bearer_requests"], 1)
 
+    def test_access_tokens_lists_what_the_account_was_given(self):
+        status, token = self.grant(sign_jwt(self.private_key, self.header(), self.assertion_claims()))
+        self.assertEqual(status, 200, token)
+        query = urllib.parse.urlencode({"client_id": self.key["client_email"]})
+        status, _, body = http("GET", f"{self.info['issuer']}/sandbox/access-tokens?{query}")
+        self.assertEqual(status, 200, body)
+        self.assertIn(token["access_token"], json.loads(body)["access_tokens"])
+        status, _, body = http("GET", f"{self.info['issuer']}/sandbox/access-tokens?client_id=nobody")
+        self.assertEqual((status, json.loads(body)), (200, {"access_tokens": []}))
+        status, _, _ = http("GET", f"{self.info['issuer']}/sandbox/access-tokens")
+        self.assertEqual(status, 400)
+
     def test_bad_assertions_are_refused(self):
         other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         now = int(time.time())
@@ -285,6 +297,72 @@ class GoogleCredentialsTests(unittest.TestCase):
                 self.assertNotIn(token, self.sandbox.log())
         # The control: the same construction, nothing wrong, is accepted.
         self.assertEqual(self.call(sign_jwt(self.private_key, self.header(), claims()))[0], email)
+
+    def test_each_distinct_self_signed_jwt_is_counted_under_its_account_and_audience(self):
+        status, _, body = http("POST", self.info["issuer"] + "/sandbox/service-accounts", b"{}",
+                               {"Content-Type": "application/json"})
+        self.assertEqual(status, 200)
+        key = json.loads(body)
+        private_key = serialization.load_pem_private_key(key["private_key"].encode(), None)
+        email, now = key["client_email"], int(time.time())
+        header = {"alg": "RS256", "typ": "JWT", "kid": key["private_key_id"]}
+
+        def token(**claims):
+            values = {"iss": email, "sub": email, "iat": now, "exp": now + 3600}
+            values.update(claims)
+            return sign_jwt(private_key, header, values)
+
+        localhost, loopback = token(aud="https://localhost/"), token(aud="https://127.0.0.1/")
+        scoped = token(scope=self.info["scope"])
+        for jwt in (localhost, localhost, loopback, scoped, scoped):
+            self.assertEqual(self.call(jwt)[0], email)
+        self.assertUnauthenticated(token(aud="https://pubsub.googleapis.com/"))  # refused: not counted
+        status, _, body = http("GET", self.info["issuer"] + "/sandbox/stats?" + urllib.parse.urlencode({"client_id": email}))
+        self.assertEqual(json.loads(body), {"jwt_access_tokens": 3, "jwt_access_tokens https://localhost/": 1,
+                                            "jwt_access_tokens https://127.0.0.1/": 1, "jwt_access_tokens scope": 1})
+
+    def test_token_lifetime_knob_changes_what_a_client_gets_next(self):
+        status, _, body = http("POST", self.info["issuer"] + "/sandbox/service-accounts", b"{}",
+                               {"Content-Type": "application/json"})
+        key = json.loads(body)
+        private_key = serialization.load_pem_private_key(key["private_key"].encode(), None)
+        now = int(time.time())
+
+        def granted_lifetime():
+            assertion = sign_jwt(private_key, {"alg": "RS256", "typ": "JWT", "kid": key["private_key_id"]},
+                                 {"iss": key["client_email"], "aud": key["token_uri"], "iat": now, "exp": now + 3600,
+                                  "scope": self.info["scope"]})
+            form = urllib.parse.urlencode({"grant_type": JWT_BEARER, "assertion": assertion}).encode()
+            status, _, body = http("POST", key["token_uri"], form, {"Content-Type": "application/x-www-form-urlencoded"})
+            self.assertEqual(status, 200, body)
+            return json.loads(body)["expires_in"]
+
+        def knob(client_id, lifetime):
+            form = urllib.parse.urlencode({"client_id": client_id, "token_lifetime": lifetime}).encode()
+            return http("POST", self.info["issuer"] + "/sandbox/token-lifetime", form,
+                        {"Content-Type": "application/x-www-form-urlencoded"})[0]
+
+        self.assertEqual(granted_lifetime(), 3600)
+        self.assertEqual(knob(key["client_email"], 7), 200)
+        self.assertEqual(granted_lifetime(), 7)
+        self.assertEqual(knob(key["client_email"], 3600), 200)
+        self.assertEqual(granted_lifetime(), 3600)
+        self.assertEqual(knob("nobody", 7), 404)
+        self.assertEqual(knob(key["client_email"], 0), 400)
+        self.assertEqual(knob(key["client_email"], "x"), 400)
+
+    def test_the_quota_project_sent_comes_back_in_the_trailers(self):
+        token = self.metadata_token()
+        metadata = bearer(token) + (("x-sandbox-echo-headers", "1"), ("x-goog-user-project", "billed-project"))
+        _, call = self.tls.UnaryCall.with_call(pb.SimpleRequest(fill_username=True), metadata=metadata, timeout=10)
+        self.assertIn(("x-sandbox-user-project", "billed-project"), tuple(call.trailing_metadata()))
+        _, call = self.tls.UnaryCall.with_call(pb.SimpleRequest(), metadata=bearer(token) + (("x-sandbox-echo-headers", "1"),), timeout=10)
+        self.assertNotIn("x-sandbox-user-project", [key for key, _ in call.trailing_metadata()])
+
+    def metadata_token(self):
+        status, _, body = self.metadata("/computeMetadata/v1/instance/service-accounts/default/token")
+        self.assertEqual(status, 200)
+        return json.loads(body)["access_token"]
 
     # -- the metadata server --------------------------------------------------------------------
 

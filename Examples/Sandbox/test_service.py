@@ -27,6 +27,8 @@ SLEEP_KEY = "x-sandbox-sleep-ms"
 ECHO_HEADERS_KEY = "x-sandbox-echo-headers"
 ECHO_INITIAL_KEY = "x-grpc-test-echo-initial"
 ECHO_TRAILING_KEY = "x-grpc-test-echo-trailing-bin"
+USER_PROJECT_KEY = "x-goog-user-project"
+USER_PROJECT_ECHO_KEY = "x-sandbox-user-project"
 
 PROTO_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "Protos", "grpc", "testing"))
 
@@ -200,6 +202,8 @@ class SandboxTestService:
                 ("x-sandbox-user-agent", call.first("user-agent") or ""),
                 ("x-sandbox-peer", call.peer),
             ]
+            # The quota project Google bills (sent by user credentials with a quota_project_id).
+            call.trailing += [(USER_PROJECT_ECHO_KEY, value) for value in call.values(USER_PROJECT_KEY)]
 
     def _authenticate(self, call, wants_identity):
         return authenticate(call, self.validate, self.require_token, wants_identity)

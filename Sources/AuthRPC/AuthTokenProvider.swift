@@ -19,6 +19,23 @@ public protocol AuthTokenProvider: Sendable {
     /// Providers that keep a cached token (such as an OAuth session) implement it so a call with a
     /// cached token costs no more than a call with a static token. The default returns `nil`.
     func cachedToken() -> String?
+
+    /// Returns an access token for the call `context` describes (its `:authority` and method).
+    ///
+    /// This is what a channel calls. The default ignores the call and returns ``token()``; a
+    /// provider whose token depends on the service (a self-signed JWT for `https://<host>/`)
+    /// implements it.
+    func token(for context: AuthTokenContext) async throws -> String
+
+    /// ``cachedToken()`` for the call `context` describes; a channel asks this first. The default
+    /// returns ``cachedToken()``.
+    func cachedToken(for context: AuthTokenContext) -> String?
+
+    /// Request metadata this provider adds to every call it authorizes (Google's
+    /// `x-goog-user-project`), after the caller's own; a key the caller set keeps the caller's
+    /// value. It is checked like ``CallOptions/initialMetadata``: a pair gRPC does not allow fails
+    /// the call with `invalidArgument` before anything is sent. The default is empty.
+    var requestMetadata: Metadata { get }
 }
 
 extension AuthTokenProvider {

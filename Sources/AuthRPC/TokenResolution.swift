@@ -1,7 +1,7 @@
 /// Turns a call's credentials into the token to send, under the call's deadline and cancellation.
 enum TokenResolution {
-    /// The token to send, or `nil` for a call without credentials.
-    static func token(for credentials: CallCredentials?, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String? {
+    /// The token to send for the call `context` describes, or `nil` for a call without credentials.
+    static func token(for credentials: CallCredentials?, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String? {
         switch credentials {
         case nil:
             return nil
@@ -9,10 +9,10 @@ enum TokenResolution {
             return try checked(token)
         case .provider(let provider):
             // The fast path: a provider with a fresh cached token answers without a task or a hop.
-            if let token = provider.cachedToken() {
+            if let token = provider.cachedToken(for: context) {
                 return try checked(token)
             }
-            switch await race(deadline: deadline, { try await provider.token() }) {
+            switch await race(deadline: deadline, { try await provider.token(for: context) }) {
             case .value(let token):
                 return try checked(token)
             case .failed(let error):

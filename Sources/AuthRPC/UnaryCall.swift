@@ -37,16 +37,17 @@ extension Channel {
         deserializer: Deserializer,
         options: CallOptions? = nil
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
-        let options = options ?? defaultCallOptions
+        let options = (options ?? defaultCallOptions).addingProviderMetadata()
         let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
         if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
         try options.validateForSending()
         try checkCredentialsAllowed(options)
         let body = try frame(request, serializer: serializer, compression: options.compression)
 
+        let call = AuthTokenContext(authority: options.authority ?? defaultAuthority, method: method)
         var tokenRetried = false
         while true {
-            let token = try await TokenResolution.token(for: options.credentials, deadline: deadline)
+            let token = try await TokenResolution.token(for: options.credentials, call: call, deadline: deadline)
             do {
                 return try await exchange(method, body: body, token: token, options: options, deadline: deadline, deserializer: deserializer)
             } catch where error.code == .unauthenticated && !tokenRetried && options.retriesUnauthenticatedOnce {

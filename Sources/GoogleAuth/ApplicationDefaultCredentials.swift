@@ -15,12 +15,16 @@ import OAuth2
 ///
 /// Resolving reads the environment and files only: no request leaves the process, and the
 /// link-local metadata address is never probed. When nothing applies, the error lists each place
-/// tried and why it did not apply.
+/// tried and why it did not apply. `GOOGLE_CLOUD_QUOTA_PROJECT`, when set, names the project billed
+/// for the calls whatever the credential (as google-auth does).
+///
+/// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:logger:)``
+/// turns what is found into a call's token provider.
 public enum ApplicationDefaultCredentials {
     /// What resolution looks at: environment variables and the DMI product-name file.
     public struct Environment: Sendable {
         /// The environment variables (`GOOGLE_APPLICATION_CREDENTIALS`, `CLOUDSDK_CONFIG`, `HOME`,
-        /// `GCE_METADATA_HOST`).
+        /// `GCE_METADATA_HOST`, `GOOGLE_CLOUD_QUOTA_PROJECT`).
         public var variables: [String: String]
         /// The file whose text says whether this machine is a Google VM.
         public var productNamePath: String
@@ -88,9 +92,25 @@ public enum ApplicationDefaultCredentials {
         public var credential: Credential
         /// Where it was found.
         public var origin: Origin
+        /// The project billed for the calls (`x-goog-user-project`): `GOOGLE_CLOUD_QUOTA_PROJECT`
+        /// when set, else the credential's own (an authorized_user file's `quota_project_id`).
+        public var quotaProjectID: String?
 
-        /// Who the credential acts as (for Compute Engine, `default` until the server is asked).
+        init(credential: Credential, origin: Origin, quotaProjectOverride: String?) {
+            self.credential = credential
+            self.origin = origin
+            quotaProjectID = quotaProjectOverride ?? Self.identity(of: credential).quotaProjectID
+        }
+
+        /// Who the credential acts as (for Compute Engine, `default` until the server is asked),
+        /// with ``quotaProjectID``.
         public var identity: GoogleCredentialIdentity {
+            var identity = Self.identity(of: credential)
+            identity.quotaProjectID = quotaProjectID
+            return identity
+        }
+
+        private static func identity(of credential: Credential) -> GoogleCredentialIdentity {
             switch credential {
             case .serviceAccount(let key): return key.identity
             case .authorizedUser(let credentials): return credentials.identity
@@ -167,20 +187,33 @@ public enum ApplicationDefaultCredentials {
     ///   then the message lists every place tried and why it did not apply, and `underlying` is
     ///   a ``SearchReport``.
     public static func resolve(in environment: Environment = .current) throws(OAuthError) -> Resolved {
+        let (credential, origin) = try find(in: environment)
+        var quotaProject: String?
+        if let value = environment.value("GOOGLE_CLOUD_QUOTA_PROJECT") {
+            guard QuotaProject.isValid(value) else {
+                throw OAuthError(.invalidConfiguration, "GOOGLE_CLOUD_QUOTA_PROJECT is not a project id (printable ASCII, no spaces, at most 128 characters)")
+            }
+            quotaProject = value
+        }
+        return Resolved(credential: credential, origin: origin, quotaProjectOverride: quotaProject)
+    }
+
+    /// The credential and where it was found, in Google's order.
+    private static func find(in environment: Environment) throws(OAuthError) -> (Credential, Origin) {
         var attempts: [SearchReport.Attempt] = []
 
         if let path = environment.value("GOOGLE_APPLICATION_CREDENTIALS") {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw OAuthError(.invalidConfiguration, "GOOGLE_APPLICATION_CREDENTIALS names \(path), which does not exist")
             }
-            return Resolved(credential: try credential(inFile: path, purpose: "GOOGLE_APPLICATION_CREDENTIALS"), origin: .environmentVariable(path: path))
+            return (try credential(inFile: path, purpose: "GOOGLE_APPLICATION_CREDENTIALS"), .environmentVariable(path: path))
         }
         attempts.append(.init(place: "GOOGLE_APPLICATION_CREDENTIALS", outcome: "not set"))
 
         let wellKnown = wellKnownFilePath(in: environment)
         switch wellKnown {
         case .path(let path) where FileManager.default.fileExists(atPath: path):
-            return Resolved(credential: try credential(inFile: path, purpose: "gcloud's well-known file"), origin: .wellKnownFile(path: path))
+            return (try credential(inFile: path, purpose: "gcloud's well-known file"), .wellKnownFile(path: path))
         case .path(let path):
             attempts.append(.init(place: "gcloud's well-known file \(path)", outcome: "no such file"))
         case .unknown(let why):
@@ -191,12 +224,12 @@ public enum ApplicationDefaultCredentials {
             guard ServiceHost.host(ofAuthority: host) != nil else {
                 throw OAuthError(.invalidConfiguration, "GCE_METADATA_HOST is \"\(host.prefix(100))\", not HOST or HOST:PORT")
             }
-            return Resolved(credential: .computeEngine(metadataHost: host), origin: .metadataServer(reason: "GCE_METADATA_HOST is set"))
+            return (.computeEngine(metadataHost: host), .metadataServer(reason: "GCE_METADATA_HOST is set"))
         }
         switch googleVMMarker(at: environment.productNamePath) {
         case .google(let name):
-            return Resolved(credential: .computeEngine(metadataHost: ComputeEngineTokenSource.defaultHost),
-                            origin: .metadataServer(reason: "\(environment.productNamePath) says \(name)"))
+            return (.computeEngine(metadataHost: ComputeEngineTokenSource.defaultHost),
+                    .metadataServer(reason: "\(environment.productNamePath) says \(name)"))
         case .notGoogle(let why):
             attempts.append(.init(place: "the Compute Engine metadata server",
                                   outcome: "GCE_METADATA_HOST is not set and this is not a Google VM (\(why)); the link-local address is never probed"))

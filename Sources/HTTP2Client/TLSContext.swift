@@ -108,9 +108,14 @@ enum PEM {
         return certificates
     }
 
-    /// The private key in `text`.
+    /// The private key in `text`, which must not be encrypted.
     static func privateKey(_ text: String) throws(HTTP2Error) -> OpaquePointer {
-        let key = withMemoryBIO(text) { PEM_read_bio_PrivateKey($0, nil, nil, nil) }
+        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+            throw .tls(TLSFailure(.invalidConfiguration, "the client private key is encrypted; only unencrypted PEM keys are supported"))
+        }
+        // A password callback that has none: OpenSSL's default would prompt on the terminal, or
+        // read standard input when there is no terminal.
+        let key = withMemoryBIO(text) { PEM_read_bio_PrivateKey($0, nil, { _, _, _, _ in 0 }, nil) }
         guard let key else {
             throw .tls(TLSFailure(.invalidConfiguration, "no PEM private key found: \(OpenSSLErrors.drain())"))
         }

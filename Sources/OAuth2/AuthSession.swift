@@ -29,6 +29,9 @@ import Synchronization
 /// - An authorization error (`invalid_grant`, …) stops the session: it hands out no token until
 ///   signed in again, and it never deletes the stored session. Transient errors change nothing,
 ///   and the next attempts wait for ``refreshBackoff``.
+///
+/// The fast path, the shared refresh, the expiry margin and the backoff are the package's one
+/// token engine, which the Google credentials (GoogleAuth) run on too.
 public actor AuthSession: InvalidatableAuthTokenProvider {
     /// The session's current state.
     public private(set) var state: AuthState
@@ -43,41 +46,23 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     let transport: any OAuthTransport
     private let logger: Logger
 
-    /// Bumped whenever the state is replaced as a whole (a new sign-in, a sign-out). A refresh
+    /// The fast path, the refresh in flight, the backoff and the generation. The generation is
+    /// bumped whenever the state is replaced as a whole (a new sign-in, a sign-out): a refresh
     /// records it before its first await and drops its answer if it changed meanwhile.
-    private var generation: UInt64 = 0
-    /// The refresh in flight, and the generation it belongs to.
-    private var refreshInFlight: (generation: UInt64, task: Task<RefreshOutcome, Never>)?
-    /// Set after transient refresh failures: until when token requests fail fast, and with what.
-    private var backoff: RefreshBackoffState?
+    private nonisolated let engine: TokenEngine
     /// Whether the state's sign-in is known to be in the store (found there, saved to it, or
     /// adopted from it). A store that then holds nothing, or another sign-in, was changed by
     /// someone else; until then, the session's state is the newer one.
     private var isPersisted: Bool
 
-    /// What one refresh came to.
-    enum RefreshOutcome: Sendable {
-        case token(String)
-        case failure(OAuthError)
-        /// The state was replaced while the refresh waited: look again at the new one.
-        case superseded
-    }
+    /// What one refresh came to (`superseded`: the state was replaced while it waited).
+    typealias RefreshOutcome = TokenEngine.Outcome
 
-    /// The token the fast path may hand out without entering the actor, and until when.
-    private struct CachedToken {
-        var token: String
-        var freshUntil: Date?
-    }
-
-    private nonisolated let cache: Locked<CachedToken?>
     private nonisolated let observers = Locked<[UInt64: AsyncStream<AuthState>.Continuation]>([:])
     private nonisolated let nextObserver = Atomic<UInt64>(0)
 
     /// How long a refresh (or a replacement) waits for another holder of the store's lock.
     private static let lockTimeout: Duration = .seconds(30)
-    /// How many times one request for a token looks again after its refresh was superseded;
-    /// each time needs the state to be replaced during the wait, so this is never reached in use.
-    private static let maximumSupersededPasses = 8
 
     /// Creates a session from `state`.
     ///
@@ -119,7 +104,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
         self.logger = logger
-        self.cache = Locked(Self.cacheEntry(for: state, tolerance: expiryTolerance))
+        self.engine = TokenEngine(holding: Self.holding(for: state, tolerance: expiryTolerance), expiryTolerance: expiryTolerance,
+                                  refreshBackoff: refreshBackoff, backoffScope: .transientFailures)
     }
 
     /// The session saved in `store`, or `nil` when the store holds none.
@@ -145,47 +131,19 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///   when the user must sign in again, ``OAuthError/Kind/transient`` when the token endpoint
     ///   could not be reached or answered something unusable (nothing was changed; during the
     ///   backoff that follows, the same error comes back at once).
-    public func freshAccessToken() async throws(OAuthError) -> String {
-        for _ in 0..<Self.maximumSupersededPasses {
-            if let error = state.authorizationError {
-                throw Self.stopped(by: error)
-            }
-            if state.isAccessTokenFresh(tolerance: expiryTolerance), let token = state.accessToken {
-                return token
-            }
-            if let backoff, ContinuousClock.now < backoff.until {
-                throw backoff.error
-            }
-            let task: Task<RefreshOutcome, Never>
-            if let refreshInFlight, refreshInFlight.generation == generation {
-                task = refreshInFlight.task
-            } else {
-                let generation = self.generation
-                task = Task { await self.refreshOnce(generation: generation) }
-                refreshInFlight = (generation, task)
-            }
-            switch await task.value {
-            case .token(let token): return token
-            case .failure(let error): throw error
-            case .superseded: continue
-            }
-        }
-        throw OAuthError(.transient, "the session was replaced again and again while refreshing; try again")
+    public nonisolated func freshAccessToken() async throws(OAuthError) -> String {
+        try await engine.token { generation in await self.refreshOnce(generation: generation) }
     }
 
     /// The access token for a call: ``freshAccessToken()``.
-    public func token() async throws -> String {
+    public nonisolated func token() async throws -> String {
         try await freshAccessToken()
     }
 
     /// The current token when it is fresh, without entering the actor: calls with a fresh token
     /// cost no more than calls with a static one.
     public nonisolated func cachedToken() -> String? {
-        cache.withLock { entry in
-            guard let entry else { return nil }
-            if let freshUntil = entry.freshUntil, Date() >= freshUntil { return nil }
-            return entry.token
-        }
+        engine.cachedToken()
     }
 
     /// Marks the current access token stale: the next request for a token refreshes.
@@ -204,30 +162,25 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     // MARK: - Refreshing
 
-    /// Runs one refresh for every caller waiting now; clears itself when done, and records the
-    /// outcome for the backoff.
+    /// Runs one refresh for every caller waiting now (the engine shares it and records its
+    /// outcome for the backoff).
     private func refreshOnce(generation: UInt64) async -> RefreshOutcome {
-        defer { if refreshInFlight?.generation == generation { refreshInFlight = nil } }
-        let outcome: RefreshOutcome
-        if let shared = store as? any SharedAuthSessionStore {
-            do throws(OAuthError) {
-                outcome = try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) -> RefreshOutcome in
-                    await self.refreshHoldingLock(shared, generation: generation)
-                }
-            } catch {
-                outcome = generation == self.generation ? .failure(error) : .superseded
-            }
-        } else {
-            outcome = await refresh(generation: generation, shared: nil)
+        guard let shared = store as? any SharedAuthSessionStore else {
+            return await refresh(generation: generation, shared: nil)
         }
-        noteForBackoff(outcome)
-        return outcome
+        do throws(OAuthError) {
+            return try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) -> RefreshOutcome in
+                await self.refreshHoldingLock(shared, generation: generation)
+            }
+        } catch {
+            return engine.isCurrent(generation) ? .failure(error) : .superseded
+        }
     }
 
     /// Under the store's lock: adopt what another process saved meanwhile (a refreshed token, or
     /// another sign-in), refresh only if that is not fresh either.
     private func refreshHoldingLock(_ shared: any SharedAuthSessionStore, generation: UInt64) async -> RefreshOutcome {
-        guard generation == self.generation else { return .superseded }
+        guard engine.isCurrent(generation) else { return .superseded }
         switch readStore(shared) {
         case .removed:
             return signedOutElsewhere()
@@ -263,7 +216,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
         // After the await: the answer belongs to the grant it was asked for, and only counts if
         // that is still the session's (in this process, and in the store).
-        guard generation == self.generation, state.grant.id == grantID else {
+        guard engine.isCurrent(generation), state.grant.id == grantID else {
             logger.debug("dropping a refresh for a session that was replaced meanwhile", metadata: ["client": "\(state.client.id)"])
             return .superseded
         }
@@ -340,7 +293,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private func adopt(_ stored: AuthState) {
         logger.debug("adopting the session another process saved", metadata: ["client": "\(stored.client.id)"])
         if stored.grant.id != state.grant.id {
-            backoff = nil
+            engine.endBackoff()
         }
         state = stored
         isPersisted = true
@@ -357,21 +310,6 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         state.idToken = nil
         stateDidChange(save: false)
         return .failure(OAuthError(.noRefreshToken, "the stored session was removed (signed out) while refreshing; sign in again"))
-    }
-
-    /// Starts, lengthens or ends the backoff after a refresh.
-    private func noteForBackoff(_ outcome: RefreshOutcome) {
-        switch outcome {
-        case .token:
-            backoff = nil
-        case .failure(let error) where error.kind == .transient && !(error.underlying is CancellationError):
-            let failures = (backoff?.failures ?? 0) + 1
-            var random = SystemRandomNumberGenerator()
-            let delay = refreshBackoff.delay(afterFailures: failures, using: &random)
-            backoff = RefreshBackoffState(failures: failures, until: .now + delay, error: error)
-        case .failure, .superseded:
-            break
-        }
     }
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
@@ -398,16 +336,13 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// published, and any authorization error and backoff forgotten with the old state. A refresh
     /// of the old state still in flight is dropped when it answers.
     public func replaceState(_ newState: AuthState) async {
-        generation &+= 1
-        refreshInFlight = nil
-        backoff = nil
         state = newState
+        let expected = engine.reset(to: Self.holding(for: newState, tolerance: expiryTolerance))
         guard let shared = store as? any SharedAuthSessionStore else {
             stateDidChange(save: true)
             return
         }
         stateDidChange(save: false)
-        let expected = generation
         do throws(OAuthError) {
             try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) in
                 await self.saveIfCurrent(generation: expected)
@@ -419,14 +354,13 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     /// Saves the state if no newer replacement came while waiting for the lock (that one saves).
     private func saveIfCurrent(generation: UInt64) {
-        guard generation == self.generation else { return }
+        guard engine.isCurrent(generation) else { return }
         save()
     }
 
-    /// Refreshes the fast path, saves when asked, and tells the observers.
+    /// Tells the engine what the state now holds, saves when asked, and tells the observers.
     private func stateDidChange(save shouldSave: Bool) {
-        let entry = Self.cacheEntry(for: state, tolerance: expiryTolerance)
-        cache.withLock { $0 = entry }
+        engine.hold(Self.holding(for: state, tolerance: expiryTolerance))
         if shouldSave { save() }
         let state = self.state
         for continuation in observers.withLock({ Array($0.values) }) {
@@ -444,9 +378,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         }
     }
 
-    private static func cacheEntry(for state: AuthState, tolerance: Duration) -> CachedToken? {
-        guard state.authorizationError == nil, state.isAccessTokenFresh(tolerance: tolerance), let token = state.accessToken else { return nil }
-        return CachedToken(token: token, freshUntil: state.freshUntil(tolerance: tolerance))
+    /// What the engine may hand out for `state`: its token while fresh, nothing (refresh), or
+    /// the authorization error that stopped it.
+    private static func holding(for state: AuthState, tolerance: Duration) -> TokenEngine.Holding {
+        if let error = state.authorizationError { return .stopped(stopped(by: error)) }
+        guard state.isAccessTokenFresh(tolerance: tolerance), let token = state.accessToken else { return .nothing }
+        return .token(token, freshUntil: state.freshUntil(tolerance: tolerance))
     }
 
     // MARK: - Identity

@@ -101,15 +101,11 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
 
     /// The moment the access token stops being fresh; `nil` without an expiry.
     func freshUntil(tolerance: Duration) -> Date? {
-        accessTokenExpiresAt.map { $0.addingTimeInterval(-refreshMargin(tolerance: tolerance)) }
+        ExpiryMargin.freshUntil(issuedAt: accessTokenIssuedAt, expiresAt: accessTokenExpiresAt, tolerance: tolerance)
     }
 
     private func refreshMargin(tolerance: Duration) -> TimeInterval {
-        var margin = tolerance.seconds
-        if let expiresAt = accessTokenExpiresAt, let issuedAt = accessTokenIssuedAt {
-            margin = min(margin, max(0, expiresAt.timeIntervalSince(issuedAt)) / 2)
-        }
-        return margin
+        ExpiryMargin.seconds(tolerance: tolerance, issuedAt: accessTokenIssuedAt, expiresAt: accessTokenExpiresAt)
     }
 
     /// Takes in a successful (checked) token response: a rotated refresh token replaces the old

@@ -3,10 +3,10 @@ import Foundation
 /// Requests to token endpoints and metadata servers for the credential sources other targets of
 /// this package build on OAuth2 (GoogleAuth's service accounts, authorized users and Compute
 /// Engine): they go out through the same transport as every OAuth request, and token answers
-/// are classified as ``TokenEndpoint`` classifies its own.
+/// are classified in the one place ``TokenEndpoint``'s are (``TokenAnswer``).
 package enum GrantRequest {
     /// The longest server-written text (`error_description`) an error message quotes.
-    package static let maximumQuotedLength = 200
+    package static var maximumQuotedLength: Int { TokenAnswer.maximumQuotedLength }
 
     /// POSTs a grant to `tokenEndpoint` and returns the token it answers with.
     ///
@@ -14,11 +14,12 @@ package enum GrantRequest {
     ///   - parameters: The form: `grant_type` and its parameters.
     ///   - client: How the client authenticates, or `nil` for a grant that needs no client (the
     ///     JWT bearer grant).
-    ///   - secrets: Values of the request that must never be quoted back (an assertion, a
-    ///     refresh token): an error message that would contain one says `<redacted>` instead.
-    /// - Throws: ``OAuthError/Kind/authorization(code:)`` for a 4xx with an OAuth `error`;
-    ///   ``OAuthError/Kind/transient`` for no answer, a 5xx, a 408/429, or an answer that does
-    ///   not parse.
+    ///   - secrets: Values of the request that must never be quoted back, beyond the form's
+    ///     secret parameters (an assertion, a refresh token) and the client secret, which are
+    ///     always hidden: an error message that would contain one says `<redacted>` instead.
+    /// - Throws: ``OAuthError/Kind/authorization(code:)`` for an OAuth `error` (but
+    ///   `temporarily_unavailable`); ``OAuthError/Kind/transient`` for no answer, a 5xx, a
+    ///   408/429, or an answer that does not parse or breaks the rules of ``TokenResponse``.
     package static func requestToken(
         at tokenEndpoint: URL,
         parameters: [(String, String)],
@@ -26,24 +27,13 @@ package enum GrantRequest {
         secrets: [String],
         transport: any OAuthTransport
     ) async throws(OAuthError) -> FetchedAccessToken {
-        let request = OAuthHTTP.formRequest(to: tokenEndpoint, parameters: parameters, client: client)
-        let response = try await OAuthHTTP.send(request, transport: transport, purpose: "token")
-        let receivedAt = Date()
-        let endpoint = tokenEndpoint.redacted
-        switch response.statusCode {
-        case 200..<300:
-            return try token(in: response.body, receivedAt: receivedAt, from: "the token endpoint \(endpoint)")
-        case 408, 429, 500...:
-            throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode); try again later")
-        default:
-            guard let error = OAuthErrorResponse(json: response.body) else {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without an OAuth error")
-            }
-            let summary = quoted(error.summary, hiding: secrets)
-            if error.code == "temporarily_unavailable" {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) is temporarily unavailable: \(summary)")
-            }
-            throw OAuthError(.authorization(code: quoted(error.code, hiding: secrets)), "the authorization server refused the grant: \(summary)")
+        let (answer, receivedAt) = try await TokenAnswer.exchange(at: tokenEndpoint, parameters: parameters, client: client,
+                                                                  extraSecrets: secrets, transport: transport)
+        switch answer {
+        case .success(let response):
+            return fetched(response, receivedAt: receivedAt)
+        case .failure(let invalid):
+            throw TokenAnswer.unusable(invalid, from: "the token endpoint \(tokenEndpoint.redacted)")
         }
     }
 
@@ -58,13 +48,15 @@ package enum GrantRequest {
     /// - Throws: ``OAuthError/Kind/transient`` naming what is wrong (never a token), with the
     ///   ``InvalidTokenResponse`` as its `underlying`; `server` says who answered.
     package static func token(in body: Data, receivedAt: Date, from server: String) throws(OAuthError) -> FetchedAccessToken {
-        let response: TokenResponse
         do throws(InvalidTokenResponse) {
-            response = try TokenResponse(json: body)
+            return fetched(try TokenResponse(json: body), receivedAt: receivedAt)
         } catch {
-            throw OAuthError(.transient, "\(server) answered with an unusable token response: \(error.reason)", underlying: error.withoutSecrets)
+            throw TokenAnswer.unusable(error, from: server)
         }
-        return FetchedAccessToken(
+    }
+
+    private static func fetched(_ response: TokenResponse, receivedAt: Date) -> FetchedAccessToken {
+        FetchedAccessToken(
             accessToken: response.accessToken,
             receivedAt: receivedAt,
             lifetime: response.expiresIn.map { .milliseconds(Int64(($0 * 1000).rounded())) },
@@ -80,10 +72,6 @@ package enum GrantRequest {
     /// Server-written text made fit to quote: at most ``maximumQuotedLength`` characters, and
     /// any of `secrets` it contains replaced by `<redacted>`.
     package static func quoted(_ text: String, hiding secrets: [String]) -> String {
-        var text = text
-        for secret in secrets where !secret.isEmpty {
-            text = text.replacingOccurrences(of: secret, with: "<redacted>")
-        }
-        return text.count > maximumQuotedLength ? String(text.prefix(maximumQuotedLength)) + "…" : text
+        TokenAnswer.quoted(text, hiding: secrets)
     }
 }

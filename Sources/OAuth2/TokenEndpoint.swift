@@ -1,6 +1,6 @@
 import Foundation
 
-/// Talks to one token endpoint for one client and classifies its answers.
+/// Talks to one token endpoint for one client (``TokenAnswer`` classifies its answers).
 struct TokenEndpoint: Sendable {
     let configuration: ServiceConfiguration
     let client: OAuthClient
@@ -22,42 +22,15 @@ struct TokenEndpoint: Sendable {
 
     /// ``requestToken(_:)``, but a 2xx answer that breaks the rules comes back as what was wrong
     /// with it (and any well-formed rotated refresh token it carried) instead of an error.
+    /// ``TokenAnswer`` classifies the answer.
     func exchange(_ parameters: [(String, String)]) async throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
-        let request = OAuthHTTP.formRequest(to: configuration.tokenEndpoint, parameters: parameters, client: client)
-        let response = try await OAuthHTTP.send(request, transport: transport, purpose: "token")
-        let endpoint = configuration.tokenEndpoint.redacted
-        switch response.statusCode {
-        case 200..<300:
-            do throws(InvalidTokenResponse) {
-                return .success(try TokenResponse(json: response.body))
-            } catch {
-                // Some servers (GitHub's device flow) send OAuth errors with a 200.
-                if let refusal = OAuthErrorResponse(json: response.body) { throw self.error(for: refusal) }
-                return .failure(error)
-            }
-        case 408, 429, 500...:
-            throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode); try again later")
-        default:
-            guard let refusal = OAuthErrorResponse(json: response.body) else {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without an OAuth error")
-            }
-            throw error(for: refusal)
-        }
-    }
-
-    /// An OAuth error answer as an error: `temporarily_unavailable` is transient, the rest refuse the grant.
-    private func error(for refusal: OAuthErrorResponse) -> OAuthError {
-        if refusal.code == "temporarily_unavailable" {
-            return OAuthError(.transient, "the token endpoint \(configuration.tokenEndpoint.redacted) is temporarily unavailable: \(refusal.summary)")
-        }
-        return OAuthError(.authorization(code: refusal.code), "the authorization server refused the grant: \(refusal.summary)")
+        try await TokenAnswer.exchange(at: configuration.tokenEndpoint, parameters: parameters, client: client, transport: transport).answer
     }
 
     /// The error for an unusable 2xx answer: transient (the grant may well be fine), naming what
     /// was wrong and never a token.
     func unusable(_ invalid: InvalidTokenResponse) -> OAuthError {
-        OAuthError(.transient, "the token endpoint \(configuration.tokenEndpoint.redacted) answered with an unusable token response: \(invalid.reason)",
-                   underlying: invalid.withoutSecrets)
+        TokenAnswer.unusable(invalid, from: "the token endpoint \(configuration.tokenEndpoint.redacted)")
     }
 
     /// `grant_type=refresh_token`.

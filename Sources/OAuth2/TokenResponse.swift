@@ -134,16 +134,28 @@ package struct OAuthErrorResponse: Sendable {
     /// The `error` code (1*NQSCHAR, at most 128 bytes).
     package var code: String
     /// The `error_description`, cut to what an error message quotes.
-    package var description: String?
+    package var description: String? { fullDescription.map { TokenSyntax.bounded($0) } }
+    /// The `error_description` whole (the body it came in is bounded), for ``summary(hiding:)``.
+    private let fullDescription: String?
 
     /// Parses an error body; `nil` when it is not JSON or has no well-formed `error` code.
     package init?(json data: Data) {
         guard let fields = JSONFields(parsing: data),
               let code = try? fields.string("error"), TokenSyntax.isErrorCode(code) else { return nil }
         self.code = code
-        description = (try? fields.string("error_description")).flatMap { $0 }.map { TokenSyntax.bounded($0) }
+        fullDescription = (try? fields.string("error_description")).flatMap { $0 }
     }
 
     /// `code: description`, or the code alone.
     package var summary: String { description.map { "\(code): \($0)" } ?? code }
+
+    /// ``summary``, with every one of `secrets` replaced by `<redacted>` before it is cut to
+    /// `limit` characters (so no part of a secret survives at the cut).
+    package func summary(hiding secrets: [String], limit: Int) -> String {
+        var text = fullDescription.map { "\(code): \($0)" } ?? code
+        for secret in secrets where !secret.isEmpty {
+            text = text.replacingOccurrences(of: secret, with: "<redacted>")
+        }
+        return TokenSyntax.bounded(text, to: limit)
+    }
 }

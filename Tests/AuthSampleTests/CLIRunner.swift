@@ -114,12 +114,14 @@ enum CLIRunner {
             stdoutBytes: stdoutBytes, stderrBytes: stderrBytes)
     }
 
-    /// The test process's environment minus everything that would change the tool's behaviour,
-    /// with the session directory set to `configHome`.
+    /// The test process's environment minus everything that would change the tool's behaviour
+    /// (Google's Application Default Credentials included), with the session directory set to
+    /// `configHome`.
     static func environment(configHome: URL) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = configHome.path
-        for name in ["AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY"] {
+        for name in ["AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY",
+                     "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST", "GOOGLE_CLOUD_QUOTA_PROJECT"] {
             environment.removeValue(forKey: name)
         }
         return environment

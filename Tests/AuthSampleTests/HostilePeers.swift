@@ -24,7 +24,7 @@ actor HostilePeers {
 
     private func startFaults() async throws -> PeerProcess {
         if let faults { return try await faults.value }
-        let task = Task.detached { try PeerProcess(script: "Tests/Peers/h2_fault_server.py", name: "faults-cli") }
+        let task = Task.detached { try await PeerProcess.launch(script: "Tests/Peers/h2_fault_server.py", name: "faults-cli") }
         faults = task
         return try await task.value
     }
@@ -32,7 +32,7 @@ actor HostilePeers {
     private func startSandbox() async throws -> SandboxInfo {
         if let sandbox { return try await sandbox.value }
         let task = Task.detached {
-            try Peers.launchSandbox(["--hostile-text", "--auto-approve-device-after", "1"], name: "sandbox-hostile")
+            try await Peers.launchSandbox(["--hostile-text", "--auto-approve-device-after", "1"], name: "sandbox-hostile")
         }
         sandbox = task
         return try await task.value

@@ -19,7 +19,7 @@ actor SandboxFixture {
     private func start() async throws -> SandboxInfo {
         if let launch { return try await launch.value }
         let task = Task.detached {
-            try Peers.launchSandbox(["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
+            try await Peers.launchSandbox(["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
                                     name: "sandbox-cli")
         }
         launch = task
@@ -44,6 +44,15 @@ struct Issuer: Sendable {
         components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
         let (data, _) = try await URLSession.shared.data(from: components.url!)
         return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
+    }
+
+    /// Every access token the issuer gave `clientID` (an OAuth client, a service account's
+    /// email, the metadata emulator's account).
+    func accessTokens(of clientID: String) async throws -> [String] {
+        var components = URLComponents(url: url.appendingPathComponent("sandbox/access-tokens"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["access_tokens"] as? [String]) ?? []
     }
 
     func refreshRequests(of clientID: String) async throws -> Int {
@@ -129,13 +138,15 @@ final class CLIWorkspace: Sendable {
     /// `login` with the device flow for this workspace's client.
     var loginArguments: [String] { ["login", "--issuer", sandbox.issuer, "--client-id", clientID, "--device"] }
 
-    /// Runs the tool in this workspace and checks the output is clean (no secret, no crash, no timeout).
+    /// Runs the tool in this workspace, with `environment` added to its own, and checks the output
+    /// is clean (no secret, no crash, no timeout).
     @discardableResult
-    func run(_ arguments: [String], extraSecrets: [String: String] = [:],
+    func run(_ arguments: [String], extraSecrets: [String: String] = [:], environment: [String: String] = [:],
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
         rememberSessionSecrets()
         secrets.withLock { $0.merge(extraSecrets) { $1 } }
-        let result = try await CLIRunner.run(arguments, environment: CLIRunner.environment(configHome: configHome))
+        let variables = CLIRunner.environment(configHome: configHome).merging(environment) { $1 }
+        let result = try await CLIRunner.run(arguments, environment: variables)
         rememberSessionSecrets()
         expectClean(result, sourceLocation: sourceLocation)
         return result

@@ -30,7 +30,7 @@ struct ComputeEngineTests {
     /// A sandbox of its own: the knobs change the emulator for every caller.
     @Test("an answer without Metadata-Flavor: Google is refused; 5xx is transient; the next good answer works")
     func flavorAndFailures() async throws {
-        let own = GoogleSandbox(sandbox: try Peers.launchSandbox(name: "google-metadata-knobs"))
+        let own = GoogleSandbox(sandbox: try await Peers.launchSandbox(name: "google-metadata-knobs"))
         defer { own.sandbox.process.stop() }
         let source = try ComputeEngineTokenSource(host: own.metadataHost)
 

@@ -38,10 +38,39 @@ struct GoogleSandbox: Sendable {
     }
 
     /// A new authorized_user document (gcloud's format) with a client of its own.
-    func newAuthorizedUser(quotaProjectID: String? = nil) async throws -> Data {
-        var body: [String: String] = [:]
+    func newAuthorizedUser(quotaProjectID: String? = nil, tokenLifetime: Int? = nil) async throws -> Data {
+        var body: [String: any Sendable] = [:]
         if let quotaProjectID { body["quota_project_id"] = quotaProjectID }
+        if let tokenLifetime { body["token_lifetime"] = tokenLifetime }
         return try await post(issuer.appendingPathComponent("sandbox/authorized-users"), json: body)
+    }
+
+    /// From now on, the access tokens of `clientID` (an OAuth client, a service account's email,
+    /// the metadata account) live `seconds`.
+    func setTokenLifetime(of clientID: String, seconds: Int) async throws {
+        try await postForm(issuer.appendingPathComponent("sandbox/token-lifetime"), ["client_id": clientID, "token_lifetime": "\(seconds)"])
+    }
+
+    /// Makes the token endpoint answer `clientID`'s requests with HTTP `status` (and
+    /// `temporarily_unavailable`); 0 restores normal answers.
+    func tokenBehaviour(of clientID: String, status: Int) async throws {
+        try await postForm(issuer.appendingPathComponent("sandbox/token-behaviour"), ["client_id": clientID, "delay_ms": "0", "status": "\(status)"])
+    }
+
+    /// The PEM certificate of a service account's key, as the issuer publishes it (Google's form).
+    func certificate(of email: String, keyID: String) async throws -> String {
+        let url = issuer.appendingPathComponent("robot/v1/metadata/x509/\(email)")
+        let (data, _) = try await URLSession.shared.data(from: url)
+        guard let pem = (try JSONSerialization.jsonObject(with: data) as? [String: String])?[keyID] else {
+            throw PeerError("no certificate for \(email)")
+        }
+        return pem
+    }
+
+    /// Revokes the access tokens of `clientID` at the issuer (refresh tokens and keys still work):
+    /// the next call with one is UNAUTHENTICATED.
+    func expireAccessTokens(of clientID: String) async throws {
+        try await postForm(issuer.appendingPathComponent("sandbox/expire-access-tokens"), ["client_id": clientID])
     }
 
     /// The issuer's counters for a client id or a service account's email.
@@ -53,11 +82,7 @@ struct GoogleSandbox: Sendable {
 
     /// Revokes every token of an issuer client (an authorized user's).
     func revokeEverything(of clientID: String) async throws {
-        var request = URLRequest(url: issuer.appendingPathComponent("sandbox/revoke-all"))
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("client_id=\(clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)".utf8)
-        _ = try await URLSession.shared.data(for: request)
+        try await postForm(issuer.appendingPathComponent("sandbox/revoke-all"), ["client_id": clientID])
     }
 
     /// The metadata emulator's counters (`token_requests`, `requests_without_flavor`).
@@ -95,6 +120,47 @@ struct GoogleSandbox: Sendable {
     /// Calls with a fixed access token.
     func whoAmI(token: String) async throws -> (user: String, scope: String) {
         try await whoAmI(CallOptions(credentials: .accessToken(token)))
+    }
+
+    /// Calls UnaryCall with `provider` as the token provider, asking who called; the response
+    /// (its trailers name the quota project received, `x-sandbox-user-project`).
+    func call(_ provider: any AuthTokenProvider, authority: String? = nil, metadata: Metadata = [:],
+              on existing: Channel? = nil) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
+        var request = AuthSample_Request()
+        request.fillUsername = true
+        request.fillOauthScope = true
+        var options = CallOptions(timeout: .seconds(60), credentials: .provider(provider), initialMetadata: metadata, authority: authority)
+        options.initialMetadata.addString("1", forKey: "x-sandbox-echo-headers")
+        let channel: Channel
+        if let existing {
+            channel = existing
+        } else {
+            do { channel = try self.channel() } catch { throw RPCError(code: .internalError, message: "\(error)") }
+        }
+        return try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
+    }
+
+    /// `count` calls at once through `provider` on one channel; the users the server saw.
+    func concurrentCalls(_ count: Int, _ provider: any AuthTokenProvider, authority: @escaping @Sendable (Int) -> String? = { _ in nil }) async throws -> [String] {
+        let channel = try self.channel()
+        defer { channel.close() }
+        return try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                group.addTask { try await self.call(provider, authority: authority(index), on: channel).message.username }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+    }
+    private func postForm(_ url: URL, _ form: [String: String]) async throws {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+            .joined(separator: "&").utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw PeerError("\(url.path) answered \(String(decoding: data, as: UTF8.self))")
+        }
     }
 
     private func post(_ url: URL, json: [String: any Sendable]) async throws -> Data {

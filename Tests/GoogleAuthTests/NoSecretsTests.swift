@@ -76,4 +76,56 @@ struct GoogleNoSecretsTests {
             }
         }
     }
+    @Test("GoogleCredentials of every kind: calls, refusals and failures leave no key, assertion, JWT or token in logs, descriptions or errors")
+    func providersAreRedacted() async throws {
+        let google = try await GoogleSandbox.shared()
+        let capture = LogCapture()
+        let logger = capture.logger(label: "google-provider")
+        let scope = ServiceConfiguration.googleTestScope
+        var texts: [String] = []
+        var secrets: [String] = []
+        let keyJSON = try Data(contentsOf: URL(fileURLWithPath: google.serviceAccountKeyPath))
+        secrets += keyJSON.jsonString("private_key").split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
+        let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
+        let userJSON = try await google.newAuthorizedUser(quotaProjectID: "quota-p")
+        secrets += [userJSON.jsonString("refresh_token"), userJSON.jsonString("client_secret")]
+        let user = try AuthorizedUserCredentials(json: userJSON)
+        let context = AuthTokenContext(authority: google.authority, method: MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall"))
+
+        let working: [GoogleCredentials] = [
+            try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: [scope], logger: logger), logger: logger),
+            try GoogleCredentials(selfSignedJWTsFor: key, logger: logger),
+            try GoogleCredentials(selfSignedJWTsFor: key, scopes: [scope], logger: logger),
+            try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint, logger: logger), logger: logger),
+            try GoogleCredentials(source: ComputeEngineTokenSource(host: google.metadataHost, logger: logger), logger: logger),
+            try GoogleCredentials.applicationDefault(scopes: [], environment: .init(variables: ["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath]), logger: logger),
+        ]
+        for credentials in working {
+            _ = try await google.call(credentials)
+            secrets.append(try #require(credentials.cachedToken(for: context), "\(credentials)"))
+            texts += [credentials.description, "\(credentials)", String(reflecting: credentials), credentials.identity.description,
+                      credentials.requestMetadata.description]
+        }
+
+        // Refused (a subject the issuer does not know), revoked (the user's grant), unreachable.
+        try await google.revokeEverything(of: user.clientID)
+        let unreachableKey = try ServiceAccountKey(json: keyJSON.editingJSON(["token_uri": "http://127.0.0.1:\(Ports.closed())/token"]))
+        let failing: [GoogleCredentials] = [
+            try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: [scope], subject: "stranger@example.com", logger: logger), logger: logger),
+            try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint, logger: logger), logger: logger),
+            try GoogleCredentials(source: ServiceAccountTokenSource(key: unreachableKey, scopes: [scope], logger: logger), logger: logger),
+        ]
+        for credentials in failing {
+            let error = await #expect(throws: RPCError.self) { try await google.call(credentials) }
+            texts += [error?.description ?? "", error?.message ?? "", String(describing: error?.cause), credentials.description]
+        }
+
+        #expect(capture.all.contains { $0.contains("getting a token failed") }, "the capture saw the providers' logs")
+        for secret in secrets {
+            #expect(secret.count >= 16)
+            for line in capture.all + texts {
+                #expect(!line.contains(secret), "a secret leaked into: \(line.prefix(120))")
+            }
+        }
+    }
 }

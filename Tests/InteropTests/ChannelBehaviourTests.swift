@@ -9,7 +9,7 @@ struct ChannelBehaviourTests {
     @Test("1,000 concurrent unary calls on one Channel all succeed over one TCP connection")
     func thousandConcurrentCalls() async throws {
         // A sandbox of its own, so this burst does not queue other suites' calls behind it.
-        let sandbox = try Peers.launchSandbox(["--static-token", Peers.staticToken], name: "sandbox-1000-calls")
+        let sandbox = try await Peers.launchSandbox(["--static-token", Peers.staticToken], name: "sandbox-1000-calls")
         defer { sandbox.process.stop() }
         let channel = try await SandboxChannel.tls(sandbox: sandbox)
         let client = Grpc_Testing_TestServiceClient(channel: channel)

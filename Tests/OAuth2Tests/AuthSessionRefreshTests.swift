@@ -12,7 +12,7 @@ struct AuthSessionRefreshTests {
     func concurrentCallsShareOneRefresh() async throws {
         // A sandbox of its own: grpcio's C-core cancels calls that wait too long in its queue,
         // which 200 calls behind another suite's 1,000 on a shared server can do.
-        let sandbox = try Peers.launchSandbox(name: "sandbox-200-calls")
+        let sandbox = try await Peers.launchSandbox(name: "sandbox-200-calls")
         defer { sandbox.process.stop() }
         let issuer = try await SandboxIssuer(sandbox: sandbox)
         let client = try await issuer.makeClient()
@@ -172,7 +172,7 @@ struct AuthSessionFailureTests {
 
     @Test("issuer down: transient error, state untouched, UNAVAILABLE for calls; works again when it is back")
     func issuerOutage() async throws {
-        let sandbox = try Peers.launchSandbox(name: "sandbox-outage")
+        let sandbox = try await Peers.launchSandbox(name: "sandbox-outage")
         defer { sandbox.process.stop() }
         let issuer = try await SandboxIssuer(sandbox: sandbox)
         let client = try await issuer.makeClient()
@@ -180,7 +180,9 @@ struct AuthSessionFailureTests {
         let store = InMemoryAuthSessionStore(expired(signedIn))
         let session = try #require(try AuthSession.restore(from: store))
 
-        try await issuer.outage(seconds: 3)
+        // Long enough for both attempts below to land inside it even when the whole suite loads
+        // two cores (3 s was not: the call's refresh came after the issuer was back).
+        try await issuer.outage(seconds: 10)
         try await Task.sleep(for: .milliseconds(300))
         let error = await #expect(throws: OAuthError.self) { try await session.freshAccessToken() }
         #expect(error?.kind == .transient)
@@ -198,7 +200,7 @@ struct AuthSessionFailureTests {
 
         // Back after the outage: the same session refreshes and the call goes through.
         var response: AuthSample_Response?
-        for _ in 0..<50 where response == nil {
+        for _ in 0..<100 where response == nil {
             try await Task.sleep(for: .milliseconds(200))
             response = try? await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .provider(session)))
         }

@@ -37,7 +37,7 @@ struct HostilePeer: Sendable {
         func peer() async throws -> HostilePeer {
             if let task { return try await task.value }
             let task = Task.detached {
-                HostilePeer(process: try PeerProcess(script: "Tests/Peers/oauth_hostile_server.py", name: "hostile"))
+                HostilePeer(process: try await PeerProcess.launch(script: "Tests/Peers/oauth_hostile_server.py", name: "hostile"))
             }
             self.task = task
             return try await task.value

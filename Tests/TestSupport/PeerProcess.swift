@@ -13,6 +13,17 @@ public final class PeerProcess: Sendable {
     private let process: Process
     private let stdin: Pipe
 
+    /// Starts `script` as ``init(script:name:arguments:readyTimeout:)`` does, waiting for it on a
+    /// thread of its own. On a loaded machine a peer can take many seconds to start, and waiting
+    /// on one of the cooperative pool's threads (one per core) stalls every other test meanwhile.
+    public static func launch(script: String, name: String, arguments: [String] = [], readyTimeout: Duration = .seconds(60)) async throws -> PeerProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try PeerProcess(script: script, name: name, arguments: arguments, readyTimeout: readyTimeout) })
+            }.start()
+        }
+    }
+
     /// Starts `script` (a path relative to the package root) and waits for its `READY <json>` line.
     public init(script: String, name: String, arguments: [String] = [], readyTimeout: Duration = .seconds(60)) throws {
         let root = PackageRoot.url

@@ -45,15 +45,16 @@ public actor Peers {
     /// The shared fault server (started on first use), with TLS personalities using a throwaway cert.
     public static func faultServer() async throws -> FaultServerInfo { try await shared.startFaults() }
 
-    /// A sandbox of one's own, for tests that need particular options (e.g. a short token lifetime).
-    public static func launchSandbox(_ arguments: [String] = [], name: String = "sandbox") throws -> SandboxInfo {
-        SandboxInfo(process: try PeerProcess(script: "Examples/Sandbox/sandbox.py", name: name, arguments: arguments))
+    /// A sandbox of one's own, for tests that need particular options (e.g. a short token lifetime),
+    /// started off the cooperative pool (``PeerProcess/launch(script:name:arguments:readyTimeout:)``).
+    public static func launchSandbox(_ arguments: [String] = [], name: String = "sandbox") async throws -> SandboxInfo {
+        SandboxInfo(process: try await PeerProcess.launch(script: "Examples/Sandbox/sandbox.py", name: name, arguments: arguments))
     }
 
     private func startSandbox() async throws -> SandboxInfo {
         if let sandbox { return try await sandbox.value }
         let task = Task.detached {
-            try Peers.launchSandbox(["--static-token", Peers.staticToken])
+            try await Peers.launchSandbox(["--static-token", Peers.staticToken])
         }
         sandbox = task
         return try await task.value
@@ -65,7 +66,7 @@ public actor Peers {
             // The fault server's TLS personalities reuse the sandbox's CA-signed certificate.
             let sandbox = try await Peers.sandbox()
             let dir = sandbox.process.stateDirectory
-            let process = try PeerProcess(
+            let process = try await PeerProcess.launch(
                 script: "Tests/Peers/h2_fault_server.py", name: "faults",
                 arguments: ["--tls-cert", dir.appendingPathComponent("server.pem").path,
                             "--tls-key", dir.appendingPathComponent("server.key").path])

@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import GoogleAuth
+import Logging
+import OAuth2
+
+/// `--adc`, `--service-account-key FILE`, `--authorized-user FILE` and how their tokens are made:
+/// Google credentials for `call` and `status`, instead of a stored session.
+struct GoogleCredentialOptions: ParsableArguments {
+    @Flag(name: .long, help: ArgumentHelp(
+        "Use Google's Application Default Credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json, "
+            + "then the metadata server when $GCE_METADATA_HOST is set or this is a Google VM."))
+    var adc = false
+
+    @Option(name: .long, help: ArgumentHelp("A Google service-account key file (JSON).", valueName: "file"))
+    var serviceAccountKey: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A Google authorized_user file (JSON), as `gcloud auth application-default login` writes it.", valueName: "file"))
+    var authorizedUser: String?
+
+    @Flag(name: .long, help: "With a service-account key: send self-signed JWTs (audience https://<host>/ of the target) instead of asking its token endpoint.")
+    var selfSignedJwt = false
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp(
+        "A scope to ask for with Google credentials (repeatable; default \(ServiceConfiguration.googleTestScope); "
+            + "with --self-signed-jwt, a scope claim instead of an audience).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Where an authorized user's refresh token is sent (--authorized-user, or --adc finding one; default Google's token endpoint).",
+        valueName: "url"))
+    var userTokenEndpoint: String?
+
+    /// The flags that choose Google credentials, for messages.
+    static let selectingFlags = "--adc, --service-account-key and --authorized-user"
+
+    /// Whether Google credentials were asked for.
+    var isSelected: Bool { adc || serviceAccountKey != nil || authorizedUser != nil }
+
+    func validate() throws {
+        guard [adc, serviceAccountKey != nil, authorizedUser != nil].filter({ $0 }).count <= 1 else {
+            throw ValidationError("give only one of \(Self.selectingFlags)")
+        }
+        if !isSelected {
+            for (given, flag) in [(selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"), (userTokenEndpoint != nil, "--user-token-endpoint")] where given {
+                throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
+            }
+        }
+        if userTokenEndpoint != nil, serviceAccountKey != nil {
+            throw ValidationError("--user-token-endpoint is for an authorized user; a service-account key names its own token endpoint")
+        }
+        if selfSignedJwt, authorizedUser != nil { throw ValidationError("--self-signed-jwt needs a service-account key, not --authorized-user") }
+    }
+
+    /// The credentials asked for, read now. Only `status` with the metadata server sends a
+    /// request (``metadataPrincipal()``); building the provider sends nothing.
+    func resolve(logger: Logger) throws(ToolFailure) -> GoogleSelection {
+        let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
+        if let serviceAccountKey {
+            let key = try Self.readFile("--service-account-key", serviceAccountKey, hint: "give the JSON key file of a service account") {
+                () throws(OAuthError) in try ServiceAccountKey(contentsOfFile: serviceAccountKey)
+            }
+            let origin = "--service-account-key \(serviceAccountKey)"
+            if selfSignedJwt {
+                let credentials = try Self.commandLine { () throws(OAuthError) in try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, logger: logger) }
+                return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.selfSignedTokens(self.scopes))
+            }
+            let credentials = try Self.commandLine { () throws(OAuthError) in
+                try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: scopes, logger: logger), logger: logger)
+            }
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
+        }
+        if let authorizedUser {
+            let user = try Self.readFile("--authorized-user", authorizedUser, hint: "give gcloud's application_default_credentials.json (type authorized_user)") {
+                () throws(OAuthError) in try AuthorizedUserCredentials(contentsOfFile: authorizedUser)
+            }
+            let endpoint = try userEndpoint()
+            let credentials = try Self.commandLine { () throws(OAuthError) in
+                try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: endpoint, logger: logger), logger: logger)
+            }
+            return GoogleSelection(credentials: credentials, origin: "--authorized-user \(authorizedUser)", tokens: Self.refreshTokens(endpoint))
+        }
+
+        let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
+        let origin = "Application Default Credentials: \(resolved.origin)"
+        if selfSignedJwt {
+            guard case .serviceAccount(let key) = resolved.credential else {
+                throw ToolFailure(status: .googleCredentialsUnusable,
+                                  message: "--self-signed-jwt needs a service-account key, and Application Default Credentials found \(resolved.identity.kind.rawValue) credentials in \(resolved.origin)")
+            }
+            let credentials = try Self.setUp { () throws(OAuthError) in
+                try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, quotaProjectID: resolved.quotaProjectID, logger: logger)
+            }
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.selfSignedTokens(self.scopes))
+        }
+        let endpoint = try userEndpoint()
+        let credentials = try Self.setUp { () throws(OAuthError) in
+            try GoogleCredentials(resolved, scopes: scopes, userTokenEndpoint: endpoint, logger: logger)
+        }
+        switch resolved.credential {
+        case .serviceAccount(let key):
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
+        case .authorizedUser:
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.refreshTokens(endpoint))
+        case .computeEngine(let host):
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: "the metadata server at \(host), scopes: \(scopes.joined(separator: " "))",
+                                   metadataHost: host)
+        }
+    }
+
+    /// A file named on the command line, read by `body`: a file that cannot be read or is not
+    /// such a credential is a usage error naming the option, as for `--token-file` and `--ca-cert`.
+    private static func readFile<T>(_ option: String, _ path: String, hint: String, _ body: () throws(OAuthError) -> T) throws(ToolFailure) -> T {
+        do throws(OAuthError) { return try body() } catch { throw ToolFailure(status: .usage, message: "\(option): \(error.message)", hint: hint) }
+    }
+
+    /// `body`, building credentials from a file named on the command line and the other
+    /// options: what is left to refuse (a scope, an endpoint) came from the command line.
+    private static func commandLine<T>(_ body: () throws(OAuthError) -> T) throws(ToolFailure) -> T {
+        do throws(OAuthError) { return try body() } catch { throw ToolFailure(status: .usage, message: error.message) }
+    }
+
+    /// `body`, finding or building Application Default Credentials: a failure says what was
+    /// found, or looked at, in the environment.
+    private static func setUp<T>(_ body: () throws(OAuthError) -> T) throws(ToolFailure) -> T {
+        do throws(OAuthError) { return try body() } catch { throw Failures.googleSetup(error) }
+    }
+
+    private static func grantTokens(_ key: ServiceAccountKey, _ scopes: [String]) -> String {
+        "JWT bearer grant at \(key.tokenURI.absoluteString), scopes: \(scopes.joined(separator: " "))"
+    }
+
+    private static func refreshTokens(_ endpoint: URL) -> String {
+        "refresh-token grant at \(endpoint.absoluteString)"
+    }
+
+    private static func selfSignedTokens(_ scopes: [String]) -> String {
+        scopes.isEmpty ? "self-signed JWTs, audience https://<host>/ of the target" : "self-signed JWTs, scope claim: \(scopes.joined(separator: " "))"
+    }
+
+    private func userEndpoint() throws(ToolFailure) -> URL {
+        guard let userTokenEndpoint else { return AuthorizedUserTokenSource.googleTokenEndpoint }
+        guard let url = URL(string: userTokenEndpoint), url.scheme != nil, url.host != nil else {
+            throw ToolFailure(status: .usage, message: "--user-token-endpoint \(userTokenEndpoint) is not an absolute URL")
+        }
+        return url
+    }
+}
+
+/// Google credentials read from the command line or the environment, and what to say about them.
+struct GoogleSelection {
+    let credentials: GoogleCredentials
+    /// How they were found: `--service-account-key PATH`, `--authorized-user PATH`, or
+    /// `Application Default Credentials: ` and ADC's origin.
+    let origin: String
+    /// How tokens are made.
+    let tokens: String
+    /// The metadata server, when the credentials are the instance's.
+    var metadataHost: String? = nil
+
+    /// The account the metadata server names (for `status`; a call's server reports it itself).
+    func metadataPrincipal(logger: Logger) async -> Result<String, OAuthError>? {
+        guard let metadataHost else { return nil }
+        do throws(OAuthError) {
+            return .success(try await ComputeEngineTokenSource(host: metadataHost, logger: logger).serviceAccountEmail())
+        } catch {
+            return .failure(error)
+        }
+    }
+}

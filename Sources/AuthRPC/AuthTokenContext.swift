@@ -1,0 +1,47 @@
+/// The call a token is asked for: what a provider that mints a token per service needs (a
+/// self-signed JWT's audience is the service's host), and what lets a provider add request
+/// metadata of its own.
+public struct AuthTokenContext: Sendable, Hashable {
+    /// The `:authority` the call is sent with (`host` or `host:port`): ``CallOptions/authority``,
+    /// else the channel's.
+    public var authority: String
+    /// The method called.
+    public var method: MethodDescriptor
+
+    /// Creates a context.
+    public init(authority: String, method: MethodDescriptor) {
+        self.authority = authority
+        self.method = method
+    }
+}
+
+extension AuthTokenProvider {
+    /// Ignores the call: ``AuthTokenProvider/token()``.
+    public func token(for context: AuthTokenContext) async throws -> String {
+        try await token()
+    }
+
+    /// Ignores the call: ``AuthTokenProvider/cachedToken()``.
+    public func cachedToken(for context: AuthTokenContext) -> String? {
+        cachedToken()
+    }
+
+    /// No metadata of its own.
+    public var requestMetadata: Metadata { Metadata() }
+}
+
+extension CallOptions {
+    /// These options with the provider's ``AuthTokenProvider/requestMetadata`` after the caller's
+    /// metadata, except keys the caller set (the caller's values win). The result is checked like
+    /// any caller metadata before anything is sent.
+    func addingProviderMetadata() -> CallOptions {
+        guard case .provider(let provider) = credentials else { return self }
+        let extra = provider.requestMetadata
+        guard !extra.isEmpty else { return self }
+        var options = self
+        for (key, value) in extra where !initialMetadata.contains(key: key) {
+            options.initialMetadata.add(value, forKey: key)
+        }
+        return options
+    }
+}
