@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// Replays what the fuzzers keep: the committed seed corpora (`Fuzz/Corpus/<target>`) and every
+/// input a fuzzer once found crashing, hanging, exhausting memory or breaking a rule
+/// (`Fuzz/Regressions/<target>`), through the same entry points `make fuzz` drives, without a
+/// fuzzer build. A trap ends the test process; a broken rule fails the test naming the file.
+@Suite("Fuzz corpora and past findings replay cleanly")
+struct CorpusReplayTests {
+    static let fuzzDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    static func files(in folder: String, of target: String) -> [URL] {
+        let directory = fuzzDirectory.appendingPathComponent(folder).appendingPathComponent(target)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appendingPathComponent($0) }
+    }
+
+    @Test("every seed and past finding of a target is handled without a trap or a broken rule", arguments: FuzzTarget.all.map(\.name))
+    func replay(target name: String) async throws {
+        let target = try #require(FuzzTarget.named(name))
+        let seeds = Self.files(in: "Corpus", of: name)
+        #expect(!seeds.isEmpty, "\(name) has no seed corpus in Fuzz/Corpus/\(name)")
+        let inputs = try (seeds + Self.files(in: "Regressions", of: name)).map { file in
+            (name: file.lastPathComponent, bytes: [UInt8](try Data(contentsOf: file)))
+        }
+        // Off the cooperative pool: the h2-client target blocks its thread while its connection runs there.
+        let failures = await withCheckedContinuation { continuation in
+            Thread {
+                var failures: [String] = []
+                for input in inputs {
+                    if input.bytes.count > target.maxLength {
+                        failures.append("\(input.name): \(input.bytes.count) bytes, over the target's -max_len \(target.maxLength)")
+                    }
+                    do throws(OracleViolation) {
+                        try target.run(input.bytes)
+                    } catch {
+                        failures.append("\(input.name): \(error)")
+                    }
+                }
+                // The files a target wrote to read its inputs from disk go with the run.
+                try? FileManager.default.removeItem(at: scratchDirectory(name))
+                rmdir(scratchRoot.path)  // once the last target's directory is gone
+                continuation.resume(returning: failures)
+            }.start()
+        }
+        for failure in failures {
+            Issue.record("\(name)/\(failure)")
+        }
+    }
+
+    @Test("every corpus and regression folder belongs to a target")
+    func noOrphanFolders() {
+        let names = Set(FuzzTarget.all.map(\.name))
+        for folder in ["Corpus", "Regressions"] {
+            let directory = Self.fuzzDirectory.appendingPathComponent(folder)
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !entry.hasPrefix(".") {
+                #expect(names.contains(entry), "Fuzz/\(folder)/\(entry) is not a fuzz target's folder")
+            }
+        }
+    }
+}
