@@ -17,19 +17,20 @@ final class ConnectionManager: Sendable {
 
     private struct Guarded {
         var state = State.idle
-        var backoff = ConnectionBackoff()
+        var backoff: ConnectionBackoffState
         var generation = 0
     }
 
     private let target: HTTP2Target
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
-    private let guarded = Mutex(Guarded())
+    private let guarded: Mutex<Guarded>
 
-    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, logger: Logger) {
+    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, backoff: ConnectionBackoff, logger: Logger) {
         self.target = target
         self.configuration = configuration
         self.logger = logger
+        guarded = Mutex(Guarded(backoff: ConnectionBackoffState(backoff)))
     }
 
     /// What a caller should do next, decided under the lock.
