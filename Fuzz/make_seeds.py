@@ -275,9 +275,25 @@ def google():
 
 # --- h2-client: the server's bytes after its SETTINGS frame, recorded from the fault server -------------
 
-H2_SCENARIOS = ["EchoRequest", "TrailersOnly", "HTTPStatus", "NonGRPCContentType", "BadGRPCStatus", "SplitPrefix",
-                "CompressedNoEncoding", "GzipResponse", "TwoMessages", "ZeroMessages", "RstStream", "GoawayThenComplete",
-                "GoawayNotProcessed", "Informational", "SpecialMessage", "Metadata", "StatusDetails", "HostileText", "CloseMidStream"]
+# Scenario name, and the request's x-fault-* knobs sized so the seed stays under the target's -max_len.
+H2_MAX_LENGTH = 16384  # the h2-client target's -max_len (FuzzTarget.all)
+H2_SCENARIOS = [(name, {}) for name in [
+    "EchoRequest", "TrailersOnly", "HTTPStatus", "NonGRPCContentType", "BadGRPCStatus", "SplitPrefix", "CompressedNoEncoding",
+    "UnsupportedEncoding", "GzipResponse", "TwoMessages", "ZeroMessages", "RstStream", "GoawayThenComplete", "GoawayNotProcessed",
+    "GoawayThenClose", "Informational", "SpecialMessage", "MalformedMessage", "Metadata", "StatusDetails", "HostileText",
+    "CloseMidStream", "ConnectionError"]] + [
+    # Header-list bounds: one 4000-byte value indexed once, then referenced a byte a time.
+    ("HeaderFlood", {"x-fault-count": "200"}),
+    ("HeaderFlood-trailers", {"x-fault-count": "200", "x-fault-where": "trailers"}),
+    ("HeaderFlood-informational", {"x-fault-count": "200", "x-fault-where": "informational"}),
+    ("InformationalFlood", {"x-fault-count": "20"}),
+    ("Oversized", {"x-fault-size": "8192"}),
+    # Control-frame floods against nghttp2's bounds: 1000 unsent PING ACKs (as many PINGs as fit in -max_len),
+    # 32 entries per SETTINGS frame, 8 CONTINUATION frames per header block.
+    ("PingFlood", {"x-fault-count": "900"}),
+    ("SettingsFlood", {"x-fault-count": "100"}),
+    ("ContinuationFlood", {"x-fault-count": "100"}),
+]
 
 
 def capture_h2(repo):
@@ -289,16 +305,16 @@ def capture_h2(repo):
         assert line.startswith("FAULTS READY"), line
         with open(os.path.join(state, "faults.json")) as handle:
             faults = json.load(handle)
-        for scenario in H2_SCENARIOS:
-            raw = record(faults["host"], faults["ports"]["h2c"], scenario)
-            write("h2-client", scenario, strip_first_settings(raw))
+        for name, knobs in H2_SCENARIOS:
+            raw = record(faults["host"], faults["ports"]["h2c"], name.split("-")[0], knobs)
+            write("h2-client", name, zero_gzip_times(strip_first_settings(raw))[:H2_MAX_LENGTH])
     finally:
         server.stdin.close()
         server.wait(timeout=10)
         shutil.rmtree(state, ignore_errors=True)
 
 
-def record(host, port, scenario):
+def record(host, port, scenario, knobs):
     """The server's raw bytes for one request on stream 1, until the stream ends or the connection closes."""
     import h2.config
     import h2.connection
@@ -309,7 +325,8 @@ def record(host, port, scenario):
     sock.settimeout(0.5)
     sock.sendall(connection.data_to_send())
     connection.send_headers(1, [(":method", "POST"), (":scheme", "http"), (":authority", "fuzz.test"),
-                                (":path", f"/fault.Fault/{scenario}"), ("content-type", "application/grpc"), ("te", "trailers")])
+                                (":path", f"/fault.Fault/{scenario}"), ("content-type", "application/grpc"), ("te", "trailers"),
+                                *knobs.items()])
     connection.send_data(1, frame(b"hello"), end_stream=True)
     sock.sendall(connection.data_to_send())
     received = b""
@@ -340,6 +357,17 @@ def strip_first_settings(raw):
     length = int.from_bytes(raw[0:3], "big")
     assert raw[3] == 4, "the server did not start with SETTINGS"
     return raw[9 + length:]
+
+
+def zero_gzip_times(raw):
+    """Sets the modification time in every gzip header (`1f 8b 08`, flags, 4 bytes of time) to 0:
+    the fault server compresses with its clock, and the seeds must not change from run to run."""
+    data = bytearray(raw)
+    start = data.find(b"\x1f\x8b\x08")
+    while start >= 0 and start + 8 <= len(data):
+        data[start + 4:start + 8] = bytes(4)
+        start = data.find(b"\x1f\x8b\x08", start + 3)
+    return bytes(data)
 
 
 def main():
