@@ -28,9 +28,13 @@ scratch=.build-fuzz
 build=(swift build -c release --scratch-path "$scratch" --product AuthRPCFuzzer
        --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
 echo "building the fuzz driver: AUTHRPC_FUZZ=1 ${build[*]}"
-AUTHRPC_FUZZ=1 "${build[@]}" 2>&1 | grep -v "Cannot export local symbol" || true
+# The linker's "Cannot export local symbol" notes are noise; a failed build must not fall back on
+# an older driver.
+if ! AUTHRPC_FUZZ=1 "${build[@]}" 2>&1 | { grep -v "Cannot export local symbol" || true; }; then
+    echo "the fuzz driver did not build" >&2
+    exit 2
+fi
 fuzzer="$(AUTHRPC_FUZZ=1 swift build -c release --scratch-path "$scratch" --show-bin-path)/AuthRPCFuzzer"
-[[ -x "$fuzzer" ]] || { echo "the fuzz driver did not build" >&2; exit 2; }
 
 declare -A max_len
 while read -r name length; do max_len[$name]=$length; done < <(AUTHRPC_FUZZ_LIST=1 "$fuzzer" 2>/dev/null)
@@ -40,20 +44,23 @@ stamp=$(date +%Y%m%d-%H%M%S)
 
 run() {
     local name=$1 work="$scratch/fuzz/$1"
-    local artifacts="$work/artifacts-$stamp" timeout=10
-    [[ $name == h2-client ]] && timeout=30
+    local artifacts="$work/artifacts-$stamp" input_timeout=10
+    [[ $name == h2-client ]] && input_timeout=30
     mkdir -p "$work/corpus" "$artifacts" "$work/tmp"
     local inputs=("$work/corpus" "Fuzz/Corpus/$name")
     [[ -d "Fuzz/Regressions/$name" ]] && inputs+=("Fuzz/Regressions/$name")
-    local options=(-max_total_time="$seconds" -max_len="${max_len[$name]}" -timeout="$timeout"
+    local options=(-max_total_time="$seconds" -max_len="${max_len[$name]}" -timeout="$input_timeout"
                    -rss_limit_mb="$rss" -malloc_limit_mb="$rss" -detect_leaks="$leaks"
                    -print_final_stats=1 -artifact_prefix="$artifacts/")
     [[ -f "Fuzz/Dictionaries/$name.dict" ]] && options+=(-dict="Fuzz/Dictionaries/$name.dict")
     echo "$name: AUTHRPC_FUZZ_TARGET=$name $fuzzer ${options[*]} ${inputs[*]}" > "$work/log"
     # Swift's own backtracer would run before libFuzzer's handler; libFuzzer's saves the input.
-    # Scratch files (the session-file and adc-file targets') stay in the work folder.
+    # Scratch files (the session-file and adc-file targets') stay in the work folder. libFuzzer
+    # stops itself after -max_total_time (plus at most one input's -timeout); the outer timeout
+    # only guards against the fuzzer process itself hanging, which the summary reports.
     AUTHRPC_FUZZ_TARGET=$name SWIFT_BACKTRACE=enable=no TMPDIR="$PWD/$work/tmp" \
-        "$fuzzer" "${options[@]}" "${inputs[@]}" >> "$work/log" 2>&1 || true
+        timeout --kill-after=10 $((seconds + 4 * input_timeout + 60)) \
+        "$fuzzer" "${options[@]}" "${inputs[@]}" >> "$work/log" 2>&1 || echo "exit status $?" >> "$work/log"
     echo "finished $name"
 }
 
@@ -68,20 +75,28 @@ done
 wait
 
 stat() { grep -o "^stat::$1: *[0-9]*" "$2" | tail -1 | grep -o "[0-9]*$" || echo "-"; }
-printf "\n%-22s %12s %8s %7s %7s %5s %7s  %s\n" target executions exec/s cov ft new rss_mb "findings (crash/leak/timeout/oom)"
+# The last status line: "#N ... cov: C ft: F corp: U/Sb ...".
+status() { grep -o "$1: [0-9]*[a-zA-Z]*/*[0-9]*[a-zA-Z]*" "$2" | tail -1 | cut -d' ' -f2; }
+printf "\n%-22s %11s %7s %6s %6s %12s %5s %6s  %s\n" target executions exec/s cov ft "corpus/bytes" new rss_mb \
+    "findings crash/leak/timeout/oom"
 found=0
 for name in $targets; do
     work="$scratch/fuzz/$name"; log="$work/log"; artifacts="$work/artifacts-$stamp"
-    coverage=$(grep -o "cov: [0-9]* ft: [0-9]*" "$log" | tail -1)
     count() { find "$artifacts" -name "$1-*" | wc -l; }
     crashes=$(count crash) leaks=$(count leak) timeouts=$(count timeout) ooms=$(count oom)
     total=$((crashes + leaks + timeouts + ooms))
-    found=$((found + total))
     detail="$crashes/$leaks/$timeouts/$ooms"
     (( total > 0 )) && detail="$detail  in $artifacts"
-    printf "%-22s %12s %8s %7s %7s %5s %7s  %s\n" "$name" "$(stat number_of_executed_units "$log")" \
-        "$(stat average_exec_per_sec "$log")" "$(echo "$coverage" | awk '{print $2}')" "$(echo "$coverage" | awk '{print $4}')" \
+    # A run that ended without libFuzzer's final statistics did not finish its campaign (it could
+    # not start, or was killed): that is a finding too, even with no input saved.
+    if ! grep -q "^stat::number_of_executed_units" "$log"; then
+        total=$((total + 1))
+        detail="$detail  the fuzzer did not finish: see $log"
+    fi
+    found=$((found + total))
+    printf "%-22s %11s %7s %6s %6s %12s %5s %6s  %s\n" "$name" "$(stat number_of_executed_units "$log")" \
+        "$(stat average_exec_per_sec "$log")" "$(status cov "$log")" "$(status ft "$log")" "$(status corp "$log")" \
         "$(stat new_units_added "$log")" "$(stat peak_rss_mb "$log")" "$detail"
 done
-echo "logs: $scratch/fuzz/<target>/log"
+echo "logs: $scratch/fuzz/<target>/log; corpora grown by this and earlier runs: $scratch/fuzz/<target>/corpus"
 (( found == 0 ))
