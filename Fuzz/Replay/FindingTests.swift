@@ -1,4 +1,6 @@
 import Foundation
+import GoogleAuth
+import OAuth2
 import Testing
 @testable import AuthRPC
 
@@ -16,5 +18,17 @@ struct GRPCTimeoutFindingTests {
     ])
     func hugeRemainingTime(remaining: Duration, expected: String) {
         #expect(GRPCTimeout.encode(remaining) == expected)
+    }
+}
+
+@Suite("Fuzz findings: service-account-key")
+struct ServiceAccountKeyFindingTests {
+    @Test("a key file whose type holds key material is refused naming the type's length, without quoting it")
+    func typeHoldingKeyMaterial() throws {
+        let file = CorpusReplayTests.fuzzDirectory.appendingPathComponent("Regressions/service-account-key/type-holding-key-material")
+        let json = try Data(contentsOf: file)
+        let error = try #require(throws: OAuthError.self) { try ServiceAccountKey(json: json) }
+        #expect(error.message.contains("characters that are not a type name"), "\(error.message)")
+        #expect(!error.message.contains("PRIVATE KEY") && !error.message.contains("MIIEow"), "\(error.message)")
     }
 }
