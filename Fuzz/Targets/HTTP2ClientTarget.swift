@@ -28,7 +28,13 @@ enum HTTP2ClientTarget {
             await outcome.play(port: port)
         }
 
-        let connection = try server.accept()
+        let connection: Int32
+        do throws(OracleViolation) {
+            connection = try server.accept()
+        } catch {
+            // Says whether the client's task ran at all, or started and never reached connect().
+            throw OracleViolation("\(error) (the client's task \(outcome.started.load(ordering: .acquiring) ? "started" : "never started"))")
+        }
         defer { close(connection) }
         // An empty SETTINGS frame: the server's preface.
         try send([0, 0, 0, 4, 0, 0, 0, 0, 0], to: connection)
@@ -53,8 +59,10 @@ enum HTTP2ClientTarget {
         let finished = DispatchSemaphore(value: 0)
         let closed = DispatchSemaphore(value: 0)
         let violation = Mutex<OracleViolation?>(nil)
+        let started = Atomic<Bool>(false)
 
         func play(port: Int) async {
+            started.store(true, ordering: .releasing)
             defer { finished.signal() }
             var configuration = HTTP2ConnectionConfiguration()
             configuration.connectTimeout = .milliseconds(Int64(HTTP2ClientTarget.stepTimeout))
@@ -100,9 +108,9 @@ enum HTTP2ClientTarget {
                 if type == 1 && stream == 1 { return }
                 offset += 9 + length
             }
-            var entry = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, stepTimeout) > 0 else { throw OracleViolation("the client's request never arrived") }
+            guard waitFor(POLLIN, on: connection) else { throw OracleViolation("the client's request never arrived") }
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw OracleViolation("the client closed before sending its request") }
             received += buffer[0..<count]
         }
@@ -111,11 +119,26 @@ enum HTTP2ClientTarget {
     private static func send(_ bytes: [UInt8], to connection: Int32) throws(OracleViolation) {
         var sent = 0
         while sent < bytes.count {
-            var entry = pollfd(fd: connection, events: Int16(POLLOUT), revents: 0)
-            guard poll(&entry, 1, stepTimeout) > 0 else { throw OracleViolation("the client stopped reading") }
+            guard waitFor(POLLOUT, on: connection) else { throw OracleViolation("the client stopped reading") }
             let count = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw OracleViolation("the client closed") }
             sent += count
+        }
+    }
+
+    /// Waits up to ``stepTimeout`` for `events` on `fd`; true once they came. poll(2) is resumed
+    /// when a signal interrupts it: libFuzzer's `-timeout` watchdog sends SIGALRM every few
+    /// seconds, and an interrupted wait taken for a timeout made a false finding.
+    static func waitFor(_ events: Int32, on fd: Int32) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(stepTimeout))
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline).components
+            let milliseconds = Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+            var entry = pollfd(fd: fd, events: Int16(events), revents: 0)
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 || errno != EINTR { return false }
         }
     }
 
@@ -123,9 +146,9 @@ enum HTTP2ClientTarget {
     private static func drain(_ connection: Int32) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
-            var entry = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, stepTimeout) > 0 else { return }
+            guard waitFor(POLLIN, on: connection) else { return }
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
         }
     }
@@ -154,9 +177,11 @@ enum HTTP2ClientTarget {
         }
 
         func accept() throws(OracleViolation) -> Int32 {
-            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, HTTP2ClientTarget.stepTimeout) > 0 else { throw OracleViolation("the client never connected") }
-            let connection = Glibc.accept(fd, nil, nil)
+            var connection: Int32 = -1
+            repeat {
+                guard HTTP2ClientTarget.waitFor(POLLIN, on: fd) else { throw OracleViolation("the client never connected") }
+                connection = Glibc.accept(fd, nil, nil)
+            } while connection < 0 && errno == EINTR
             guard connection >= 0 else { throw OracleViolation("accept failed: errno \(errno)") }
             return connection
         }
