@@ -56,12 +56,11 @@ struct FuzzInput {
     }
 }
 
-/// The directory holding this process's scratch files (`$TMPDIR/authrpc-fuzz-<pid>`).
-let scratchRoot = FileManager.default.temporaryDirectory.appendingPathComponent("authrpc-fuzz-\(getpid())", isDirectory: true)
-
-/// The scratch directory of the target called `target` (made by ``writeScratchFile(_:to:)``).
+/// The scratch directory of the target called `target` (`$TMPDIR/authrpc-fuzz-<pid>-<target>`,
+/// made by ``writeScratchFile(_:to:)``): one per target, with no parent shared between targets,
+/// since the replay test runs them in parallel and each removes its own when done.
 func scratchDirectory(_ target: String) -> URL {
-    scratchRoot.appendingPathComponent(target, isDirectory: true)
+    FileManager.default.temporaryDirectory.appendingPathComponent("authrpc-fuzz-\(getpid())-\(target)", isDirectory: true)
 }
 
 /// Replaces the file at `url` with `bytes` (making its directory, 0700, when missing), without
