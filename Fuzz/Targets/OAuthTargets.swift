@@ -59,7 +59,10 @@ enum TokenResponseTarget {
             try require(fetched.lifetime.map { $0 >= .seconds(1) && $0 <= .seconds(TokenResponse.maximumLifetime) } ?? true,
                         "a fetched token's lifetime is outside the accepted bounds")
             _ = fetched.expiresAt
-            try requireNoSecret(fetched.description, secrets, "a fetched token's description")
+            // It shows the granted scopes, which a peer may fill with any text, the token's too.
+            var placeholder = fetched
+            placeholder.accessToken = "placeholder-access-token"
+            try require(placeholder.description == fetched.description, "a fetched token's description shows the access token")
         case .failure(let error):
             try requireNoSecret(error.message, secrets, "a refused grant answer's message")
         }
@@ -128,7 +131,10 @@ enum DeviceAuthorizationTarget {
         try require(EndpointSecurity.allows(authorization.verificationURI), "an insecure verification page was taken")
         try require(authorization.verificationURIComplete.map(EndpointSecurity.allows) ?? true, "an insecure complete verification page was taken")
         try require(!authorization.userCode.isEmpty && authorization.userCode.utf8.count <= 128, "a user code outside 1...128 bytes was taken")
-        try requireNoSecret(authorization.description, [authorization.deviceCode], "the authorization's description")
+        // The description shows the user code and the page, which a peer may fill with the device
+        // code's text; it must not show the device code otherwise.
+        let shown = authorization.userCode + authorization.verificationURI.absoluteString
+        try requireNoSecret(authorization.description, [authorization.deviceCode].filter { !shown.contains($0) }, "the authorization's description")
     }
 }
 
