@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize soak deps venv build protos bench clean
+.PHONY: demo test test-sanitize soak fuzz deps venv build protos bench clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -42,6 +42,17 @@ test-sanitize: deps venv
 soak: deps venv
 	swift build --product ChaosSoak
 	$(PYTHON) Tests/Peers/chaos_soak.py --client "$$(swift build --show-bin-path)/ChaosSoak" --report .build/soak-report.json
+
+## fuzz: libFuzzer + AddressSanitizer on every parser fed by the network or disk and on the HTTP/2
+## client against hostile server bytes (Fuzz/README.md). Builds in .build-fuzz; runs each target
+## FUZZ_SECONDS (default 60) from the committed seeds, FUZZ_JOBS at once (FUZZ_TARGETS: a subset),
+## and prints a table.
+## `make test` replays the seeds and every past finding without a fuzzer build.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_TARGETS ?=
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_TARGETS="$(FUZZ_TARGETS)" Scripts/fuzz.sh
 
 ## deps: system packages (nghttp2, OpenSSL, zlib, protoc, python venv, h2load)
 deps:

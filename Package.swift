@@ -142,3 +142,20 @@ let package = Package(
         ),
     ]
 )
+
+// The fuzz entry points (Fuzz/Targets: one per parser fed by the network or disk) build into one
+// of two targets, never both, since a file belongs to one target only:
+// - normally, the FuzzReplay test target: `swift test` replays every committed seed and past
+//   finding (Fuzz/Corpus, Fuzz/Regressions) through them, without a fuzzer build;
+// - under `make fuzz` (AUTHRPC_FUZZ=1, its own scratch path .build-fuzz), the libFuzzer driver.
+// Both reach internal parsers with @testable imports (debug builds are compiled for testing).
+let fuzzDependencies: [Target.Dependency] = [
+    "HTTP2Client", "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth",
+    .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+]
+let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]
+if Context.environment["AUTHRPC_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(name: "AuthRPCFuzzer", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Replay"]))
+} else {
+    package.targets.append(.testTarget(name: "FuzzReplay", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Driver"]))
+}

@@ -11,15 +11,16 @@ enum GRPCTimeout {
         guard seconds >= 0, seconds > 0 || attoseconds > 0 else { return "1n" }
         let fraction = (attoseconds + 999_999_999) / 1_000_000_000  // nanoseconds, rounded up
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if !overflow {
-            let nanoseconds = whole + fraction
+        let (nanoseconds, sumOverflow) = whole.addingReportingOverflow(fraction)
+        if !overflow && !sumOverflow {
             for unit in subSecondUnits {
                 let count = nanoseconds / unit.nanoseconds + (nanoseconds % unit.nanoseconds == 0 ? 0 : 1)
                 if count <= maxValue { return "\(count)\(unit.symbol)" }
             }
         }
-        // ceil((seconds + f) / u) for 0 < f < 1 equals ceil((seconds + 1) / u).
-        let roundedSeconds = seconds + (fraction > 0 ? 1 : 0)
+        // ceil((seconds + f) / u) for 0 < f < 1 equals ceil((seconds + 1) / u). Int64.max seconds is
+        // far past the largest timeout, so it needs no rounding (and could not take it).
+        let roundedSeconds = fraction > 0 && seconds < .max ? seconds + 1 : seconds
         for unit in secondUnits {
             let count = roundedSeconds / unit.seconds + (roundedSeconds % unit.seconds == 0 ? 0 : 1)
             if count <= maxValue { return "\(count)\(unit.symbol)" }

@@ -257,7 +257,7 @@ public enum ApplicationDefaultCredentials {
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
         default:
             throw OAuthError(.invalidConfiguration,
-                             "\(path) (\(purpose)) holds a \"\(type.prefix(64))\" credential; supported: service_account, authorized_user")
+                             "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user")
         }
     }
 

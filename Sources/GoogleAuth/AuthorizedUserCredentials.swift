@@ -40,7 +40,7 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
     init(_ file: CredentialFile, source: String?) throws(OAuthError) {
         let type = try file.type()
         guard type == "authorized_user" else {
-            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(type.prefix(64)), not authorized_user")
+            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(CredentialFile.shown(type: type)), not authorized_user")
         }
         clientID = try file.token("client_id", maximumLength: 512)!
         clientSecret = try file.token("client_secret", maximumLength: 512)!

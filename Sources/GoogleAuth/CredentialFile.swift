@@ -60,6 +60,17 @@ struct CredentialFile {
         try requiredString("type")
     }
 
+    /// A `type` value as messages show it: itself (in quotes if `quoted`) when it reads as a type
+    /// name, at most 64 ASCII letters, digits, `_` or `-` (`external_account`); otherwise only its
+    /// length, since a corrupt or shifted file can hold key material there.
+    static func shown(type: String, quoted: Bool = false) -> String {
+        let isName = (1...64).contains(type.utf8.count)
+            && type.utf8.allSatisfy { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+                                      || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        guard isName else { return "<\(type.count) characters that are not a type name>" }
+        return quoted ? "\"\(type)\"" : type
+    }
+
     /// A string field that must be present and non-empty.
     func requiredString(_ key: String) throws(OAuthError) -> String {
         guard let value = try optionalString(key) else {

@@ -49,7 +49,7 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     init(_ file: CredentialFile, source: String?) throws(OAuthError) {
         let type = try file.type()
         guard type == "service_account" else {
-            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(type.prefix(64)), not service_account")
+            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(CredentialFile.shown(type: type)), not service_account")
         }
         let email = try file.token("client_email")!
         guard email.contains("@") else {

@@ -69,6 +69,28 @@ struct ServiceAccountKeyTests {
         }
     }
 
+    @Test("a type holding key material (a shifted or corrupt file) is shown by its length in every reader's error, never quoted")
+    func typeHoldingKeyMaterial() async throws {
+        let good = try await keyFile()
+        let privateKey = good.jsonString("private_key")
+        let type = "service_ac" + privateKey  // the shape the service-account-key fuzz target found
+        let shifted = try good.editingJSON(["type": type])
+        let machine = try ApplicationDefaultCredentialsTests.Machine()
+        let path = try machine.scratch.write(shifted, to: "shifted.json")
+        let errors = [
+            try #require(throws: OAuthError.self) { try ServiceAccountKey(json: shifted) },
+            try #require(throws: OAuthError.self) { try AuthorizedUserCredentials(json: shifted) },
+            try #require(throws: OAuthError.self) {
+                try ApplicationDefaultCredentials.resolve(in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": path]))
+            },
+        ]
+        let firstKeyLine = try #require(privateKey.split(separator: "\n").first { !$0.hasPrefix("-----") })
+        for error in errors {
+            #expect(error.message.contains("<\(type.count) characters that are not a type name>"), "\(error.message)")
+            #expect(!error.message.contains("PRIVATE KEY") && !error.message.contains(firstKeyLine.prefix(12)), "\(error.message)")
+        }
+    }
+
     @Test("files: missing, a directory, not JSON, too large are clear errors naming the path")
     func badFiles() throws {
         let scratch = try ScratchDirectory()
