@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16384);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
-  // Windows as large as swift-authrpc's own (16 MiB per stream), so a 4 MiB request never waits
-  // on flow control; gRPC's BDP probing may still raise them.
+  // Room for a 4 MiB request in the receive window. gRPC's BDP probing (on by default, as in a
+  // real deployment) overrides the figure: it announces 4 MiB - 1 and grows the window with the
+  // measured bandwidth-delay product. RESULTS.md shows what the server announced.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 << 20);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || h2c_port == 0 || tls_port == 0) {

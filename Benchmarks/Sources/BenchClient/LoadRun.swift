@@ -6,9 +6,8 @@ struct LoadRun {
     var calls: Int
     var seconds: Double
     var latencies: [Double]   // microseconds, sorted
-    /// User and system CPU seconds this process spent during the timed calls.
-    var cpuUser: Double
-    var cpuSystem: Double
+    /// What this process used during the timed calls.
+    var usage: ResourceUsage
     /// The allocation counters around the timed calls (when the counter is preloaded).
     var mallocsBefore: MallocCounts?
     var mallocsAfter: MallocCounts?
@@ -22,7 +21,7 @@ struct LoadRun {
         let slots = LatencySlots(count: calls)
         let clock = ContinuousClock()
         let mallocsBefore = MallocCounts.now()
-        let cpuBefore = Self.cpuTime()
+        let usageBefore = ResourceUsage.now()
         let start = clock.now
         try await withThrowingDiscardingTaskGroup { group in
             for _ in 0..<concurrency {
@@ -36,22 +35,10 @@ struct LoadRun {
             }
         }
         let elapsed = clock.now - start
-        let cpuAfter = Self.cpuTime()
+        let usage = ResourceUsage.now() - usageBefore
         let mallocsAfter = MallocCounts.now()
-        return LoadRun(calls: calls, seconds: elapsed.seconds, latencies: slots.sorted(),
-                       cpuUser: cpuAfter.user - cpuBefore.user, cpuSystem: cpuAfter.system - cpuBefore.system,
+        return LoadRun(calls: calls, seconds: elapsed.seconds, latencies: slots.sorted(), usage: usage,
                        mallocsBefore: mallocsBefore, mallocsAfter: mallocsAfter)
-    }
-
-    static func cpuTime() -> (user: Double, system: Double) {
-        var usage = rusage()
-        #if canImport(Glibc)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return (seconds(usage.ru_utime), seconds(usage.ru_stime))
     }
 
     func percentile(_ p: Double) -> Double {
@@ -63,7 +50,8 @@ struct LoadRun {
             "impl": implementation, "transport": transport, "concurrency": concurrency, "calls": calls,
             "seconds": seconds, "calls_per_second": Double(calls) / seconds,
             "p50_us": percentile(0.5), "p99_us": percentile(0.99),
-            "cpu_us_per_call": (cpuUser + cpuSystem) * 1e6 / Double(calls),
+            "cpu_us_per_call": usage.cpuSeconds * 1e6 / Double(calls),
+            "context_switches_per_call": Double(usage.contextSwitches) / Double(calls),
         ]
         object.merge(MallocCounts.perCall(from: mallocsBefore, to: mallocsAfter, calls: calls)) { $1 }
         return object
