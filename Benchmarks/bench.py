@@ -159,12 +159,17 @@ def settle_budget(arguments, mallocs, server_name):
     return over
 
 
+def in_flight_runs(arguments):
+    """(calls in flight, calls) of the small-call runs."""
+    return ((1, arguments.calls_sequential), (100, arguments.calls), (1000, arguments.calls))
+
+
 def small_calls(arguments, runner, servers):
-    """Every client against both servers at 1 and 100 in flight, interleaved rounds."""
+    """Every client against both servers at 1, 100 and 1,000 in flight, interleaved rounds."""
     load = []
     for server_name in SERVERS:
         for transport in TRANSPORTS:
-            for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+            for concurrency, calls in in_flight_runs(arguments):
                 for round_number in range(arguments.rounds):
                     for client in CLIENTS:
                         result = runner.load(client, servers[server_name], transport, concurrency, calls)
@@ -179,7 +184,7 @@ def allocations(arguments, runner, servers):
     records = []
     for server_name in SERVERS:
         for transport in TRANSPORTS:
-            for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+            for concurrency, calls in in_flight_runs(arguments):
                 for client in ("authrpc", "authrpc-session", "grpc-swift", "noop"):
                     result = runner.load(client, servers[server_name], transport, concurrency, calls, count_mallocs=True)
                     records.append(result)

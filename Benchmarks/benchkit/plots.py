@@ -21,9 +21,9 @@ def draw(directory, results):
 
 
 def latency(pyplot, path, load):
-    figure, axes = pyplot.subplots(2, 2, figsize=(13, 8))
+    figure, axes = pyplot.subplots(2, 3, figsize=(18, 8))
     for row, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
-        for axis, concurrency in zip(row, (1, 100)):
+        for axis, concurrency in zip(row, (1, 100, 1000)):
             labels, p50, p99 = [], [], []
             for transport in ("h2c", "tls"):
                 for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
@@ -36,6 +36,7 @@ def latency(pyplot, path, load):
             axis.bar([p + 0.2 for p in positions], p99, width=0.4, label="p99")
             axis.set_xticks(list(positions), labels, fontsize=7)
             axis.set_ylabel("latency (µs)")
+            axis.set_yscale("log")
             axis.set_title(f"{server} server, {concurrency} in flight")
             axis.legend()
     figure.tight_layout()

@@ -67,7 +67,7 @@ def header(arguments, results):
         "- Servers: **grpc-c++** (gRPC C++ 1.51 callback API, `CxxServer/bench_server.cc`) and **grpc-swift-2** "
         "(`Sources/BenchServer`). Both answer `grpc.testing.TestService/UnaryCall` with `response_size` zero bytes.",
         f"- Small calls: 100-byte request and response payloads; {arguments.calls_sequential} calls at 1 in flight, "
-        f"{arguments.calls} at 100 in flight, on one connection, after 200 warm-up calls; medians of {arguments.rounds} "
+        f"{arguments.calls} at 100 and at 1,000 in flight, on one connection, after 200 warm-up calls; medians of {arguments.rounds} "
         "interleaved rounds (h2load, authrpc, authrpc-session, grpc-swift-2, then again).",
         "- CPU is the client's own user+sys time per call: for the Swift clients over the timed calls only "
         "(getrusage around them), for h2load its whole process (wait4). Context switches (voluntary and "
@@ -147,7 +147,7 @@ def small_calls(results):
              "|---|---|---|---|---|---|---|---|---|---|"]
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
-            for concurrency in (1, 100):
+            for concurrency in (1, 100, 1000):
                 for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(load, 'calls_per_second', **match):.0f} | "
@@ -168,7 +168,7 @@ def allocations(results):
              "|---|---|---|---|---|---|---|---|---|"]
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
-            for concurrency in (1, 100):
+            for concurrency in (1, 100, 1000):
                 for client in ("authrpc", "authrpc-session", "grpc-swift", "h2load", "noop"):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     limit = budget.limit_for(client, transport, concurrency) if server == "grpc-c++" else None
