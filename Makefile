@@ -6,19 +6,32 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test soak deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test test-sanitize soak deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
 	swift build --product auth_sample
 	Scripts/demo.sh
 
-## test: the whole test suite (Swift tests against the real peers, and the peers' self-tests)
+## test: the whole test suite (Swift tests against the real peers, the peers' self-tests, the golden
+## check of the generated sources, and Examples/GeneratedClient built through the build plugin and run)
 test: deps venv
 	swift build --build-tests
+	Scripts/generate-protos.sh --check
 	swift test
 	$(PYTHON) -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
+	$(PYTHON) -m unittest discover -s Tests/BuildPlugin -p 'test_*.py'
+
+## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
+## build directory of its own; any report fails the run. LeakSanitizer stays off: the Swift
+## runtime's and Foundation's process-lifetime caches show up as leaks at exit in every
+## process (the test runner and each auth_sample it starts), which would drown real reports.
+test-sanitize: deps venv
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+	swift build --build-tests --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan
 
 ## soak: the chaos soak (100,000 calls through a proxy that cuts connections, the server killed
 ## and restarted midway): no call runs twice on the server, each ends within its deadline, RSS and
@@ -42,7 +55,7 @@ $(VENV)/.installed: Examples/Sandbox/requirements.txt
 build: deps
 	swift build
 
-## protos: regenerate Sources/*/Generated from Protos/ (the output is committed)
+## protos: regenerate Sources/*/Generated from Protos/ (the output is committed; `make test` checks it)
 protos: deps
 	Scripts/generate-protos.sh
 
@@ -69,4 +82,4 @@ bench-deps:
 	@Scripts/install-deps.sh --bench
 
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build .build-tsan .build-asan .build-protoc-plugins $(VENV)

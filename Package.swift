@@ -9,7 +9,11 @@ let package = Package(
         .library(name: "AuthRPC", targets: ["AuthRPC"]),
         .library(name: "AuthSampleService", targets: ["AuthSampleService"]),
         .library(name: "OAuth2", targets: ["OAuth2"]),
+        .library(name: "GoogleAuth", targets: ["GoogleAuth"]),
         .executable(name: "auth_sample", targets: ["AuthSample"]),
+        .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
+        .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
+        .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -60,17 +64,51 @@ let package = Package(
             ]
         ),
 
+        // Generated messages and clients for Google's common services (google.longrunning.Operations,
+        // google.cloud.location.Locations) from the vendored googleapis protos in Protos/google.
+        .target(
+            name: "GoogleCommonProtos",
+            dependencies: [
+                "AuthRPC",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+
+        // The client generator: typed AuthRPC clients for the services of any .proto file.
+        .target(
+            name: "AuthRPCCodeGen",
+            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")]
+        ),
+        .executableTarget(name: "protoc-gen-authrpc-swift", dependencies: ["AuthRPCCodeGen"]),
+
+        // The build-tool plugin: protoc with protoc-gen-swift and protoc-gen-authrpc-swift over a
+        // target's .proto files, configured by its authrpc-swift-config.json.
+        .plugin(
+            name: "AuthRPCGenerator",
+            capability: .buildTool(),
+            dependencies: [
+                "protoc-gen-authrpc-swift",
+                .product(name: "protoc-gen-swift", package: "swift-protobuf"),
+            ]
+        ),
+
         // OAuth 2.0 sessions (refresh, flows, stores) that plug in as a call's token provider.
         .target(
             name: "OAuth2",
             dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // Google credentials (service accounts, authorized users, Compute Engine, ADC) as token sources.
+        .target(
+            name: "GoogleAuth",
+            dependencies: ["OAuth2", "AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // The auth sample CLI: sign in, then call grpc.testing.TestService/UnaryCall.
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2",
+                "AuthRPC", "AuthSampleService", "OAuth2", "HTTP2Client",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -80,7 +118,7 @@ let package = Package(
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
-            dependencies: ["AuthRPC", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
@@ -90,9 +128,17 @@ let package = Package(
             path: "Tests/ChaosSoak"
         ),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
-        .testTarget(name: "AuthRPCTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "OAuth2Tests", dependencies: ["OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "AuthSampleTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "AuthRPCTests", dependencies: ["HTTP2Client", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"]),
+        .testTarget(name: "OAuth2Tests", dependencies: ["HTTP2Client", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(name: "AuthSampleTests", dependencies: ["HTTP2Client", "TestSupport"]),
+        .testTarget(name: "GoogleAuthTests", dependencies: ["HTTP2Client", "GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(
+            name: "AuthRPCCodeGenTests",
+            dependencies: [
+                "AuthRPCCodeGen", "TestSupport",
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ]
+        ),
     ]
 )

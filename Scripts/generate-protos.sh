@@ -1,32 +1,84 @@
 #!/usr/bin/env bash
-# Regenerates the Swift sources for Protos/ with Debian's protoc and protoc-gen-swift built
-# from the swift-protobuf package this project depends on. The output is committed, so a
-# normal build never runs protoc (swift-protobuf's build plugin would compile protoc itself).
+# Regenerates the Swift sources for Protos/ (messages with protoc-gen-swift, clients with
+# protoc-gen-authrpc-swift) using Debian's protoc, both plugins built from this package and the
+# well-known types from swift-protobuf's checkout.
+# The output is committed, so a normal build never runs protoc.
+#
+#   Scripts/generate-protos.sh          rewrite Sources/*/Generated
+#   Scripts/generate-protos.sh --check  regenerate into a temporary directory and fail on any
+#                                       difference from what is committed (the golden check)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
+mode="${1:-write}"
+case "$mode" in
+    write|--check) ;;
+    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+
 command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler" >&2; exit 1; }
 
-swift package resolve >/dev/null
-plugin_scratch="$root/.build-protoc-gen-swift"
-swift build -c release --product protoc-gen-swift \
-    --package-path "$root/.build/checkouts/swift-protobuf" --scratch-path "$plugin_scratch"
-plugin="$plugin_scratch/release/protoc-gen-swift"
+# Both plugins come from this package (protoc-gen-swift is swift-protobuf's executable product, at
+# the version Package.swift resolves), so the output matches the SwiftProtobuf linked in. They are
+# built in a scratch directory of their own: single-product builds in .build would rebuild
+# SwiftProtobuf without testability, and `swift test` would then rebuild it again.
+tools="$root/.build-protoc-plugins"
+swift build --scratch-path "$tools" --product protoc-gen-swift >/dev/null
+swift build --scratch-path "$tools" --product protoc-gen-authrpc-swift >/dev/null
+bin="$(swift build --scratch-path "$tools" --show-bin-path)"
+# The well-known types (google/protobuf/*.proto) as the resolved swift-protobuf ships them.
+well_known="$tools/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
+[[ -f "$well_known/google/protobuf/any.proto" ]] || { echo "no well-known types at $well_known" >&2; exit 1; }
 
-generate() { # generate OUTPUT_DIR PROTO...
-    local out="$1"; shift
+mappings="$root/Protos/module_mappings.asciipb"
+generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleCommonProtos/Generated)
+
+# Everything is generated into a temporary directory first: a failed run changes nothing.
+out_root="$(mktemp -d)"
+trap 'rm -rf "$out_root"' EXIT
+
+# generate OUTPUT_DIR WHAT PROTO...: one protoc run per file (auth_sample.proto and interop.proto
+# both define grpc.testing.TestService, which one descriptor pool cannot hold twice).
+# WHAT is "messages" or "messages+clients".
+generate() {
+    local out="$out_root/$1" what="$2"; shift 2
     mkdir -p "$out"
-    # One protoc run per file: auth_sample.proto and interop.proto both define
-    # grpc.testing.TestService, which one descriptor pool cannot hold twice.
     for proto in "$@"; do
-        protoc --plugin=protoc-gen-swift="$plugin" \
-            --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath \
-            --swift_out="$out" -I Protos -I /usr/include "$proto"
+        local arguments=(-I Protos -I "$well_known"
+            --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out"
+            --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath
+            --swift_opt=ProtoPathModuleMappings="$mappings")
+        if [[ "$what" == messages+clients ]]; then
+            arguments+=(--plugin=protoc-gen-authrpc-swift="$bin/protoc-gen-authrpc-swift" --authrpc-swift_out="$out"
+                --authrpc-swift_opt=Visibility=Public --authrpc-swift_opt=FileNaming=DropPath
+                --authrpc-swift_opt=ProtoPathModuleMappings="$mappings")
+        fi
+        protoc "${arguments[@]}" "$proto"
     done
 }
 
-generate Sources/AuthSampleService/Generated grpc/testing/auth_sample.proto grpc/testing/interop.proto
-generate Sources/AuthRPC/Generated google/rpc/status.proto
-echo "generated: $(ls Sources/AuthSampleService/Generated Sources/AuthRPC/Generated | tr '\n' ' ')"
+generate Sources/AuthRPC/Generated messages google/rpc/status.proto
+generate Sources/AuthSampleService/Generated messages+clients grpc/testing/auth_sample.proto grpc/testing/interop.proto
+generate Sources/GoogleCommonProtos/Generated messages google/rpc/error_details.proto
+generate Sources/GoogleCommonProtos/Generated messages+clients \
+    google/longrunning/operations_proto.proto google/cloud/location/locations.proto
+
+if [[ "$mode" == --check ]]; then
+    status=0
+    for dir in "${generated_dirs[@]}"; do
+        if ! diff -ru "$dir" "$out_root/$dir"; then status=1; fi
+    done
+    if [[ $status -ne 0 ]]; then
+        echo "golden check FAILED: the committed generated sources differ from what Protos/ and the generators produce now (diff above: committed, then regenerated); run 'make protos' and commit the result" >&2
+        exit 1
+    fi
+    echo "golden check: $(find "$out_root/Sources" -name '*.swift' | wc -l) generated files match Protos/"
+else
+    for dir in "${generated_dirs[@]}"; do
+        rm -rf "$dir"
+        mv "$out_root/$dir" "$dir"
+    done
+    echo "generated: $(find "${generated_dirs[@]}" -name '*.swift' | sort | tr '\n' ' ')"
+fi

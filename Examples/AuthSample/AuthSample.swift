@@ -11,7 +11,9 @@ struct AuthSample: AsyncParsableCommand {
         abstract: "Sign in with OAuth 2.0 and call grpc.testing.TestService/UnaryCall with the token.",
         discussion: """
             Sessions are kept in $XDG_CONFIG_HOME/swift-authrpc/<name>.json (else ~/.config/...), \
-            mode 0600. Tokens and secrets are never printed.
+            mode 0600, in a 0700 directory; a file or directory open to others is used with a \
+            warning. Tokens and secrets are never printed; text from servers and issuers is shown \
+            with control characters escaped.
 
             Exit codes:
             \(ExitStatus.helpTable)
@@ -30,7 +32,7 @@ struct CommonOptions: ParsableArguments {
 
     /// A logger on stderr: errors only (failures are reported as messages), everything with --verbose.
     func logger(label: String) -> Logger {
-        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: label) { PrintableLogHandler(label: $0) }
         logger.logLevel = verbose ? .debug : .error
         return logger
     }

@@ -37,8 +37,9 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Request metadata, key=value (repeatable); -bin keys take base64.", valueName: "key=value"))
     var metadata: [String] = []
 
-    @Option(name: .long, help: "Seconds the call may take, token refresh included.")
-    var timeout: Double = 30
+    @Option(name: .long, help: ArgumentHelp("How long the call may take, token refresh included: seconds, or 500ms, 3s, 2m (at most 1h; default 30).",
+                                            valueName: "duration"), transform: DurationArgument.parse)
+    var timeout = DurationArgument(seconds: 30)
 
     @Flag(inversion: .prefixedNo, help: "Ask the server for the user it saw.")
     var fillUsername = true
@@ -46,7 +47,7 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ask the server for the OAuth scope it saw.")
     var fillOauthScope = true
 
-    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    @Flag(name: .long, help: "Print one JSON object instead of text (a failure too: its exit_code and, for a failed call, its gRPC status as code).")
     var json = false
 
     @OptionGroup var common: CommonOptions
@@ -55,7 +56,6 @@ struct CallCommand: AsyncParsableCommand {
     static let tokenEnvironmentVariable = "AUTH_SAMPLE_ACCESS_TOKEN"
 
     func validate() throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard [token != nil, tokenFile != nil, anonymous].filter({ $0 }).count <= 1 else {
             throw ValidationError("give at most one of --token, --token-file and --anonymous")
         }
@@ -77,17 +77,17 @@ struct CallCommand: AsyncParsableCommand {
         }
         let channel = try makeChannel()
         defer { channel.close() }
-        var options = CallOptions(timeout: .milliseconds(Int64(timeout * 1000)), credentials: credentials.value,
+        var options = CallOptions(timeout: timeout.duration, credentials: credentials.value,
                                   initialMetadata: requestMetadata, allowsInsecureCredentials: allowInsecureCredentials)
         options.userAgentPrefix = "auth_sample/0.1"
-        var request = Grpc_Testing_Request()
+        var request = AuthSample_Request()
         request.fillUsername = fillUsername
         request.fillOauthScope = fillOauthScope
 
         let tokenBefore = await credentials.session?.state.accessToken
-        let response: UnaryResponse<Grpc_Testing_Response>
+        let response: UnaryResponse<AuthSample_Response>
         do throws(RPCError) {
-            response = try await TestServiceClient(channel: channel).unaryCall(request, options: options)
+            response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
         } catch {
             throw Failures.call(error, target: target, credentials: credentials)
         }
@@ -107,11 +107,8 @@ struct CallCommand: AsyncParsableCommand {
         } else {
             var tls = TLSConfiguration(serverHostnameOverride: authority)
             if let caCert {
-                do {
-                    tls.trustRoots = .certificates(pem: try String(contentsOfFile: caCert, encoding: .utf8))
-                } catch {
-                    throw ToolFailure(status: .usage, message: "cannot read --ca-cert \(caCert): \(error.localizedDescription)")
-                }
+                tls.trustRoots = .certificates(pem: try LocalFile.text(at: caCert, option: "--ca-cert", limit: LocalFile.certificateLimit,
+                                                                      what: "CA certificates"))
             }
             security = .tls(tls)
         }
@@ -134,12 +131,7 @@ struct CallCommand: AsyncParsableCommand {
             return ResolvedCredentials(value: .accessToken(try checkedToken(token, from: "--token")), source: "--token", session: nil, sessionName: nil)
         }
         if let tokenFile {
-            let text: String
-            do {
-                text = try String(contentsOfFile: tokenFile, encoding: .utf8)
-            } catch {
-                throw ToolFailure(status: .usage, message: "cannot read --token-file \(tokenFile): \(error.localizedDescription)")
-            }
+            let text = try LocalFile.text(at: tokenFile, option: "--token-file", limit: LocalFile.tokenLimit, what: "an access token")
             return ResolvedCredentials(value: .accessToken(try checkedToken(text, from: "--token-file \(tokenFile)")), source: "--token-file", session: nil, sessionName: nil)
         }
         if let fromEnvironment = ProcessInfo.processInfo.environment[Self.tokenEnvironmentVariable], !fromEnvironment.isEmpty {

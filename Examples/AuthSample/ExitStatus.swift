@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthRPC
 
 /// The tool's exit codes: one per failure class, so scripts can tell them apart.
 enum ExitStatus: Int32, CaseIterable {
@@ -76,4 +77,6 @@ struct ToolFailure: Error {
     var hint: String?
     /// Extra lines to print (e.g. the server's challenge).
     var details: [String] = []
+    /// The gRPC status of a failed call (`nil` when no call was made).
+    var code: StatusCode?
 }

@@ -3,8 +3,14 @@ import OAuth2
 
 /// Turns library errors into what a person can act on, with the exit code of their class.
 enum Failures {
-    /// A failed call.
+    /// A failed call, carrying its gRPC status code whatever the class.
     static func call(_ error: RPCError, target: String, credentials: ResolvedCredentials) -> ToolFailure {
+        var failure = classify(error, target: target, credentials: credentials)
+        failure.code = error.code
+        return failure
+    }
+
+    private static func classify(_ error: RPCError, target: String, credentials: ResolvedCredentials) -> ToolFailure {
         if let oauth = error.cause as? OAuthError {
             return session(oauth, name: credentials.sessionName ?? "default")
         }

@@ -32,8 +32,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --browser: print the URL instead of opening it.")
     var noOpen = false
 
-    @Option(name: .long, help: "Seconds to wait for the sign-in.")
-    var waitTimeout: Int = 600
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the sign-in: seconds, or 90s, 10m (at most 1h; default 600).", valueName: "duration"),
+            transform: DurationArgument.parse)
+    var waitTimeout = DurationArgument(seconds: 600)
 
     @OptionGroup var common: CommonOptions
 
@@ -45,7 +46,6 @@ struct LoginCommand: AsyncParsableCommand {
         if let issuer, URL(string: issuer)?.host == nil {
             throw ValidationError("--issuer '\(issuer)' is not a URL")
         }
-        guard waitTimeout > 0 else { throw ValidationError("--wait-timeout must be positive") }
     }
 
     func run() async throws {
@@ -83,8 +83,8 @@ struct LoginCommand: AsyncParsableCommand {
         }
         try handle.save(state)
         let identity = IdentitySummary(state: state)
-        print("Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))")
-        print("Session '\(handle.name)' saved to \(handle.path)")
+        Output.line("Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))")
+        Output.line("Session '\(handle.name)' saved to \(handle.path)")
     }
 
     private func serviceConfiguration() async throws(ToolFailure) -> ServiceConfiguration {
@@ -101,13 +101,13 @@ struct LoginCommand: AsyncParsableCommand {
     private func deviceSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
         let flow = DeviceAuthorizationFlow(configuration: configuration, client: client, scopes: scopes)
         let authorization = try await flow.start()
-        print("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
+        Output.copyableLine("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
         if let complete = authorization.verificationURIComplete {
-            print("(or open \(complete))")
+            Output.copyableLine("(or open \(complete))")
         }
         let indicator = WaitingIndicator(message: "Waiting for you to approve the sign-in")
         defer { indicator.stop() }
-        let timeout = Date().addingTimeInterval(TimeInterval(waitTimeout))
+        let timeout = ContinuousClock.now + waitTimeout.duration
         let wait = Task { () async throws(OAuthError) -> AuthState in
             try await flow.waitForApproval(of: authorization) { event in
                 switch event {
@@ -118,15 +118,15 @@ struct LoginCommand: AsyncParsableCommand {
             }
         }
         let deadline = Task {
-            try? await Task.sleep(for: .seconds(max(0, timeout.timeIntervalSinceNow)))
+            try? await Task.sleep(until: timeout, clock: .continuous)
             wait.cancel()
         }
         defer { deadline.cancel() }
         do {
             return try await wait.value
         } catch let error as OAuthError {
-            if error.kind == .flowFailed, Date() >= timeout {
-                throw OAuthError(.flowFailed, "no approval within \(waitTimeout) s (--wait-timeout)")
+            if error.kind == .flowFailed, ContinuousClock.now >= timeout {
+                throw OAuthError(.flowFailed, "no approval within --wait-timeout \(waitTimeout)")
             }
             throw error
         } catch {
@@ -135,13 +135,14 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     private func browserSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
-        let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: .seconds(waitTimeout))
+        let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: waitTimeout.duration)
         let pending = try flow.start()
         if noOpen || !Browser.open(pending.authorizationURL) {
-            print("Open this URL in a browser to sign in:\n\(pending.authorizationURL)")
+            Output.line("Open this URL in a browser to sign in:")
         } else {
-            print("Your browser was opened to sign in. If it did not open, visit:\n\(pending.authorizationURL)")
+            Output.line("Your browser was opened to sign in. If it did not open, visit:")
         }
+        Output.copyableLine(pending.authorizationURL.absoluteString)
         let indicator = WaitingIndicator(message: "Waiting for the browser to come back to \(pending.redirectURI)")
         defer { indicator.stop() }
         return try await pending.complete()

@@ -5,7 +5,8 @@ import OAuth2
 struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
-        abstract: "Remove the stored session (with --revoke, revoke its grant at the issuer first).")
+        abstract: "Remove the stored session (with --revoke, revoke its grant at the issuer first).",
+        discussion: "A session file that cannot be read is removed all the same, with a warning (it cannot be revoked).")
 
     @Flag(name: .long, help: "Revoke the refresh token at the issuer (RFC 7009) before removing the session.")
     var revoke = false
@@ -15,7 +16,17 @@ struct LogoutCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingFailures { () async throws(ToolFailure) in
             let handle = try common.store()
-            let state = try handle.require()
+            let stored: AuthState?
+            do throws(ToolFailure) {
+                stored = try handle.retrieve()
+            } catch {
+                // Logging out must work whatever is in the file: it is removed unread.
+                Output.warning(error.message + (revoke ? "; so it could not be revoked at the issuer (revoke the grant there if it may still be valid)" : "")
+                               + "; removing it anyway")
+                try remove(handle)
+                return
+            }
+            guard let state = stored else { throw handle.noSession }
             if revoke {
                 let session = AuthSession(state: state, logger: common.logger(label: "auth_sample.session"))
                 do throws(OAuthError) {
@@ -25,14 +36,18 @@ struct LogoutCommand: AsyncParsableCommand {
                     throw ToolFailure(status: status, message: "could not revoke the session: \(error.message)",
                                       hint: "the stored session was kept; try again, or log out without --revoke")
                 }
-                print("Revoked the grant at the issuer.")
+                Output.line("Revoked the grant at the issuer.")
             }
-            do throws(OAuthError) {
-                try handle.store.remove()
-            } catch {
-                throw ToolFailure(status: .internalError, message: "could not remove the stored session: \(error.message)")
-            }
-            print("Removed session '\(handle.name)' (\(handle.path)).")
+            try remove(handle)
         }
+    }
+
+    private func remove(_ handle: FileStoreHandle) throws(ToolFailure) {
+        do throws(OAuthError) {
+            try handle.store.remove()
+        } catch {
+            throw ToolFailure(status: .internalError, message: "could not remove the stored session: \(error.message)")
+        }
+        Output.line("Removed session '\(handle.name)' (\(handle.path)).")
     }
 }

@@ -14,7 +14,34 @@ struct CallResult {
 }
 
 /// Everything the tool prints: text for people, or one JSON object with --json.
+///
+/// These functions are the only way out to stdout and stderr. Text goes out line by line through
+/// ``PrintableText``, so nothing a server or issuer sent (nor anything read from a file) can move
+/// the cursor, recolour the terminal or forge a line; JSON is escaped the same way.
 enum Output {
+    /// The most metadata entries a text section lists (`--json` has them all).
+    static let metadataLimit = 64
+
+    /// One line on stdout, made printable and cut at `limit` characters.
+    static func line(_ text: String, limit: Int = PrintableText.lineLimit) {
+        print(PrintableText.escaping(text, limit: limit))
+    }
+
+    /// A line the user must copy whole (a URL to open): the same, with a longer limit.
+    static func copyableLine(_ text: String) {
+        line(text, limit: PrintableText.copyableLineLimit)
+    }
+
+    /// A warning on stderr that does not change the outcome.
+    static func warning(_ text: String) {
+        writeError(["auth_sample: warning: \(text)"])
+    }
+
+    /// One line of the library's log on stderr.
+    static func logLine(_ text: String) {
+        writeError([text])
+    }
+
     static func printCall(_ result: CallResult, json: Bool) {
         if json {
             var object: [String: Any] = [
@@ -31,11 +58,11 @@ enum Output {
             printJSON(object)
             return
         }
-        print("Used scope: \(result.scope.isEmpty ? "(none)" : result.scope) on behalf of user \(result.username.isEmpty ? "(none)" : result.username)")
+        line("Used scope: \(result.scope.isEmpty ? "(none)" : result.scope) on behalf of user \(result.username.isEmpty ? "(none)" : result.username)")
         var token = "Credentials: \(result.credentialSource)"
         if result.refreshed { token += "; the access token had expired and was refreshed during this call" }
         if let expiry = result.tokenExpiresAt { token += "; token valid until \(ISO8601DateFormatter().string(from: expiry))" }
-        print(token)
+        line(token)
         printMetadata("Response headers", result.headers)
         printMetadata("Response trailers", result.trailers)
     }
@@ -44,22 +71,34 @@ enum Output {
     static func report(_ failure: ToolFailure, json: Bool) {
         if json {
             var object: [String: Any] = ["ok": false, "error": failure.message, "exit_code": Int(failure.status.rawValue), "class": failure.status.summary]
+            if let code = failure.code { object["code"] = code.description }
             if let hint = failure.hint { object["hint"] = hint }
             if !failure.details.isEmpty { object["details"] = failure.details }
             printJSON(object)
             return
         }
-        var text = "auth_sample: error: \(failure.message)\n"
-        for line in failure.details { text += "\(line)\n" }
-        if let hint = failure.hint { text += "What to do: \(hint)\n" }
-        FileHandle.standardError.write(Data(text.utf8))
+        var lines = ["auth_sample: error: \(failure.message)"]
+        if let code = failure.code { lines.append("gRPC status: \(code)") }
+        lines += failure.details
+        if let hint = failure.hint { lines.append("What to do: \(hint)") }
+        writeError(lines)
+    }
+
+    /// One JSON object on stdout: valid JSON whose strings are exactly what was given, with every
+    /// character a terminal would act on escaped.
+    static func printJSON(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        print(PrintableText.escapingJSON(String(decoding: data, as: UTF8.self)))
     }
 
     private static func printMetadata(_ title: String, _ metadata: Metadata) {
-        print("\(title):")
-        if metadata.isEmpty { print("  (none)") }
-        for (key, value) in metadata {
-            print("  \(key): \(value)")
+        line("\(title):")
+        if metadata.isEmpty { line("  (none)") }
+        for (key, value) in metadata.prefix(metadataLimit) {
+            line("  \(key): \(value)")
+        }
+        if metadata.count > metadataLimit {
+            line("  … and \(metadata.count - metadataLimit) more (--json lists them all)")
         }
     }
 
@@ -67,8 +106,9 @@ enum Output {
         metadata.map { [$0.key, $0.value.description] }
     }
 
-    static func printJSON(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        print(String(decoding: data, as: UTF8.self))
+    private static func writeError(_ lines: [String]) {
+        fflush(nil)  // what was printed on stdout before comes first
+        let text = lines.map { PrintableText.escaping($0) + "\n" }.joined()
+        FileHandle.standardError.write(Data(text.utf8))
     }
 }

@@ -36,18 +36,31 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.printJSON(object)
                 return
             }
-            print("Session '\(handle.name)' (\(handle.path))")
-            print("  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")")
-            print("  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)")
-            print("  Client:        \(state.client.id)")
-            print("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
-            print("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
-            let expiry = state.accessTokenExpiresAt.map { formatter.string(from: $0) } ?? "not stated"
-            print("  Access token:  \(state.accessToken == nil ? "none" : fresh ? "valid until \(expiry)" : "expired or stale (\(expiry)); the next call refreshes it")")
-            print("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
+            Output.line("Session '\(handle.name)' (\(handle.path))")
+            Output.line("  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")")
+            Output.line("  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)")
+            Output.line("  Client:        \(state.client.id)")
+            Output.line("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
+            Output.line("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
+            Output.line("  Access token:  \(accessTokenSummary(state, fresh: fresh, formatter: formatter))")
+            Output.line("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
             if let error = state.authorizationError {
-                print("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
+                Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
             }
         }
+    }
+
+    /// What the access token is good for, and what the next call will do about it.
+    private func accessTokenSummary(_ state: AuthState, fresh: Bool, formatter: ISO8601DateFormatter) -> String {
+        if let error = state.authorizationError {
+            return "unusable: the session was stopped (\(error.code)); sign in again"
+        }
+        guard state.accessToken != nil else { return "none" }
+        let expiry = state.accessTokenExpiresAt.map { formatter.string(from: $0) } ?? "not stated"
+        if fresh { return "valid until \(expiry)" }
+        if state.refreshToken == nil && state.grant.type != .clientCredentials {
+            return "expired or stale (\(expiry)) and there is no refresh token; sign in again"
+        }
+        return "expired or stale (\(expiry)); the next call refreshes it"
     }
 }

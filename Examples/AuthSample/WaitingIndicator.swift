@@ -1,17 +1,19 @@
 import Foundation
-import Synchronization
+import HTTP2Client
 
 /// Shows that the tool is waiting: a live spinner with the elapsed time on a terminal, and
-/// plain lines (one at the start, one per note) when stdout is not a terminal.
+/// plain lines (one at the start, one per note) when stdout is not a terminal. The message and
+/// the notes are made printable (a note may quote a server); the spinner's own control sequences
+/// are the only ones written.
 final class WaitingIndicator: Sendable {
     private let message: String
     private let isTerminal = isatty(STDOUT_FILENO) != 0
     private let started = ContinuousClock.now
-    private let state = Mutex((frame: 0, stopped: false))
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let state = Locked((frame: 0, stopped: false))
+    private let ticker = Locked<Task<Void, Never>?>(nil)
 
     init(message: String) {
-        self.message = message
+        self.message = PrintableText.escaping(message)
         if isTerminal {
             let task = Task { [weak self] in
                 while !Task.isCancelled, let self {
@@ -21,7 +23,7 @@ final class WaitingIndicator: Sendable {
             }
             ticker.withLock { $0 = task }
         } else {
-            print("\(message)...")
+            Output.line(self.message + "...")
             fflush(nil)
         }
     }
@@ -29,7 +31,7 @@ final class WaitingIndicator: Sendable {
     /// A line worth keeping (on its own line on a terminal).
     func note(_ text: String) {
         if isTerminal { print("\r\u{1B}[2K", terminator: "") }
-        print("  \(text)")
+        Output.line("  " + text)
         fflush(nil)
     }
 

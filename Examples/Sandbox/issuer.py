@@ -1,7 +1,9 @@
 """The sandbox's OAuth 2.0 / OpenID Connect issuer, on Authlib (Flask integration), in memory.
 
 Grants: authorization code with PKCE (loopback redirects, automatic consent for the sandbox
-user), device authorization (RFC 8628), refresh tokens with rotation, client credentials.
+user), device authorization (RFC 8628), refresh tokens with rotation, client credentials, and
+Google's service-account grant: the JWT bearer grant (RFC 7523) with assertions signed by a
+service account's key (service_accounts.py).
 Endpoints: discovery (OIDC and RFC 8414), token, device authorization and verification page,
 revocation (RFC 7009), introspection (RFC 7662), userinfo, JWKS. Test-only endpoints live under
 /sandbox/ (see README.md). Token values are never logged.
@@ -19,8 +21,9 @@ os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # plain http, on loopb
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer  # noqa: E402
 from authlib.oauth2 import OAuth2Error  # noqa: E402
-from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, grants  # noqa: E402
+from authlib.oauth2.rfc6749 import ClientMixin, InvalidGrantError, InvalidScopeError, TokenMixin, grants  # noqa: E402
 from authlib.oauth2.rfc7009 import RevocationEndpoint  # noqa: E402
+from authlib.oauth2.rfc7523 import JWTBearerGrant  # noqa: E402
 from authlib.oauth2.rfc7636 import CodeChallenge  # noqa: E402
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint  # noqa: E402
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict  # noqa: E402
@@ -29,18 +32,27 @@ from joserfc import jwt  # noqa: E402
 from joserfc.jwk import RSAKey  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
+import service_accounts  # noqa: E402
+
 log = logging.getLogger("sandbox.issuer")
 
 DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 USER_GRANTS = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT]
 ALL_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+# --hostile-text: what a terminal would act on (CSI clear-screen and colour, an OSC window title,
+# a C1 CSI, bidi override and isolates, a line separator, DEL, backspace, tab) and a forged line.
+HOSTILE_TEXT = ("\x1b[2J\x1b[31m\x1b]0;title\x07\u009b31m\u202eevil\u202c\u2066\u2069\u2028\x7f\x08\tend"
+                "\r\nauth_sample: error: FORGED LINE\n\x00")
 
 
 class Client(ClientMixin):
     def __init__(self, client_id, secret=None, grant_types=None, token_lifetime=None,
-                 auth_methods=None, device_interval=None):
+                 auth_methods=None, device_interval=None, rotates_refresh_tokens=True):
         self.client_id = client_id
+        # Google's own clients (gcloud's ADC among them) keep one refresh token for good.
+        self.rotates_refresh_tokens = rotates_refresh_tokens
         self.secret = secret
         self.grant_types = grant_types or USER_GRANTS
         self.token_lifetime = token_lifetime
@@ -145,6 +157,8 @@ class Store:
         self.devices = {}           # device_code -> DeviceCredentialDict
         self.device_grants = {}     # user_code -> approved (bool)
         self.stats = {}
+        self.token_behaviour = {}   # client_id -> {"delay_ms": int, "status": int} (test knob)
+        self.tenants = {}           # tenant id -> discovery endpoints overriding the defaults (test knob)
 
     def count(self, client_id, name):
         with self.lock:
@@ -154,7 +168,7 @@ class Store:
 
 class Issuer:
     def __init__(self, host, port, token_lifetime, auto_approve_after, state_dir, user_email, user_sub,
-                 device_interval=1):
+                 device_interval=1, hostile_text=False, service_accounts_registry=None):
         self.host = host
         self.port = port
         self.token_lifetime = token_lifetime
@@ -162,8 +176,10 @@ class Issuer:
         self.state_dir = state_dir
         self.user = {"sub": user_sub, "email": user_email}
         self.device_interval = device_interval
+        self.hostile_text = hostile_text  # user codes, URIs, error descriptions and ID-token emails carry HOSTILE_TEXT
         self.store = Store()
         self.signing_key = RSAKey.generate_key(2048, parameters={"kid": "sandbox-1", "use": "sig", "alg": "RS256"})
+        self.service_accounts = service_accounts_registry or service_accounts.ServiceAccounts()
         self.url = None
         self._server = None
         self._thread = None
@@ -229,6 +245,63 @@ class Issuer:
             return {"user": user.get("email", token.client.client_id), "sub": user.get("sub", ""),
                     "scope": token.scope, "client_id": token.client.client_id}
 
+    # -- Google credentials ---------------------------------------------------------------------
+
+    def add_service_account(self, name=None, token_lifetime=None):
+        """A new service account whose assertions the JWT bearer grant accepts; returns it."""
+        account = self.service_accounts.create(name)
+        client = Client(account.email, grant_types=[JWT_BEARER_GRANT], auth_methods=["none"],
+                        token_lifetime=token_lifetime)
+        with self.store.lock:
+            self.store.clients[account.email] = client
+        return account
+
+    def service_account_key(self, account):
+        """The account's key file, in Google's format, with this issuer as its token endpoint."""
+        return account.key_document(token_uri=f"{self.url}/token", auth_uri=f"{self.url}/authorize",
+                                    certs_url=self.url)
+
+    def authorized_user(self, quota_project_id=None, token_lifetime=None):
+        """gcloud's application_default_credentials.json for the sandbox user: a confidential
+        client of its own (refresh tokens not rotated, as at Google) and a refresh token for the
+        test scope. Like gcloud's, the file names no token endpoint: clients send user
+        credentials to Google's unless told otherwise (google-auth ignores a `token_uri` there)."""
+        client = Client("gcloud-" + secrets.token_hex(6), secret=secrets.token_urlsafe(24),
+                        grant_types=["refresh_token"], token_lifetime=token_lifetime,
+                        rotates_refresh_tokens=False)
+        values = self._generate_token("authorization_code", client, user=self.user,
+                                      scope="openid email https://www.googleapis.com/auth/xapi.zoo")
+        token = Token(values, client, self.user, secrets.token_hex(8))
+        with self.store.lock:
+            self.store.clients[client.client_id] = client
+            self.store.tokens_by_access[token.access_token] = token
+            self.store.tokens_by_refresh[token.refresh_token] = token
+        document = {
+            "account": "",
+            "client_id": client.client_id,
+            "client_secret": client.secret,
+            "refresh_token": token.refresh_token,
+            "type": "authorized_user",
+            "universe_domain": "googleapis.com",
+        }
+        if quota_project_id:
+            document["quota_project_id"] = quota_project_id
+        return document
+
+    def mint_access_token(self, client_id, scope, lifetime=None):
+        """An access token for `client_id` acting for itself (the metadata server's tokens)."""
+        with self.store.lock:
+            client = self.store.clients.get(client_id)
+            if client is None:
+                client = Client(client_id, grant_types=[], token_lifetime=lifetime)
+                self.store.clients[client_id] = client
+        values = self._generate_token("metadata", client, scope=scope, expires_in=lifetime, include_refresh_token=False)
+        token = Token(values, client, None, secrets.token_hex(8))
+        with self.store.lock:
+            self.store.tokens_by_access[token.access_token] = token
+        self.store.count(client_id, "token_requests")
+        return values
+
     # -- tokens -------------------------------------------------------------------------------
 
     def _lifetime(self, client):
@@ -248,7 +321,7 @@ class Issuer:
             now = int(time.time())
             claims = {
                 "iss": self.url, "sub": user["sub"], "aud": client.client_id, "iat": now, "exp": now + lifetime,
-                "auth_time": now, "email": user["email"], "email_verified": True,
+                "auth_time": now, "email": user["email"] + (HOSTILE_TEXT if self.hostile_text else ""), "email_verified": True,
             }
             token["id_token"] = jwt.encode({"alg": "RS256", "kid": "sandbox-1"}, claims, self.signing_key)
         return token
@@ -315,7 +388,15 @@ class Issuer:
             def authenticate_user(self, refresh_token):
                 return refresh_token.user
 
+            def issue_token(self, user, refresh_token):
+                if self.request.client.rotates_refresh_tokens:
+                    return super().issue_token(user, refresh_token)
+                return self.generate_token(user=user, scope=self.request.payload.scope or refresh_token.get_scope(),
+                                           include_refresh_token=False)
+
             def revoke_old_credential(self, refresh_token):
+                if not self.request.client.rotates_refresh_tokens:
+                    return
                 with store.lock:
                     refresh_token.refresh_revoked = True
 
@@ -355,11 +436,70 @@ class Issuer:
                         return True
                 return False
 
+        class ServiceAccountGrant(JWTBearerGrant):
+            """Google's service-account grant: an RS256 assertion signed with the account's key,
+            `iss` the account's email, `aud` this token endpoint, `scope` in the claims (not the
+            form), `iat`/`exp` at most an hour apart, an optional `sub` to act for a user."""
+
+            CLAIMS_OPTIONS = {
+                "iss": {"essential": True}, "aud": {"essential": True},
+                "exp": {"essential": True}, "iat": {"essential": True},
+            }
+
+            def get_audiences(self):
+                return [f"{issuer.url}/token"]
+
+            def resolve_issuer_client(self, iss):
+                if issuer.service_accounts.get(iss) is None:
+                    return None
+                with store.lock:
+                    return store.clients.get(iss)
+
+            def resolve_client_public_key(self, client):
+                return issuer.service_accounts.get(client.client_id).public_jwk()
+
+            def process_assertion_claims(self, assertion):
+                headers, unverified = self.extract_assertion(assertion)
+                account = issuer.service_accounts.get(unverified.get("iss"))
+                if account is not None:
+                    store.count(account.email, "token_requests")
+                    store.count(account.email, "jwt_bearer_requests")
+                if headers.get("alg") != "RS256":
+                    raise InvalidGrantError(description="the assertion must be signed with RS256")
+                if account is not None and headers.get("kid") != account.key_id:
+                    raise InvalidGrantError(description="the assertion's kid is not the service account's private_key_id")
+                claims = super().process_assertion_claims(assertion)
+                problem = service_accounts.check_lifetime(claims)
+                if problem is not None:
+                    raise InvalidGrantError(description=f"invalid assertion: {problem}")
+                scope = claims.get("scope")
+                if not isinstance(scope, str) or not scope.strip():
+                    raise InvalidScopeError(description="the assertion has no scope claim")
+                self.request.assertion_scope = scope
+                return claims
+
+            def authenticate_user(self, subject):
+                # Domain-wide delegation: the sandbox user is the only user there is.
+                return issuer.user if subject == issuer.user["email"] else None
+
+            def has_granted_permission(self, client, user):
+                return True
+
+            def create_token_response(self):
+                token = self.generate_token(scope=self.request.assertion_scope, user=self.request.user,
+                                            include_refresh_token=False)
+                self.save_token(token)
+                return 200, token, self.TOKEN_RESPONSE_HEADER
+
         class DeviceEndpoint(DeviceAuthorizationEndpoint):
             CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
 
             def get_verification_uri(self):
-                return f"{issuer.url}/device"
+                return f"{issuer.url}/device" + (HOSTILE_TEXT if issuer.hostile_text else "")
+
+            def generate_user_code(self):
+                code = super().generate_user_code()
+                return code + HOSTILE_TEXT if issuer.hostile_text else code
 
             def save_device_credential(self, client_id, scope, data):
                 client = store.clients.get(client_id)
@@ -415,13 +555,14 @@ class Issuer:
         server.register_grant(RefreshTokenGrant)
         server.register_grant(ClientCredentialsGrant)
         server.register_grant(DeviceGrant)
+        server.register_grant(ServiceAccountGrant)
         server.register_endpoint(DeviceEndpoint)
         server.register_endpoint(Revocation)
         server.register_endpoint(Introspection)
 
-        def discovery():
+        def discovery(tenant=None):
             base = issuer.url
-            return jsonify({
+            document = {
                 "issuer": base,
                 "authorization_endpoint": f"{base}/authorize",
                 "token_endpoint": f"{base}/token",
@@ -431,15 +572,33 @@ class Issuer:
                 "userinfo_endpoint": f"{base}/userinfo",
                 "jwks_uri": f"{base}/jwks",
                 "response_types_supported": ["code"],
-                "grant_types_supported": USER_GRANTS + ["client_credentials"],
+                "grant_types_supported": USER_GRANTS + ["client_credentials", JWT_BEARER_GRANT],
                 "code_challenge_methods_supported": ["S256", "plain"],
                 "token_endpoint_auth_methods_supported": ALL_AUTH_METHODS,
                 "subject_types_supported": ["public"],
                 "id_token_signing_alg_values_supported": ["RS256"],
                 "scopes_supported": ["openid", "email", "https://www.googleapis.com/auth/xapi.zoo"],
-            })
+            }
+            if tenant is not None:
+                with store.lock:
+                    overrides = store.tenants.get(tenant)
+                if overrides is None:
+                    return jsonify({"error": "no such tenant"}), 404
+                document.update(overrides, issuer=f"{base}/tenants/{tenant}")
+            return jsonify(document)
+
+        @app.after_request
+        def hostile_error_description(response):
+            # --hostile-text: every OAuth error answer describes itself with HOSTILE_TEXT.
+            if issuer.hostile_text and response.status_code >= 400 and response.is_json:
+                body = response.get_json(silent=True)
+                if isinstance(body, dict) and "error" in body:
+                    body["error_description"] = HOSTILE_TEXT
+                    response.set_data(json.dumps(body))
+            return response
 
         app.add_url_rule("/.well-known/openid-configuration", "oidc", discovery)
+        app.add_url_rule("/tenants/<tenant>/.well-known/openid-configuration", "tenant-oidc", discovery)
         app.add_url_rule("/.well-known/oauth-authorization-server", "rfc8414", discovery)
 
         @app.route("/authorize", methods=["GET"])
@@ -453,8 +612,14 @@ class Issuer:
 
         @app.route("/token", methods=["POST"])
         def token():
-            store.count(request.form.get("client_id") or (request.authorization.username if request.authorization else None),
-                        "token_requests")
+            client_id = request.form.get("client_id") or (request.authorization.username if request.authorization else None)
+            store.count(client_id, "token_requests")
+            with store.lock:
+                behaviour = dict(store.token_behaviour.get(client_id, {}))
+            if behaviour.get("delay_ms"):
+                time.sleep(behaviour["delay_ms"] / 1000)
+            if behaviour.get("status"):
+                return jsonify({"error": "temporarily_unavailable", "error_description": "the sandbox was told to fail"}), behaviour["status"]
             return server.create_token_response()
 
         @app.route("/device_authorization", methods=["POST"])
@@ -501,7 +666,27 @@ class Issuer:
                 return jsonify({"error": "unknown user_code"}), 404
             return jsonify({"user_code": user_code, "approved": approved})
 
+        @app.route("/robot/v1/metadata/x509/<path:email>")
+        def service_account_certificates(email):
+            # Google's format: {private_key_id: PEM certificate}, what google.auth.jwt.decode takes.
+            account = issuer.service_accounts.get(urllib.parse.unquote(email))
+            if account is None:
+                return jsonify({"error": "unknown service account"}), 404
+            return jsonify({account.key_id: account.certificate_pem})
+
         # -- test-only endpoints ----------------------------------------------------------------
+
+        @app.route("/sandbox/service-accounts", methods=["POST"])
+        def create_service_account():
+            body = request.get_json(silent=True) or {}
+            account = issuer.add_service_account(token_lifetime=body.get("token_lifetime"))
+            return jsonify(issuer.service_account_key(account))
+
+        @app.route("/sandbox/authorized-users", methods=["POST"])
+        def create_authorized_user():
+            body = request.get_json(silent=True) or {}
+            return jsonify(issuer.authorized_user(quota_project_id=body.get("quota_project_id"),
+                                                  token_lifetime=body.get("token_lifetime")))
 
         @app.route("/sandbox/clients", methods=["POST"])
         def create_client():
@@ -568,6 +753,31 @@ class Issuer:
                 return jsonify({"error": "seconds must be between 0 and 60"}), 400
             issuer.outage(seconds)
             return jsonify({"down_for": seconds})
+
+        @app.route("/sandbox/token-behaviour", methods=["POST"])
+        def token_behaviour():
+            client_id = request.values.get("client_id")
+            try:
+                delay_ms = int(request.values.get("delay_ms") or 0)
+                status = int(request.values.get("status") or 0)
+            except ValueError:
+                return jsonify({"error": "delay_ms and status must be integers"}), 400
+            if not client_id or not 0 <= delay_ms <= 60_000 or not (status == 0 or 400 <= status <= 599):
+                return jsonify({"error": "client_id is required, delay_ms must be 0...60000, status 0 or 400...599"}), 400
+            with store.lock:
+                store.token_behaviour[client_id] = {"delay_ms": delay_ms, "status": status}
+            return jsonify({"client_id": client_id, "delay_ms": delay_ms, "status": status})
+
+        @app.route("/sandbox/tenants", methods=["POST"])
+        def create_tenant():
+            body = request.get_json(silent=True) or {}
+            overrides = body.get("endpoints") or {}
+            if not isinstance(overrides, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()):
+                return jsonify({"error": "endpoints must map names to URL strings"}), 400
+            tenant = "t-" + secrets.token_hex(6)
+            with store.lock:
+                store.tenants[tenant] = dict(overrides)
+            return jsonify({"issuer": f"{issuer.url}/tenants/{tenant}"})
 
         @app.route("/sandbox/expire-access-tokens", methods=["POST"])
         def expire_access_tokens():

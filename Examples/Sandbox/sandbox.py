@@ -2,7 +2,9 @@
 """The local sandbox: a stand-in for grpc-test.sandbox.googleapis.com and its OAuth provider.
 
 Runs grpc.testing.TestService on grpcio over TLS (a CA generated at every start) and over
-plaintext, plus the OAuth 2.0 issuer from issuer.py; writes what it bound to
+plaintext, plus the OAuth 2.0 issuer from issuer.py and a Compute Engine metadata-server
+emulator (metadata_server.py); writes Google credential files (a service-account key, an
+authorized_user file) and what it bound to
 <state-dir>/sandbox.json, prints `SANDBOX READY <path>` and serves until SIGTERM/SIGINT (or,
 with --exit-with-stdin, until its standard input reaches EOF). See README.md.
 """
@@ -19,11 +21,19 @@ import sys
 import threading
 
 import certs
+import google_services
+import metadata_server
+import service_accounts
 import test_service
 
 USER_EMAIL = "sandbox-user@example.com"
 USER_SUB = "sandbox-user"
 READY_FILE = "sandbox.json"
+SERVICE_ACCOUNT_KEY_FILE = "service-account.json"
+SERVICE_ACCOUNT_CERT_FILE = "service-account-cert.pem"
+AUTHORIZED_USER_FILE = "authorized-user.json"
+QUOTA_PROJECT = "sandbox-quota-project"
+METADATA_ACCOUNT = "sandbox-compute"
 
 log = logging.getLogger("sandbox")
 
@@ -41,16 +51,21 @@ def parse_arguments(argv=None):
     parser.add_argument("--tls-port", type=int, default=0, help="gRPC over TLS (0: any free port)")
     parser.add_argument("--plaintext-port", type=int, default=0, help="gRPC over h2c (0: any free port)")
     parser.add_argument("--issuer-port", type=int, default=0, help="OAuth issuer over http (0: any free port)")
+    parser.add_argument("--metadata-port", type=int, default=0,
+                        help="Compute Engine metadata-server emulator over http (0: any free port)")
     parser.add_argument("--token-lifetime", type=int, default=3600, help="access-token lifetime in seconds")
     parser.add_argument("--auto-approve-device-after", type=float, default=None, metavar="SECONDS",
                         help="approve device-flow codes on the sandbox user's behalf after this long")
     parser.add_argument("--static-token", action="append", default=[], metavar="TOKEN",
                         help="a bearer token accepted as the sandbox user with the test scope (repeatable)")
+    parser.add_argument("--hostile-text", action="store_true",
+                        help="the issuer's user codes, verification URIs, error descriptions and ID-token emails "
+                             "carry terminal escape sequences and a forged line (for testing clients)")
     parser.add_argument("--exit-with-stdin", action="store_true",
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
 
-    for name in ("tls_port", "plaintext_port", "issuer_port"):
+    for name in ("tls_port", "plaintext_port", "issuer_port", "metadata_port"):
         if not 0 <= getattr(arguments, name) <= 65535:
             parser.error(f"--{name.replace('_', '-')} must be between 0 and 65535")
     if arguments.token_lifetime <= 0:
@@ -108,16 +123,41 @@ def _write_json_atomically(path, document):
     os.replace(temporary, path)
 
 
-def _token_validator(static_tokens, issuer):
+def _token_validator(static_tokens, issuer, jwt_audiences=()):
     static = [token.encode() for token in static_tokens]
 
     def validate(token):
         candidate = token.encode("utf-8", "replace")
         if any(hmac.compare_digest(candidate, known) for known in static):
             return {"user": USER_EMAIL, "sub": USER_SUB, "scope": test_service.TEST_SCOPE, "client_id": None}
-        return issuer.validate_access_token(token)
+        identity = issuer.validate_access_token(token)
+        if identity is None and token.count(".") == 2:
+            # A service account's self-signed JWT ("JWT access"), checked against the hosts served.
+            identity = issuer.service_accounts.verify_jwt_access(token, jwt_audiences)
+        return identity
 
     return validate
+
+
+def _jwt_audiences(host, server_name):
+    """`https://<host>/` for every name the service answers to: what a self-signed JWT's aud must be."""
+    hosts = {server_name, host}
+    return sorted(f"https://[{name}]/" if ":" in name else f"https://{name}/" for name in hosts)
+
+
+def _write_google_credentials(state_dir, issuer):
+    """The service-account key (Google's JSON format, a fresh RSA key), its certificate, and an
+    authorized_user file for the sandbox user (gcloud's ADC format); returns their paths and the
+    account."""
+    account = issuer.add_service_account("sandbox-sa")
+    key_path = os.path.join(state_dir, SERVICE_ACCOUNT_KEY_FILE)
+    service_accounts.write_private_json(key_path, issuer.service_account_key(account))
+    cert_path = os.path.join(state_dir, SERVICE_ACCOUNT_CERT_FILE)
+    with open(cert_path, "w") as handle:
+        handle.write(account.certificate_pem)
+    user_path = os.path.join(state_dir, AUTHORIZED_USER_FILE)
+    service_accounts.write_private_json(user_path, issuer.authorized_user(quota_project_id=QUOTA_PROJECT))
+    return account, key_path, cert_path, user_path
 
 
 def _watch_stdin(stop):
@@ -155,17 +195,31 @@ def run(arguments):
     issuer = Issuer(
         host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
         auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
-        user_email=USER_EMAIL, user_sub=USER_SUB)
+        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text)
     servers = []
+    metadata = None
     try:
         try:
             issuer.start()
         except Exception as error:
             raise StartupError(f"the OAuth issuer did not start on {arguments.host}:{arguments.issuer_port}: {error}") from None
+        account, key_path, cert_path, user_path = _write_google_credentials(state_dir, issuer)
+        compute_account = issuer.add_service_account(METADATA_ACCOUNT)
         try:
+            metadata = metadata_server.MetadataServer(
+                arguments.host, arguments.metadata_port, compute_account.email, service_accounts.PROJECT_ID,
+                ["https://www.googleapis.com/auth/cloud-platform", test_service.TEST_SCOPE],
+                lambda scope: issuer.mint_access_token(compute_account.email, scope))
+        except OSError as error:
+            raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
+        metadata.start()
+        jwt_audiences = _jwt_audiences(arguments.host, certs.SERVER_NAME)
+        try:
+            validate = _token_validator(static_tokens, issuer, jwt_audiences)
+            generated = os.path.join(state_dir, "generated")
             servers, tls_port, plaintext_port = test_service.start(
                 arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
-                _token_validator(static_tokens, issuer), os.path.join(state_dir, "generated"))
+                validate, generated, extra_services=[google_services.registrar(validate, generated)])
         except RuntimeError as error:
             raise StartupError(str(error)) from None
 
@@ -181,6 +235,15 @@ def run(arguments):
             "user": USER_EMAIL,
             "scope": test_service.TEST_SCOPE,
             "static_tokens": static_tokens,
+            "token_endpoint": f"{issuer.url}/token",
+            "service_account_key": key_path,
+            "service_account_email": account.email,
+            "service_account_cert": cert_path,
+            "authorized_user_file": user_path,
+            "quota_project_id": QUOTA_PROJECT,
+            "metadata_host": metadata.authority,
+            "metadata_email": compute_account.email,
+            "jwt_audiences": jwt_audiences,
         })
         log.info("gRPC TLS on %s:%d, plaintext on %s:%d, issuer at %s, %d static token(s)",
                  arguments.host, tls_port, arguments.host, plaintext_port, issuer.url, len(static_tokens))
@@ -192,6 +255,8 @@ def run(arguments):
         stopping = [server.stop(grace=0.5) for server in servers]
         for done in stopping:
             done.wait(3)
+        if metadata is not None:
+            metadata.stop()
         try:
             issuer.stop()
         except Exception:

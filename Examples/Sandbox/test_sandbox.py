@@ -5,6 +5,7 @@
     .venv/bin/python -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 """
 
+import base64
 import datetime
 import gzip
 import ipaddress
@@ -21,6 +22,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -440,6 +442,41 @@ class SandboxServiceTests(unittest.TestCase):
         log = self.sandbox.log()
         self.assertIn("EmptyCall", log)
         self.assertNotIn(STATIC_TOKEN, log)
+
+
+class SandboxHostileTextTests(unittest.TestCase):
+    """--hostile-text: what the issuer says to a client's user carries terminal escape sequences."""
+
+    def post(self, path, form):
+        request = urllib.request.Request(self.info["issuer"] + path, data=urllib.parse.urlencode(form).encode())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, json.load(reply)
+        except urllib.error.HTTPError as error:
+            return error.code, json.load(error)
+
+    def test_user_code_uri_email_and_error_description(self):
+        from issuer import HOSTILE_TEXT
+        sandbox = SandboxProcess("--hostile-text", "--auto-approve-device-after", "0")
+        self.addCleanup(sandbox.close)
+        self.info = sandbox.wait_ready()
+
+        status, device = self.post("/device_authorization", {"client_id": "sandbox-cli", "scope": "openid email"})
+        self.assertEqual(status, 200, device)
+        self.assertTrue(device["user_code"].endswith(HOSTILE_TEXT), device)
+        self.assertEqual(device["verification_uri"], self.info["issuer"] + "/device" + HOSTILE_TEXT)
+
+        status, token = self.post("/token", {"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                                             "device_code": device["device_code"], "client_id": "sandbox-cli"})
+        self.assertEqual(status, 200, token)
+        payload = token["id_token"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        self.assertEqual(claims["email"], "sandbox-user@example.com" + HOSTILE_TEXT)
+
+        status, error = self.post("/token", {"grant_type": "refresh_token", "refresh_token": "no-such-token",
+                                             "client_id": "sandbox-cli"})
+        self.assertEqual((status, error["error"]), (400, "invalid_grant"), error)
+        self.assertEqual(error["error_description"], HOSTILE_TEXT)
 
 
 class SandboxLifecycleTests(unittest.TestCase):

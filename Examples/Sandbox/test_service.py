@@ -119,6 +119,48 @@ def _rpc(method):
     return wrapper
 
 
+def authenticate(call, validate, require_token, wants_identity=False):
+    """Checks the call's bearer token with `validate(token)`.
+
+    Returns the caller's identity dict, None for an allowed anonymous call, or aborts the call
+    UNAUTHENTICATED with a `www-authenticate` challenge."""
+    headers = call.values("authorization")
+    if not headers:
+        call.who = "anonymous"
+        if require_token or wants_identity:
+            if not require_token:
+                reason = "fill_username and fill_oauth_scope need an OAuth 2.0 bearer token"
+            elif call.port_label == "tls":
+                reason = "calls on the TLS port need an OAuth 2.0 bearer token"
+            else:
+                reason = "this method needs an OAuth 2.0 bearer token"
+            call.fail(grpc.StatusCode.UNAUTHENTICATED, reason,
+                      [("www-authenticate", f'Bearer realm="{REALM}"')])
+        return None
+
+    scheme, _, token = headers[0].strip().partition(" ")
+    token = token.strip()
+    if len(headers) > 1:
+        problem, description = "more than one authorization header", "send exactly one authorization header"
+    elif scheme.lower() != "bearer" or not token:
+        problem, description = ("malformed authorization header (expected 'Bearer <token>')",
+                                "the authorization header is not a bearer token")
+    else:
+        call.who = f"token {fingerprint(token)}"
+        try:
+            identity = validate(token)
+        except Exception:
+            log.exception("%s %s: checking token %s failed", call.port_label, call.method, fingerprint(token))
+            call.fail(grpc.StatusCode.INTERNAL, "the sandbox could not check the access token")
+        if identity is not None:
+            call.who = f"{identity.get('user')} ({fingerprint(token)})"
+            return identity
+        problem, description = ("invalid or expired access token",
+                                "the access token is invalid, expired or revoked")
+    challenge = f'Bearer realm="{REALM}", error="invalid_token", error_description="{description}"'
+    call.fail(grpc.StatusCode.UNAUTHENTICATED, problem, [("www-authenticate", challenge)])
+
+
 class SandboxTestService:
     """Builds the grpc.testing.TestService servicer for one port."""
 
@@ -160,38 +202,7 @@ class SandboxTestService:
             ]
 
     def _authenticate(self, call, wants_identity):
-        """Returns the caller's identity dict, None for an allowed anonymous call, or aborts."""
-        headers = call.values("authorization")
-        if not headers:
-            call.who = "anonymous"
-            if self.require_token or wants_identity:
-                reason = ("calls on the TLS port need an OAuth 2.0 bearer token" if self.require_token
-                          else "fill_username and fill_oauth_scope need an OAuth 2.0 bearer token")
-                call.fail(grpc.StatusCode.UNAUTHENTICATED, reason,
-                          [("www-authenticate", f'Bearer realm="{REALM}"')])
-            return None
-
-        scheme, _, token = headers[0].strip().partition(" ")
-        token = token.strip()
-        if len(headers) > 1:
-            problem, description = "more than one authorization header", "send exactly one authorization header"
-        elif scheme.lower() != "bearer" or not token:
-            problem, description = ("malformed authorization header (expected 'Bearer <token>')",
-                                    "the authorization header is not a bearer token")
-        else:
-            call.who = f"token {fingerprint(token)}"
-            try:
-                identity = self.validate(token)
-            except Exception:
-                log.exception("%s %s: checking token %s failed", call.port_label, call.method, fingerprint(token))
-                call.fail(grpc.StatusCode.INTERNAL, "the sandbox could not check the access token")
-            if identity is not None:
-                call.who = f"{identity.get('user')} ({fingerprint(token)})"
-                return identity
-            problem, description = ("invalid or expired access token",
-                                    "the access token is invalid, expired or revoked")
-        challenge = f'Bearer realm="{REALM}", error="invalid_token", error_description="{description}"'
-        call.fail(grpc.StatusCode.UNAUTHENTICATED, problem, [("www-authenticate", challenge)])
+        return authenticate(call, self.validate, self.require_token, wants_identity)
 
     def _begin(self, call, wants_identity=False):
         """Sleep knob, trailing echoes, auth, initial-metadata echo; returns the identity (or None)."""
@@ -247,11 +258,12 @@ class SandboxTestService:
         return Servicer()
 
 
-def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir):
+def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir, extra_services=()):
     """Starts the service on a TLS port and on a plaintext port.
 
-    Returns (servers, bound_tls_port, bound_plaintext_port). Raises RuntimeError when a port
-    cannot be bound.
+    Each of `extra_services`, `register(server, port_label)`, adds more services to both servers
+    before they start. Returns (servers, bound_tls_port, bound_plaintext_port). Raises
+    RuntimeError when a port cannot be bound.
     """
     pb, pbg = load_protos(proto_dir)
     options = [
@@ -268,6 +280,8 @@ def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, pr
                                  options=options)
             service = SandboxTestService(pb, pbg, validate, require_token=secure, port_label=label)
             pbg.add_TestServiceServicer_to_server(service.servicer, server)
+            for register in extra_services:
+                register(server, label)
             address = f"{address_host}:{port}"
             try:
                 if secure:

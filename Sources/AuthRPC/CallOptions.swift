@@ -5,7 +5,9 @@
 /// setting one clears the other.
 public struct CallOptions: Sendable {
     /// How long the call may take, from the moment it starts (resolving the token included).
-    /// `nil` means no deadline.
+    /// `nil` means no deadline; zero or less means the call fails `deadlineExceeded` before
+    /// anything is sent; more than 99,999,999 hours (the most `grpc-timeout` can carry) counts as
+    /// that.
     public var timeout: Duration?
 
     /// The call's credentials, sent as `authorization: Bearer <token>`.
@@ -14,14 +16,20 @@ public struct CallOptions: Sendable {
     /// Metadata sent with the request, after the headers the library writes.
     public var initialMetadata: Metadata
 
-    /// The `:authority` to send instead of the channel's.
+    /// The `:authority` to send instead of the channel's: `host[:port]` (an IPv6 address in
+    /// brackets), without userinfo. Anything else fails the call with `invalidArgument` before
+    /// it is sent.
     public var authority: String?
 
-    /// Put before the library's user agent (`myapp/1.2 grpc-swift-authrpc/0.1.0`).
+    /// Put before the library's user agent (`myapp/1.2 grpc-swift-authrpc/0.1.0`). Printable
+    /// ASCII without a space at either end; anything else fails the call with `invalidArgument`
+    /// before it is sent.
     public var userAgentPrefix: String?
 
     /// The largest response message accepted (after decompression); larger ones fail the call
-    /// with `resourceExhausted` without being buffered whole. Default 4 MiB.
+    /// with `resourceExhausted` without being buffered whole. Default 4 MiB; `Int.max` lifts the
+    /// limit (a gRPC message is still at most 4 GiB); a negative value fails the call with
+    /// `invalidArgument`.
     public var maxResponseMessageBytes: Int
 
     /// Compress the request message with this algorithm; `nil` sends it uncompressed.

@@ -27,28 +27,58 @@ public final class Channel: Sendable {
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
     public static let userAgent = "grpc-swift-authrpc/0.1.0"
 
+    /// The default for `maxResponseHeaderListSize`: 16 KiB, gRPC C-core's hard metadata limit
+    /// (`grpc.absolute_max_metadata_size`).
+    public static let defaultMaxResponseHeaderListSize = 16 << 10
+
     /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
-    /// not parse and for TLS material (PEM) that OpenSSL cannot use.
+    /// not parse, for TLS material (PEM) that OpenSSL cannot use, and for the other arguments
+    /// outside the ranges given below.
     ///
     /// - Parameters:
     ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
     ///   - transportSecurity: TLS (the default, verifying against the system's roots) or plaintext.
     ///   - defaultCallOptions: The options of calls that pass none.
-    ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default.
+    ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default. Its
+    ///     interval and timeout must be longer than zero.
+    ///   - maxResponseHeaderListSize: The largest response header block (the headers, the
+    ///     trailers, or a 1xx block) a call accepts, counted as HTTP/2 does: name + value + 32
+    ///     bytes per field (RFC 9113 section 6.5.2). It is announced to the server in
+    ///     SETTINGS_MAX_HEADER_LIST_SIZE; a larger block resets the stream and fails the call with
+    ///     `resourceExhausted` without being decoded whole. 16 KiB by default
+    ///     (``defaultMaxResponseHeaderListSize``), as in gRPC C-core; at most `UInt32.max`.
+    ///   - connectionBackoff: The waits between failed connection attempts; gRPC's by default.
+    ///     Its durations must be longer than zero, `initial` at most `maximum`, `multiplier` at
+    ///     least 1 and `jitter` from 0 to 1.
     ///   - logger: Where connection events are logged (never credentials).
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
         defaultCallOptions: CallOptions = CallOptions(),
         keepalive: Keepalive? = nil,
+        maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
+        connectionBackoff: ConnectionBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc")
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
+        guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
+            throw RPCError(code: .invalidArgument, message: "maxResponseHeaderListSize must be from 1 to \(UInt32.max) bytes, not \(maxResponseHeaderListSize)")
+        }
+        if let problem = connectionBackoff.problem {
+            throw RPCError(code: .invalidArgument, message: "invalid connectionBackoff: \(problem)")
+        }
         var configuration = HTTP2ConnectionConfiguration()
-        configuration.keepaliveInterval = keepalive?.interval
-        configuration.keepaliveTimeout = keepalive?.timeout ?? configuration.keepaliveTimeout
+        configuration.maxHeaderListSize = headerListLimit
+        if let keepalive {
+            guard keepalive.interval > .zero, keepalive.timeout > .zero else {
+                throw RPCError(code: .invalidArgument, message: "keepalive interval and timeout must be longer than zero (they are \(keepalive.interval) and \(keepalive.timeout))")
+            }
+            // As with call timeouts, anything longer than 99,999,999 hours counts as that.
+            configuration.keepaliveInterval = min(keepalive.interval, CallOptions.longestTimeout)
+            configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
+        }
         var authority = parsed.description
         switch transportSecurity {
         case .plaintext:
@@ -61,8 +91,11 @@ public final class Channel: Sendable {
                 throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: TransportError(error))
             }
             if let name = tls.serverHostnameOverride {
+                if let problem = Authority.hostProblem(in: name) {
+                    throw RPCError(code: .invalidArgument, message: "invalid serverHostnameOverride (expected a host name or IP address): \(problem)")
+                }
                 configuration.tlsServerNameOverride = name
-                authority = name
+                authority = name.contains(":") ? "[\(name)]" : name
             }
         }
         self.target = parsed.description
@@ -70,7 +103,7 @@ public final class Channel: Sendable {
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
         self.logger = logger
-        self.connections = ConnectionManager(target: parsed, configuration: configuration, logger: logger)
+        self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, logger: logger)
     }
 
     /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after

@@ -4,7 +4,9 @@ extension HTTP2Target {
     /// Parses `host:port`, `[ipv6]:port`, or a bare host (port 443).
     init(parsing text: String) throws(RPCError) {
         func invalid(_ reason: String) -> RPCError {
-            RPCError(code: .invalidArgument, message: "invalid target '\(text)': \(reason)")
+            // Control characters shown as '?', so the message stays one printable line.
+            let shown = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+            return RPCError(code: .invalidArgument, message: "invalid target '\(shown)': \(reason)")
         }
         var host: Substring
         var portText: Substring?
@@ -27,6 +29,7 @@ extension HTTP2Target {
         guard host.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" }) else {
             throw invalid("expected host:port")
         }
+        if let problem = Authority.hostProblem(in: String(host)) { throw invalid(problem) }
         var port = 443
         if let portText {
             guard let value = Int(portText), (1...65535).contains(value) else {

@@ -1,6 +1,5 @@
 import HTTP2Client
 import Logging
-import Synchronization
 
 /// Keeps a channel's one HTTP/2 connection: connects lazily on the first call, shares one
 /// connection attempt among every caller waiting for it, replaces the connection after GOAWAY or
@@ -17,19 +16,20 @@ final class ConnectionManager: Sendable {
 
     private struct Guarded {
         var state = State.idle
-        var backoff = ConnectionBackoff()
+        var backoff: ConnectionBackoffState
         var generation = 0
     }
 
     private let target: HTTP2Target
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
-    private let guarded = Mutex(Guarded())
+    private let guarded: Locked<Guarded>
 
-    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, logger: Logger) {
+    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, backoff: ConnectionBackoff, logger: Logger) {
         self.target = target
         self.configuration = configuration
         self.logger = logger
+        guarded = Locked(Guarded(backoff: ConnectionBackoffState(backoff)))
     }
 
     /// What a caller should do next, decided under the lock.

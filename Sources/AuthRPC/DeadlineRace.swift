@@ -1,4 +1,4 @@
-import Synchronization
+import HTTP2Client
 
 /// How a raced operation ended.
 enum RaceOutcome<Value: Sendable>: Sendable {
@@ -51,7 +51,7 @@ private final class Race<Value: Sendable>: Sendable {
         var resumed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func install(_ continuation: UnsafeContinuation<RaceOutcome<Value>, Never>) {
         let early = state.withLock { state -> RaceOutcome<Value>? in

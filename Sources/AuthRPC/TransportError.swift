@@ -34,7 +34,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case streamReset(errorCode: UInt32)
         /// The server stopped answering keepalive PINGs.
         case keepaliveTimeout
-        /// The response was larger than the limit allowed.
+        /// The response (its message, or a header block) was larger than the limit allowed.
         case responseTooLarge
         /// The request's headers were larger than the server accepts.
         case headersTooLarge
@@ -88,7 +88,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             kind = .streamReset(errorCode: code)
         case .keepaliveTimeout:
             kind = .keepaliveTimeout
-        case .responseBodyTooLarge:
+        case .responseBodyTooLarge, .responseHeaderListTooLarge:
             kind = .responseTooLarge
         case .headerListTooLarge:
             kind = .headersTooLarge

@@ -37,7 +37,7 @@ extension StatusCode {
             .deadlineExceeded
         case .cancelled:
             .cancelled
-        case .responseBodyTooLarge, .headerListTooLarge:
+        case .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge:
             .resourceExhausted
         case .protocolError:
             .internalError

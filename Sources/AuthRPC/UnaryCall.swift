@@ -38,9 +38,9 @@ extension Channel {
         options: CallOptions? = nil
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
         let options = options ?? defaultCallOptions
-        let deadline = options.timeout.map { ContinuousClock.now + $0 }
+        let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
         if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
-        try options.initialMetadata.validateForSending()
+        try options.validateForSending()
         try checkCredentialsAllowed(options)
         let body = try frame(request, serializer: serializer, compression: options.compression)
 
@@ -143,6 +143,6 @@ extension Channel {
             body: body,
             deadline: deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
-            maxResponseBodyBytes: options.maxResponseMessageBytes + Framing.prefixLength)
+            maxResponseBodyBytes: options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : options.maxResponseMessageBytes + Framing.prefixLength)
     }
 }

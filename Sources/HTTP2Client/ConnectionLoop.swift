@@ -1,5 +1,4 @@
 import CNGHTTP2
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +14,8 @@ enum ConnectionCommand {
     case cancel(HTTP2Stream)
     /// Stop: at once (failing open streams), or once the open streams finish.
     case shutdown(graceful: Bool)
+    /// Answer with what the I/O thread still holds.
+    case reportFootprint(UnsafeContinuation<HTTP2ConnectionFootprint, Never>)
 }
 
 /// What the connection tells its owner (a channel) from the I/O thread.
@@ -47,17 +48,25 @@ struct ConnectionInbox {
 /// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, then gather
 /// every pending frame from nghttp2 into one buffer and write it with one `send`.
 final class ConnectionLoop: @unchecked Sendable {
-    // Sendable because everything but `inbox` (a Mutex) and the immutable lets is touched only by
+    // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
     let target: HTTP2Target
     let configuration: HTTP2ConnectionConfiguration
-    let inbox = Mutex(ConnectionInbox())
+    /// The largest response header block accepted (`configuration.maxHeaderListSize`).
+    let maxHeaderListSize: Int
+    /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
+    /// few (100 Continue, 103 Early Hints), never an endless run.
+    static let maxInformationalBlocks = 8
+    let inbox = Locked(ConnectionInbox())
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
     private var socket: TCPSocket?
     private var tls: TLSSession?
     private var session: OpaquePointer?
+    /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
+    /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
+    /// unretained, so a stream must outlive every callback that can reach it.
     private var streams: [Int32: HTTP2Stream] = [:]
     private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
@@ -79,6 +88,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private var goawayLastStreamID: Int32?
     private var goawayError: HTTP2Error?
     private var gracefulShutdown = false
+    /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
+    private var protocolFailure: String?
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
@@ -86,6 +97,7 @@ final class ConnectionLoop: @unchecked Sendable {
     init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void) throws(HTTP2Error) {
         self.target = target
         self.configuration = configuration
+        self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
         self.onEvent = onEvent
         self.wakeup = try Wakeup()
         self.readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
@@ -111,6 +123,7 @@ final class ConnectionLoop: @unchecked Sendable {
                     break
                 }
             } else if case .closed = inbox.phase {
+                if case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
                 return (nil, false)
             }
             inbox.commands.append(command)
@@ -209,6 +222,9 @@ final class ConnectionLoop: @unchecked Sendable {
                 wakeup.drain()
                 takeCommands()
             }
+            // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
+            // stream for body bytes after its caller has been answered.
+            if closeReason != nil { break }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 if let failure = receive() {
                     close(failure)
@@ -217,6 +233,7 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             expireDeadlines()
             checkKeepalive()
+            if closeReason != nil { break }
             resetStreamsOverLimit()
             do throws(HTTP2Error) {
                 try flush()
@@ -230,7 +247,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
     private func pollTimeout() -> Int32 {
-        var next = deadlines.nextDeadline()
+        var next = deadlines.nextDeadline
         if let interval = configuration.keepaliveInterval, !streams.isEmpty {
             let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
             next = next.map { min($0, event) } ?? event
@@ -277,6 +294,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 } else {
                     close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
                 }
+            case .reportFootprint(let continuation):
+                continuation.resume(returning: footprint())
             }
         }
         takenCommands.removeAll(keepingCapacity: true)
@@ -287,9 +306,23 @@ final class ConnectionLoop: @unchecked Sendable {
             defer { inbox.commands.removeAll() }
             return inbox.commands
         }
-        for case .submit(let stream) in commands {
-            stream.finish(.failure(Self.notSent(error)))
+        for command in commands {
+            switch command {
+            case .submit(let stream): stream.finish(.failure(Self.notSent(error)))
+            case .reportFootprint(let continuation): continuation.resume(returning: .empty)
+            case .cancel, .shutdown: break
+            }
         }
+    }
+
+    /// What this thread still holds: the stream table, the deadline queue, and their bytes.
+    private func footprint() -> HTTP2ConnectionFootprint {
+        var seen = Set<ObjectIdentifier>()
+        var bytes = 0
+        for stream in Array(streams.values) + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
+            bytes += stream.retainedBytes
+        }
+        return HTTP2ConnectionFootprint(streams: streams.count, deadlines: deadlines.count, retainedBytes: bytes)
     }
 
     /// The error for a stream that never left: the same cause, marked safe to retry.
@@ -298,8 +331,23 @@ final class ConnectionLoop: @unchecked Sendable {
         return error
     }
 
+    /// How the connection's end applies to one stream. Whether the server may have processed the
+    /// request comes from the stream (did its HEADERS leave?), never from the error: a cause
+    /// found while writing (a TLS write failure says "not sent") must not let a request the
+    /// server already has be sent again.
+    private static func failure(_ error: HTTP2Error, headersSent: Bool) -> HTTP2Error {
+        guard headersSent else { return notSent(error) }
+        if case .connectionClosed(let reason, _) = error { return .connectionClosed(reason: reason, streamWasSent: true) }
+        return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
+    }
+
     private func submit(_ stream: HTTP2Stream) {
         guard let session else { return }
+        if let closeReason {
+            // The submit came in the same batch as an immediate shutdown.
+            stream.finish(.failure(Self.notSent(closeReason)))
+            return
+        }
         if stream.cancelledBeforeSubmit {
             stream.finish(.failure(.cancelled))
             return
@@ -386,19 +434,28 @@ final class ConnectionLoop: @unchecked Sendable {
         if let session, stream.id > 0 {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
         }
-        stream.finish(.failure(error))
+        end(stream, .failure(error))
+    }
+
+    /// Answers a submitted stream's caller and drops its deadline entry. The stream stays in the
+    /// table until nghttp2 closes it, but holds nothing any more.
+    private func end(_ stream: HTTP2Stream, _ result: Result<HTTP2Response, HTTP2Error>) {
+        deadlines.remove(stream)
+        stream.finish(result)
     }
 
     private func expireDeadlines() {
         guard !deadlines.isEmpty else { return }
-        for stream in deadlines.popExpired(now: .now) {
+        let now = ContinuousClock.now
+        while let stream = deadlines.popExpired(now: now) {
             reset(stream, failing: .deadlineExceeded)
         }
     }
 
+    /// Resets the streams whose body went over the limit, unless nghttp2 already closed them.
     private func resetStreamsOverLimit() {
         guard !pendingResets.isEmpty else { return }
-        for stream in pendingResets {
+        for stream in pendingResets where streams[stream.id] === stream {
             reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
         }
         pendingResets.removeAll(keepingCapacity: true)
@@ -534,6 +591,10 @@ final class ConnectionLoop: @unchecked Sendable {
         defer { nghttp2_option_del(option) }
         // Until the server's SETTINGS arrive, assume the RFC's recommended minimum.
         nghttp2_option_set_peer_max_concurrent_streams(option, 100)
+        // What a server can make the session do is bounded by nghttp2's defaults, kept as they
+        // are: at most 1000 unsent PING/SETTINGS acknowledgements (max_outbound_ack), 32 entries
+        // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
+        // upstream 1.61, 8 CONTINUATION frames per header block; ControlFloodTests check them.
         var session: OpaquePointer?
         let created = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         guard created == 0, let session else {
@@ -556,28 +617,31 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - Ending
 
-    /// Ends the connection: every open stream fails with `error` (marked not-sent when its
-    /// HEADERS never left), and the owner hears why.
+    /// Ends the connection: every open stream fails with `error`, marked sent or not-sent by its
+    /// own state, and the owner hears why. The streams stay in the table, alive, until the session
+    /// is deleted: nghttp2 still holds pointers to them (their body providers).
     private func close(_ error: HTTP2Error) {
         guard closeReason == nil else { return }
         closeReason = error
         inbox.withLock { $0.phase = .closed(error) }
         for stream in streams.values {
-            stream.finish(.failure(stream.headersSent ? error : Self.notSent(error)))
+            stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
         }
-        streams.removeAll()
         deadlines.removeAll()
+        pendingResets.removeAll()
     }
 
     private func teardown() {
         let error = closeReason
         if closeReason == nil {
-            close(.connectionClosed(reason: "connection closed", streamWasSent: true))
+            close(.connectionClosed(reason: protocolFailure ?? "connection closed", streamWasSent: true))
         }
         if let session {
             nghttp2_session_del(session)
             self.session = nil
         }
+        // nghttp2 is gone, and with it every pointer to these streams.
+        streams.removeAll()
         tls = nil
         socket?.closeSocket()
         socket = nil
@@ -597,6 +661,11 @@ final class ConnectionLoop: @unchecked Sendable {
         pingSentAt = nil
     }
 
+    func didSendGoaway(errorCode: UInt32, reason: String) {
+        protocolFailure = "the server broke the HTTP/2 protocol (\(reason.isEmpty ? "no reason given" : reason)); "
+            + "the client ended the connection with \(HTTP2ErrorCode.name(errorCode))"
+    }
+
     func didReceiveGoaway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
         goawayLastStreamID = lastStreamID
         let error = HTTP2Error.goaway(errorCode: errorCode, debugData: debugData)
@@ -610,20 +679,29 @@ final class ConnectionLoop: @unchecked Sendable {
         onEvent(.draining)
     }
 
-    /// A DATA chunk arrived for `stream`; past the body limit the stream is reset after this
-    /// read (never from inside the callback).
+    /// A DATA chunk arrived for `stream`. Past the body limit the caller is answered at once (so
+    /// an END_STREAM read in the same pass cannot turn the cut body into a response), and the
+    /// stream is reset after this read (never from inside the callback).
     func didReceiveData(_ bytes: UnsafeRawBufferPointer, for stream: HTTP2Stream) {
         guard !stream.isFinished else { return }
         if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
+            end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
             pendingResets.append(stream)
             return
         }
         stream.body.append(contentsOf: bytes)
     }
 
+    /// Something the server sent on `stream` is unacceptable: its caller is answered now; the
+    /// callback then stops the block, and nghttp2 resets the stream.
+    func fail(_ stream: HTTP2Stream, _ error: HTTP2Error) {
+        end(stream, .failure(error))
+    }
+
     func streamDidClose(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         guard !stream.isFinished else { return }
+        deadlines.remove(stream)
         if stream.remoteEnded {
             stream.finishWithResponse()
         } else if let violation = stream.protocolViolation {
@@ -636,7 +714,9 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
+    /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
-        stream.finish(.failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
+        streams.removeValue(forKey: stream.id)
+        end(stream, .failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
     }
 }

@@ -65,6 +65,15 @@ package final class HTTP2Connection: Sendable {
         return try result.get()
     }
 
+    /// What the connection's I/O thread still holds (streams, deadline entries, their bytes),
+    /// measured on that thread between two turns of its loop; empty once the connection ended.
+    package func footprint() async -> HTTP2ConnectionFootprint {
+        let loop = self.loop
+        return await withUnsafeContinuation { continuation in
+            _ = loop.enqueue(.reportFootprint(continuation))
+        }
+    }
+
     /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).
     package var isAcceptingStreams: Bool {
         loop.inbox.withLock { inbox in

@@ -7,8 +7,11 @@ package struct HTTP2ConnectionConfiguration: Sendable {
     package var initialStreamWindowSize: Int32 = 8 << 20
     /// The connection-level receive window (raised with WINDOW_UPDATE right after the preface).
     package var connectionWindowSize: Int32 = 64 << 20
-    /// The largest header list this client accepts (SETTINGS_MAX_HEADER_LIST_SIZE).
-    package var maxHeaderListSize: UInt32 = 64 << 10
+    /// The largest response header block (headers, each 1xx block, trailers) this client accepts,
+    /// counted as RFC 9113 section 6.5.2 does: name + value + 32 per field. Announced in
+    /// SETTINGS_MAX_HEADER_LIST_SIZE and enforced: past it the stream is reset and fails with
+    /// ``HTTP2Error/responseHeaderListTooLarge(limit:)``. 16 KiB, gRPC C-core's hard limit.
+    package var maxHeaderListSize: UInt32 = 16 << 10
     /// When set, a PING is sent after this much silence from the peer.
     package var keepaliveInterval: Duration?
     /// How long to wait for the PING acknowledgement before giving up on the connection.

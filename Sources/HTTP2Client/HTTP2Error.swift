@@ -26,6 +26,9 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     case responseBodyTooLarge(limit: Int)
     /// The request's header block is larger than the peer accepts (SETTINGS_MAX_HEADER_LIST_SIZE).
     case headerListTooLarge(size: Int, limit: Int)
+    /// A response header block (headers, a 1xx block or trailers) grew past the client's limit
+    /// (name + value + 32 per field); the stream was reset without decoding the rest.
+    case responseHeaderListTooLarge(limit: Int)
     /// The peer did not answer a keepalive PING in time.
     case keepaliveTimeout
     /// nghttp2 refused the request or the peer broke the protocol.
@@ -40,7 +43,7 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return !sent
         case .streamReset(let code):
             return code == HTTP2ErrorCode.refusedStream
-        case .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge, .keepaliveTimeout, .protocolError:
+        case .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge, .keepaliveTimeout, .protocolError:
             return false
         }
     }
@@ -68,6 +71,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return "response larger than the limit of \(limit) bytes"
         case .headerListTooLarge(let size, let limit):
             return "request header list of \(size) bytes exceeds the server's limit of \(limit) bytes"
+        case .responseHeaderListTooLarge(let limit):
+            return "response header list larger than the limit of \(limit) bytes (name + value + 32 per field); the stream was reset"
         case .keepaliveTimeout:
             return "keepalive ping not answered in time"
         case .protocolError(let reason):

@@ -8,7 +8,8 @@
 final class HTTP2Stream: @unchecked Sendable {
     typealias Completion = UnsafeContinuation<Result<HTTP2Response, HTTP2Error>, Never>
 
-    let request: HTTP2Request
+    /// The request; its body is let go once nghttp2 has taken all of it.
+    private(set) var request: HTTP2Request
     /// Where the answer goes; set by the calling task before the stream is submitted.
     var completion: Completion?
 
@@ -16,6 +17,8 @@ final class HTTP2Stream: @unchecked Sendable {
     var id: Int32 = -1
     /// How much of the request body nghttp2 has taken.
     var bodyOffset = 0
+    /// Where the stream sits in the connection's deadline queue, or -1 when it is not queued.
+    var deadlineSlot = -1
     /// The caller gave up before the I/O thread submitted the stream.
     var cancelledBeforeSubmit = false
     /// This stream's HEADERS left the client (so the server may have processed it).
@@ -34,24 +37,44 @@ final class HTTP2Stream: @unchecked Sendable {
     var sawFinalHeaders = false
     /// The block being received is a 1xx response; its fields are dropped.
     var inInformationalBlock = false
+    /// The size of the header block being received so far (name + value + 32 per field).
+    var headerBlockSize = 0
+    /// How many 1xx header blocks the server sent.
+    var informationalBlocks = 0
     var endedWithHeaders = false
 
     init(request: HTTP2Request) {
         self.request = request
     }
 
+    /// Request body and response bytes this stream holds.
+    var retainedBytes: Int {
+        func size(_ fields: [HTTP2HeaderField]) -> Int { fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
+        return request.body.count + body.count + size(headers) + size(trailers)
+    }
+
     /// The caller has been answered.
     var isFinished: Bool { completion == nil }
 
-    /// Answers the caller once; later calls do nothing.
+    /// Answers the caller once; later calls do nothing. What the response gathered is let go
+    /// here: a finished stream the connection still tracks (until nghttp2 closes it) holds nothing.
     func finish(_ result: Result<HTTP2Response, HTTP2Error>) {
         guard let completion else { return }
         self.completion = nil
+        headers = []
+        trailers = []
+        body = []
         completion.resume(returning: result)
     }
 
     /// Answers the caller with the assembled response.
     func finishWithResponse() {
-        finish(.success(HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: endedWithHeaders)))
+        let response = HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: endedWithHeaders)
+        finish(.success(response))
+    }
+
+    /// nghttp2 has taken the whole request body and will not ask for it again.
+    func requestBodySent() {
+        request.body = []
     }
 }

@@ -32,13 +32,25 @@ enum SessionCallbacks {
         stream.bodyOffset += count
         if stream.bodyOffset == stream.request.body.count {
             flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.requestBodySent()
         }
         return count
     }
 
+    /// Returned from the header callback to stop a block: nghttp2 decodes the rest without
+    /// calling back (keeping HPACK in step) and resets the stream with INTERNAL_ERROR.
+    private static let stopHeaderBlock = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+
     private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
-              let stream = loop(userData).stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
+        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+        let loop = loop(userData)
+        guard let stream = loop.stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
+        // Every block counts, 1xx ones included, as RFC 9113 section 6.5.2 sizes a header list.
+        stream.headerBlockSize += nameLength + valueLength + 32
+        if stream.headerBlockSize > loop.maxHeaderListSize {
+            loop.fail(stream, .responseHeaderListTooLarge(limit: loop.maxHeaderListSize))
+            return stopHeaderBlock
+        }
         let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
         if stream.sawFinalHeaders {
@@ -50,7 +62,14 @@ enum SessionCallbacks {
         if nameBytes.first == UInt8(ascii: ":") {
             if nameBytes.elementsEqual(":status".utf8) {
                 stream.status = Int(String(decoding: valueBytes, as: UTF8.self)) ?? 0
-                if (100..<200).contains(stream.status) { stream.inInformationalBlock = true }
+                if (100..<200).contains(stream.status) {
+                    stream.informationalBlocks += 1
+                    if stream.informationalBlocks > ConnectionLoop.maxInformationalBlocks {
+                        loop.fail(stream, .protocolError("the server sent more than \(ConnectionLoop.maxInformationalBlocks) informational (1xx) responses on one stream"))
+                        return stopHeaderBlock
+                    }
+                    stream.inInformationalBlock = true
+                }
             }
             return 0
         }
@@ -66,6 +85,7 @@ enum SessionCallbacks {
         switch Int(header.type) {
         case Int(NGHTTP2_HEADERS.rawValue):
             guard let stream = loop.stream(header.stream_id) else { return 0 }
+            stream.headerBlockSize = 0
             if stream.inInformationalBlock {
                 // A 1xx block is skipped whole; the final response comes in the next block.
                 stream.inInformationalBlock = false
@@ -109,8 +129,22 @@ enum SessionCallbacks {
     }
 
     private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
-        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+        guard let frame else { return 0 }
+        switch frame.pointee.hd.type {
+        case UInt8(NGHTTP2_HEADERS.rawValue):
+            loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+        case UInt8(NGHTTP2_GOAWAY.rawValue):
+            // nghttp2 sends GOAWAY with an error when the server broke the protocol; its debug
+            // data says how.
+            let goaway = frame.pointee.goaway
+            guard goaway.error_code != NGHTTP2_NO_ERROR.rawValue else { return 0 }
+            let reason = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
+            } ?? ""
+            loop(userData).didSendGoaway(errorCode: goaway.error_code, reason: reason)
+        default:
+            break
+        }
         return 0
     }
 

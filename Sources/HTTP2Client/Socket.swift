@@ -120,6 +120,8 @@ struct TCPSocket {
     static func millisecondsUntil(_ deadline: ContinuousClock.Instant) -> Int32 {
         let remaining = deadline - .now
         if remaining <= .zero { return 0 }
+        // Far deadlines (a keepalive interval of years, say) saturate instead of overflowing.
+        if remaining >= .milliseconds(Int32.max) { return Int32.max }
         let (seconds, attoseconds) = remaining.components
         let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
         return Int32(clamping: millis)

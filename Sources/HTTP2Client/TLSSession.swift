@@ -10,6 +10,9 @@ final class TLSSession {
     private let input: OpaquePointer
     private let output: OpaquePointer
     private let serverName: String
+    /// Set (by the info callback, inside SSL_read) when OpenSSL refused a renegotiation the
+    /// server asked for; the connection then ends (RFC 9113 section 9.2.1).
+    private let refusedRenegotiation: UnsafeMutablePointer<Bool>
 
     /// Prepares a session that verifies the server as `serverName` (a DNS name, which also goes in
     /// SNI, or an IP literal, checked against the certificate's IP addresses).
@@ -25,6 +28,10 @@ final class TLSSession {
         self.input = input
         self.output = output
         self.serverName = serverName
+        refusedRenegotiation = .allocate(capacity: 1)
+        refusedRenegotiation.initialize(to: false)
+        SSL_set_ex_data(ssl, 0, refusedRenegotiation)
+        SSL_set_info_callback(ssl, Self.noteRefusedRenegotiation)
         if AddressResolver.isIPAddress(serverName) {
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName) == 1 else {
                 throw .tls(TLSFailure(.invalidConfiguration, "cannot verify IP address '\(serverName)'"))
@@ -38,6 +45,17 @@ final class TLSSession {
 
     deinit {
         SSL_free(ssl)  // frees both BIOs too
+        refusedRenegotiation.deallocate()
+    }
+
+    /// OpenSSL's info callback: renegotiation is off (SSL_OP_NO_RENEGOTIATION), so a server's
+    /// HelloRequest is answered with a no_renegotiation warning alert; seeing that alert go out is
+    /// how the client learns the server asked.
+    private static let noteRefusedRenegotiation: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = { ssl, kind, value in
+        let noRenegotiation: Int32 = 100  // SSL_AD_NO_RENEGOTIATION (RFC 5246 section 7.2.2)
+        guard kind & SSL_CB_ALERT != 0, kind & SSL_CB_WRITE != 0, value & 0xFF == noRenegotiation,
+              let flag = SSL_get_ex_data(ssl, 0) else { return }
+        flag.assumingMemoryBound(to: Bool.self).pointee = true
     }
 
     /// Runs the handshake to completion over `socket`, then checks that ALPN chose `h2`.
@@ -96,6 +114,9 @@ final class TLSSession {
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            if refusedRenegotiation.pointee {
+                return .failed("the server asked for a TLS renegotiation, which HTTP/2 forbids (RFC 9113 section 9.2.1)")
+            }
             return .needsInput
         case SSL_ERROR_ZERO_RETURN:
             return .closed

@@ -1,7 +1,9 @@
 extension AuthSession {
     /// Signs out at the authorization server: revokes the refresh token (the whole grant), or the
     /// access token when there is none, then forgets both tokens. The stored session is saved
-    /// without tokens; removing it is the caller's choice.
+    /// without tokens (under the store's lock); removing it is the caller's choice. A refresh
+    /// still in flight when the tokens are forgotten is dropped when it answers, so neither its
+    /// tokens nor its `invalid_grant` come back.
     ///
     /// - Throws: ``OAuthError`` from the revocation endpoint; the tokens are kept when it fails.
     public func revoke() async throws(OAuthError) {
@@ -16,6 +18,6 @@ extension AuthSession {
         signedOut.accessTokenExpiresAt = nil
         signedOut.refreshToken = nil
         signedOut.idToken = nil
-        replaceState(signedOut)
+        await replaceState(signedOut)
     }
 }

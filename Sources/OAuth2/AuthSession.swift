@@ -1,6 +1,7 @@
 import AuthRPC
 import Foundation
 import Logging
+import HTTP2Client
 import Synchronization
 
 /// An OAuth 2.0 session: hands out fresh access tokens, refreshing them when needed, and plugs
@@ -13,16 +14,21 @@ import Synchronization
 /// let response = try await client.unaryCall(request, options: options)
 /// ```
 ///
-/// - A token is fresh when present, not marked stale, and expiring more than ``expiryTolerance``
-///   from now (at most half its lifetime, so short-lived tokens are still used).
+/// - A token is fresh when present, a valid Bearer token, not marked stale, and expiring more
+///   than ``expiryTolerance`` from now (at most half its lifetime, so short-lived tokens are
+///   still used).
 /// - Otherwise it refreshes: **one refresh in flight, shared by every caller waiting at that
 ///   moment**. A rotated refresh token replaces the old one, and the new state is saved to the
 ///   store and published on ``stateChanges()``, before any waiter resumes.
 /// - With a ``SharedAuthSessionStore`` (the file store), a refresh happens under the store's
 ///   inter-process lock after re-reading it, so two processes never spend the same rotated
-///   refresh token.
+///   refresh token, and a sign-in (or sign-out) another process saved meanwhile wins over the
+///   old grant's refresh.
+/// - A refresh whose state was replaced while it waited (``replaceState(_:)``, ``revoke()``)
+///   is dropped: neither its tokens nor its error touch the new state.
 /// - An authorization error (`invalid_grant`, …) stops the session: it hands out no token until
-///   signed in again, and it never deletes the stored session. Transient errors change nothing.
+///   signed in again, and it never deletes the stored session. Transient errors change nothing,
+///   and the next attempts wait for ``refreshBackoff``.
 public actor AuthSession: InvalidatableAuthTokenProvider {
     /// The session's current state.
     public private(set) var state: AuthState
@@ -30,10 +36,32 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// How long before expiry a token stops counting as fresh (at most half its lifetime).
     public nonisolated let expiryTolerance: Duration
 
+    /// How long to wait after transient refresh failures before asking the token endpoint again.
+    public nonisolated let refreshBackoff: RefreshBackoff
+
     private let store: (any AuthSessionStore)?
     let transport: any OAuthTransport
     private let logger: Logger
-    private var refreshTask: Task<Result<String, OAuthError>, Never>?
+
+    /// Bumped whenever the state is replaced as a whole (a new sign-in, a sign-out). A refresh
+    /// records it before its first await and drops its answer if it changed meanwhile.
+    private var generation: UInt64 = 0
+    /// The refresh in flight, and the generation it belongs to.
+    private var refreshInFlight: (generation: UInt64, task: Task<RefreshOutcome, Never>)?
+    /// Set after transient refresh failures: until when token requests fail fast, and with what.
+    private var backoff: RefreshBackoffState?
+    /// Whether the state's sign-in is known to be in the store (found there, saved to it, or
+    /// adopted from it). A store that then holds nothing, or another sign-in, was changed by
+    /// someone else; until then, the session's state is the newer one.
+    private var isPersisted: Bool
+
+    /// What one refresh came to.
+    enum RefreshOutcome: Sendable {
+        case token(String)
+        case failure(OAuthError)
+        /// The state was replaced while the refresh waited: look again at the new one.
+        case superseded
+    }
 
     /// The token the fast path may hand out without entering the actor, and until when.
     private struct CachedToken {
@@ -41,14 +69,22 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         var freshUntil: Date?
     }
 
-    private nonisolated let cache: Mutex<CachedToken?>
-    private nonisolated let observers = Mutex<[UInt64: AsyncStream<AuthState>.Continuation]>([:])
+    private nonisolated let cache: Locked<CachedToken?>
+    private nonisolated let observers = Locked<[UInt64: AsyncStream<AuthState>.Continuation]>([:])
     private nonisolated let nextObserver = Atomic<UInt64>(0)
 
-    /// How long a refresh waits for another process holding the store's lock.
+    /// How long a refresh (or a replacement) waits for another holder of the store's lock.
     private static let lockTimeout: Duration = .seconds(30)
+    /// How many times one request for a token looks again after its refresh was superseded;
+    /// each time needs the state to be replaced during the wait, so this is never reached in use.
+    private static let maximumSupersededPasses = 8
 
     /// Creates a session from `state`.
+    ///
+    /// When `store` already holds this sign-in (the same grant), the session counts as stored
+    /// there: should the store later hold nothing, another process signed out, and the session
+    /// follows instead of saving its state back. Otherwise `state` is newer than what the store
+    /// holds, and its first save replaces it.
     ///
     /// - Parameters:
     ///   - state: The session's starting state (from a sign-in flow or a store).
@@ -56,20 +92,34 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///     keeps the state in memory; observe ``stateChanges()`` to persist it yourself.
     ///   - transport: How requests reach the token endpoint.
     ///   - expiryTolerance: How long before expiry a token is refreshed; 60 s by default.
+    ///   - refreshBackoff: How long to wait after transient refresh failures.
     ///   - logger: Where refreshes and failures are logged (never a token or secret).
     public init(
         state: AuthState,
         store: (any AuthSessionStore)? = nil,
         transport: any OAuthTransport = URLSessionOAuthTransport(),
         expiryTolerance: Duration = .seconds(60),
+        refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) {
+        var isPersisted = false
+        if let store, let stored = try? store.retrieve() {
+            isPersisted = stored.grant.id == state.grant.id
+        }
+        self.init(state: state, store: store, isPersisted: isPersisted, transport: transport,
+                  expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+    }
+
+    private init(state: AuthState, store: (any AuthSessionStore)?, isPersisted: Bool, transport: any OAuthTransport,
+                 expiryTolerance: Duration, refreshBackoff: RefreshBackoff, logger: Logger) {
         self.state = state
         self.store = store
+        self.isPersisted = isPersisted
         self.transport = transport
         self.expiryTolerance = expiryTolerance
+        self.refreshBackoff = refreshBackoff
         self.logger = logger
-        self.cache = Mutex(Self.cacheEntry(for: state, tolerance: expiryTolerance))
+        self.cache = Locked(Self.cacheEntry(for: state, tolerance: expiryTolerance))
     }
 
     /// The session saved in `store`, or `nil` when the store holds none.
@@ -79,10 +129,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         from store: any AuthSessionStore,
         transport: any OAuthTransport = URLSessionOAuthTransport(),
         expiryTolerance: Duration = .seconds(60),
+        refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) throws(OAuthError) -> AuthSession? {
         guard let state = try store.retrieve() else { return nil }
-        return AuthSession(state: state, store: store, transport: transport, expiryTolerance: expiryTolerance, logger: logger)
+        return AuthSession(state: state, store: store, isPersisted: true, transport: transport,
+                           expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
     }
 
     // MARK: - Tokens
@@ -91,22 +143,34 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///
     /// - Throws: ``OAuthError``: an authorization error or ``OAuthError/Kind/noRefreshToken``
     ///   when the user must sign in again, ``OAuthError/Kind/transient`` when the token endpoint
-    ///   could not be reached (nothing was changed).
+    ///   could not be reached or answered something unusable (nothing was changed; during the
+    ///   backoff that follows, the same error comes back at once).
     public func freshAccessToken() async throws(OAuthError) -> String {
-        if let error = state.authorizationError {
-            throw Self.stopped(by: error)
+        for _ in 0..<Self.maximumSupersededPasses {
+            if let error = state.authorizationError {
+                throw Self.stopped(by: error)
+            }
+            if state.isAccessTokenFresh(tolerance: expiryTolerance), let token = state.accessToken {
+                return token
+            }
+            if let backoff, ContinuousClock.now < backoff.until {
+                throw backoff.error
+            }
+            let task: Task<RefreshOutcome, Never>
+            if let refreshInFlight, refreshInFlight.generation == generation {
+                task = refreshInFlight.task
+            } else {
+                let generation = self.generation
+                task = Task { await self.refreshOnce(generation: generation) }
+                refreshInFlight = (generation, task)
+            }
+            switch await task.value {
+            case .token(let token): return token
+            case .failure(let error): throw error
+            case .superseded: continue
+            }
         }
-        if state.isAccessTokenFresh(tolerance: expiryTolerance), let token = state.accessToken {
-            return token
-        }
-        let task: Task<Result<String, OAuthError>, Never>
-        if let refreshTask {
-            task = refreshTask
-        } else {
-            task = Task { await self.refreshOnce() }
-            refreshTask = task
-        }
-        return try await task.value.get()
+        throw OAuthError(.transient, "the session was replaced again and again while refreshing; try again")
     }
 
     /// The access token for a call: ``freshAccessToken()``.
@@ -140,67 +204,174 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     // MARK: - Refreshing
 
-    /// Runs one refresh for every caller waiting now; clears itself when done.
-    private func refreshOnce() async -> Result<String, OAuthError> {
-        defer { refreshTask = nil }
-        do throws(OAuthError) {
-            if let shared = store as? any SharedAuthSessionStore {
-                return .success(try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) -> String in
-                    try await self.refreshHoldingLock(shared)
-                })
+    /// Runs one refresh for every caller waiting now; clears itself when done, and records the
+    /// outcome for the backoff.
+    private func refreshOnce(generation: UInt64) async -> RefreshOutcome {
+        defer { if refreshInFlight?.generation == generation { refreshInFlight = nil } }
+        let outcome: RefreshOutcome
+        if let shared = store as? any SharedAuthSessionStore {
+            do throws(OAuthError) {
+                outcome = try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) -> RefreshOutcome in
+                    await self.refreshHoldingLock(shared, generation: generation)
+                }
+            } catch {
+                outcome = generation == self.generation ? .failure(error) : .superseded
             }
-            return .success(try await refresh())
-        } catch {
-            return .failure(error)
+        } else {
+            outcome = await refresh(generation: generation, shared: nil)
         }
+        noteForBackoff(outcome)
+        return outcome
     }
 
-    /// Under the store's lock: adopt what another process saved meanwhile, refresh only if that
-    /// is not fresh either.
-    private func refreshHoldingLock(_ shared: any SharedAuthSessionStore) async throws(OAuthError) -> String {
-        do throws(OAuthError) {
-            if let stored = try shared.retrieve(), stored.client.id == state.client.id,
-               stored.refreshToken != state.refreshToken || stored.accessToken != state.accessToken {
-                logger.debug("adopting the session another process saved", metadata: ["client": "\(state.client.id)"])
-                state = stored
-                stateDidChange(save: false)
-                if let error = stored.authorizationError { throw Self.stopped(by: error) }
-                if stored.isAccessTokenFresh(tolerance: expiryTolerance), let token = stored.accessToken { return token }
-            }
-        } catch where error.kind == .storage {
-            // An unreadable store must not stop a session that holds its own refresh token.
-            logger.warning("could not re-read the stored session before refreshing", metadata: ["error": "\(error)"])
+    /// Under the store's lock: adopt what another process saved meanwhile (a refreshed token, or
+    /// another sign-in), refresh only if that is not fresh either.
+    private func refreshHoldingLock(_ shared: any SharedAuthSessionStore, generation: UInt64) async -> RefreshOutcome {
+        guard generation == self.generation else { return .superseded }
+        switch readStore(shared) {
+        case .removed:
+            return signedOutElsewhere()
+        case .changed(let stored):
+            adopt(stored)
+            if let error = stored.authorizationError { return .failure(Self.stopped(by: error)) }
+            if stored.isAccessTokenFresh(tolerance: expiryTolerance), let token = stored.accessToken { return .token(token) }
+        case .unchanged, .unreadable:
+            break
         }
-        return try await refresh()
+        return await refresh(generation: generation, shared: shared)
     }
 
-    /// Asks the token endpoint for a new access token and takes the answer in.
-    private func refresh() async throws(OAuthError) -> String {
+    /// Asks the token endpoint for a new access token and takes the answer in, unless the state
+    /// it was asked for is no longer the session's.
+    private func refresh(generation: UInt64, shared: (any SharedAuthSessionStore)?) async -> RefreshOutcome {
         let endpoint = TokenEndpoint(configuration: state.configuration, client: state.client, transport: transport)
-        let response: TokenResponse
+        let grantID = state.grant.id
+        let answer: Result<Result<TokenResponse, InvalidTokenResponse>, OAuthError>
         do throws(OAuthError) {
             if let refreshToken = state.refreshToken {
                 logger.debug("refreshing the access token", metadata: ["client": "\(state.client.id)"])
-                response = try await endpoint.refresh(refreshToken)
+                answer = .success(try await endpoint.refresh(refreshToken))
             } else if state.grant.type == .clientCredentials {
                 logger.debug("renewing the client-credentials token", metadata: ["client": "\(state.client.id)"])
-                response = try await endpoint.clientCredentials(scopes: state.scopes)
+                answer = .success(.success(try await endpoint.clientCredentials(scopes: state.scopes)))
             } else {
-                throw OAuthError(.noRefreshToken, "the access token is \(state.accessToken == nil ? "missing" : "expired or was rejected") and the session has no refresh token; sign in again")
+                return .failure(OAuthError(.noRefreshToken, "the access token is \(state.accessToken == nil ? "missing" : "expired, rejected or unusable") and the session has no refresh token; sign in again"))
             }
         } catch {
+            answer = .failure(error)
+        }
+
+        // After the await: the answer belongs to the grant it was asked for, and only counts if
+        // that is still the session's (in this process, and in the store).
+        guard generation == self.generation, state.grant.id == grantID else {
+            logger.debug("dropping a refresh for a session that was replaced meanwhile", metadata: ["client": "\(state.client.id)"])
+            return .superseded
+        }
+        if let shared {
+            switch readStore(shared) {
+            case .removed:
+                return signedOutElsewhere()
+            case .changed(let stored) where stored.grant.id != grantID:
+                logger.debug("dropping a refresh: another process saved a new sign-in meanwhile", metadata: ["client": "\(state.client.id)"])
+                adopt(stored)
+                return .superseded
+            case .changed, .unchanged, .unreadable:
+                break
+            }
+        }
+
+        switch answer {
+        case .success(.success(let response)):
+            state.apply(response, receivedAt: Date())
+            stateDidChange(save: true)
+            return .token(response.accessToken)
+        case .success(.failure(let invalid)):
+            // The server may have spent the old refresh token when it rotated it: keep the new
+            // one even though the rest of the answer is unusable, or the next refresh would fail
+            // with invalid_grant and sign the user out (see InvalidTokenResponse).
+            if let rotated = invalid.rotatedRefreshToken {
+                logger.warning("kept the rotated refresh token from an unusable token response", metadata: ["client": "\(state.client.id)"])
+                state.refreshToken = rotated
+                state.isAccessTokenStale = true
+                stateDidChange(save: true)
+            }
+            let error = endpoint.unusable(invalid)
+            logger.debug("refreshing failed; will try again later", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+            return .failure(error)
+        case .failure(let error):
             if case .authorization(let code) = error.kind {
                 logger.warning("the authorization server refused to refresh; sign in again", metadata: ["client": "\(state.client.id)", "error": "\(code)"])
                 state.authorizationError = AuthorizationErrorRecord(code: code, description: error.message)
                 stateDidChange(save: true)
             } else {
-                logger.debug("refreshing failed; will try again on the next request", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+                logger.debug("refreshing failed; will try again later", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
             }
-            throw error
+            return .failure(error)
         }
-        state.apply(response, receivedAt: Date())
-        stateDidChange(save: true)
-        return response.accessToken
+    }
+
+    /// What the shared store holds, compared with the session's state.
+    private enum StoreReading {
+        case unchanged
+        case changed(AuthState)
+        case removed
+        /// It could not be read; a session holding its own refresh token goes on without it.
+        case unreadable
+    }
+
+    private func readStore(_ shared: any SharedAuthSessionStore) -> StoreReading {
+        do throws(OAuthError) {
+            guard let stored = try shared.retrieve() else {
+                return isPersisted ? .removed : .unchanged
+            }
+            guard stored.grant.id == state.grant.id else {
+                return isPersisted ? .changed(stored) : .unchanged
+            }
+            let same = stored.refreshToken == state.refreshToken && stored.accessToken == state.accessToken
+                && stored.authorizationError == state.authorizationError
+            return same ? .unchanged : .changed(stored)
+        } catch {
+            logger.warning("could not re-read the stored session while refreshing", metadata: ["error": "\(error)"])
+            return .unreadable
+        }
+    }
+
+    /// Takes in what another process saved.
+    private func adopt(_ stored: AuthState) {
+        logger.debug("adopting the session another process saved", metadata: ["client": "\(stored.client.id)"])
+        if stored.grant.id != state.grant.id {
+            backoff = nil
+        }
+        state = stored
+        isPersisted = true
+        stateDidChange(save: false)
+    }
+
+    /// The store no longer holds the session: someone signed out. Forget the tokens here too
+    /// (without saving, which would bring the file back).
+    private func signedOutElsewhere() -> RefreshOutcome {
+        logger.debug("the stored session was removed by another process; signing out here too", metadata: ["client": "\(state.client.id)"])
+        state.accessToken = nil
+        state.accessTokenExpiresAt = nil
+        state.refreshToken = nil
+        state.idToken = nil
+        stateDidChange(save: false)
+        return .failure(OAuthError(.noRefreshToken, "the stored session was removed (signed out) while refreshing; sign in again"))
+    }
+
+    /// Starts, lengthens or ends the backoff after a refresh.
+    private func noteForBackoff(_ outcome: RefreshOutcome) {
+        switch outcome {
+        case .token:
+            backoff = nil
+        case .failure(let error) where error.kind == .transient && !(error.underlying is CancellationError):
+            let failures = (backoff?.failures ?? 0) + 1
+            var random = SystemRandomNumberGenerator()
+            let delay = refreshBackoff.delay(afterFailures: failures, using: &random)
+            backoff = RefreshBackoffState(failures: failures, until: .now + delay, error: error)
+        case .failure, .superseded:
+            break
+        }
     }
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
@@ -223,27 +394,53 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         return stream
     }
 
-    /// Replaces the state (after signing in again, say): saved, published, and any
-    /// authorization error forgotten with the old state.
-    public func replaceState(_ newState: AuthState) {
+    /// Replaces the state (after signing in again, or signing out): saved under the store's lock,
+    /// published, and any authorization error and backoff forgotten with the old state. A refresh
+    /// of the old state still in flight is dropped when it answers.
+    public func replaceState(_ newState: AuthState) async {
+        generation &+= 1
+        refreshInFlight = nil
+        backoff = nil
         state = newState
-        stateDidChange(save: true)
+        guard let shared = store as? any SharedAuthSessionStore else {
+            stateDidChange(save: true)
+            return
+        }
+        stateDidChange(save: false)
+        let expected = generation
+        do throws(OAuthError) {
+            try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) in
+                await self.saveIfCurrent(generation: expected)
+            }
+        } catch {
+            logger.error("could not save the session", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Saves the state if no newer replacement came while waiting for the lock (that one saves).
+    private func saveIfCurrent(generation: UInt64) {
+        guard generation == self.generation else { return }
+        save()
     }
 
     /// Refreshes the fast path, saves when asked, and tells the observers.
-    private func stateDidChange(save: Bool) {
+    private func stateDidChange(save shouldSave: Bool) {
         let entry = Self.cacheEntry(for: state, tolerance: expiryTolerance)
         cache.withLock { $0 = entry }
-        if save, let store {
-            do throws(OAuthError) {
-                try store.save(state)
-            } catch {
-                logger.error("could not save the session", metadata: ["error": "\(error)"])
-            }
-        }
+        if shouldSave { save() }
         let state = self.state
         for continuation in observers.withLock({ Array($0.values) }) {
             continuation.yield(state)
+        }
+    }
+
+    private func save() {
+        guard let store else { return }
+        do throws(OAuthError) {
+            try store.save(state)
+            isPersisted = true
+        } catch {
+            logger.error("could not save the session", metadata: ["error": "\(error)"])
         }
     }
 

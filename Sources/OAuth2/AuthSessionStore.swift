@@ -16,8 +16,12 @@ public protocol AuthSessionStore: Sendable {
 /// A store that several processes may use at once.
 ///
 /// ``AuthSession`` refreshes inside ``withExclusiveAccess(timeout:_:)``: it re-reads the store,
-/// adopts what another process saved meanwhile (a rotated refresh token), and only refreshes
-/// when that is not fresh, so two processes refreshing at once never lose a rotated refresh token.
+/// adopts what another process saved meanwhile (a rotated refresh token, or a new sign-in), and
+/// only refreshes when that is not fresh, so two processes refreshing at once never lose a
+/// rotated refresh token. Before it saves the answer it reads the store again, and drops the
+/// answer if the session was removed or replaced by a new sign-in meanwhile. Saves and removals
+/// from outside a session should hold the same lock (``FileAuthSessionStore``'s do), so that a
+/// sign-in or sign-out waits for a refresh in flight instead of racing it.
 public protocol SharedAuthSessionStore: AuthSessionStore {
     /// Runs `body` while holding the store's inter-process lock.
     ///

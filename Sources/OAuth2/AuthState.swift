@@ -5,8 +5,10 @@ import Foundation
 /// last authorization error.
 ///
 /// `AuthState` is `Codable` and versioned (``currentVersion``); ``encoded()`` and
-/// ``init(decoding:)`` give the JSON form the stores write. Its `description` never shows a
-/// token or the client secret.
+/// ``init(decoding:)`` give the JSON form the stores write. Version 1 files may lack the grant's
+/// `id` (written before it existed): they are read as they are, with an identifier derived from
+/// the grant (``GrantRecord/legacyID(type:date:)``), and readers that predate it ignore it. Its
+/// `description` never shows a token or the client secret.
 public struct AuthState: Sendable, Codable, CustomStringConvertible {
     /// The version of the serialized form this library writes.
     public static let currentVersion = 1
@@ -86,12 +88,13 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
         authorizationError == nil && (accessToken != nil || refreshToken != nil || grant.type == .clientCredentials)
     }
 
-    /// Whether the access token can be used at `now`: present, not marked stale, and expiring
-    /// more than a margin from now. The margin is `tolerance`, but at most half the token's
-    /// lifetime, so a server that issues short-lived tokens (under two minutes) does not make
-    /// every use a refresh. A token without an expiry is fresh.
+    /// Whether the access token can be used at `now`: present, something a Bearer header can
+    /// carry (an RFC 6750 `b64token` of at most 16 KiB, whatever a stored file says), not marked
+    /// stale, and expiring more than a margin from now. The margin is `tolerance`, but at most
+    /// half the token's lifetime, so a server that issues short-lived tokens (under two minutes)
+    /// does not make every use a refresh. A token without an expiry is fresh.
     public func isAccessTokenFresh(at now: Date = Date(), tolerance: Duration = .seconds(60)) -> Bool {
-        guard accessToken != nil, !isAccessTokenStale else { return false }
+        guard let accessToken, !isAccessTokenStale, TokenSyntax.isBearerToken(accessToken) else { return false }
         guard let expiresAt = accessTokenExpiresAt else { return true }
         return expiresAt.timeIntervalSince(now) > refreshMargin(tolerance: tolerance)
     }
@@ -109,15 +112,15 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
         return margin
     }
 
-    /// Takes in a successful token response: a rotated refresh token replaces the old one, an
-    /// absent one keeps it; the stale mark and any authorization error are cleared.
+    /// Takes in a successful (checked) token response: a rotated refresh token replaces the old
+    /// one, an absent one keeps it; the stale mark and any authorization error are cleared.
     mutating func apply(_ response: TokenResponse, receivedAt: Date) {
         accessToken = response.accessToken
         accessTokenIssuedAt = receivedAt
         accessTokenExpiresAt = response.expiresIn.map { receivedAt.addingTimeInterval($0) }
         if let refreshToken = response.refreshToken { self.refreshToken = refreshToken }
         if let idToken = response.idToken { self.idToken = idToken }
-        if let scope = response.scope { grantedScopes = scope.split(separator: " ").map(String.init) }
+        if let scopes = response.scopes { grantedScopes = scopes }
         tokenType = response.tokenType
         isAccessTokenStale = false
         authorizationError = nil
@@ -135,7 +138,7 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// How a session's grant was obtained.
+/// How a session's grant was obtained, and which grant it is.
 public struct GrantRecord: Sendable, Hashable, Codable {
     /// The kinds of grant.
     public enum GrantType: String, Sendable, Hashable, Codable {
@@ -157,12 +160,40 @@ public struct GrantRecord: Sendable, Hashable, Codable {
     public var date: Date
     /// The redirect URI used (authorization code grants).
     public var redirectURI: String?
+    /// Which sign-in this is: a new random identifier for every grant, kept across refreshes.
+    /// A session refreshing under a shared store's lock compares it with the stored one, so a
+    /// sign-in saved meanwhile by another process is adopted rather than overwritten.
+    ///
+    /// Session files written before it existed have none; it is then derived from the grant's
+    /// type and date (``legacyID(type:date:)``), so every process reading the same old file
+    /// agrees on it.
+    public var id: String
 
-    /// Creates a record.
-    public init(type: GrantType, date: Date = Date(), redirectURI: String? = nil) {
+    /// Creates a record; `id` is a new random identifier unless given.
+    public init(type: GrantType, date: Date = Date(), redirectURI: String? = nil, id: String = UUID().uuidString) {
         self.type = type
         self.date = date
         self.redirectURI = redirectURI
+        self.id = id
+    }
+
+    /// The identifier of a grant read from a file that has none: its type and the second it was
+    /// obtained (the precision the file keeps), the same for every reader.
+    public static func legacyID(type: GrantType, date: Date) -> String {
+        "legacy-\(type.rawValue)-\(Int64(date.timeIntervalSince1970.rounded(.down)))"
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, date, redirectURI, id
+    }
+
+    /// Decodes a record; one without `id` (written by an earlier version) gets ``legacyID(type:date:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(GrantType.self, forKey: .type)
+        date = try container.decode(Date.self, forKey: .date)
+        redirectURI = try container.decodeIfPresent(String.self, forKey: .redirectURI)
+        id = try container.decodeIfPresent(String.self, forKey: .id) ?? Self.legacyID(type: type, date: date)
     }
 }
 

@@ -10,17 +10,28 @@ import Darwin
 /// The file is readable by its owner only (0600) in a directory only its owner can enter (0700).
 /// A save writes a temporary file in the same directory, flushes it, and renames it over the old
 /// file, so a crash or a failed write leaves the previous session whole. Several processes can
-/// share the file: ``withExclusiveAccess(timeout:_:)`` takes a `flock` on `<file>.lock` beside it.
+/// share the file: ``withExclusiveAccess(timeout:_:)`` takes a `flock` on `<file>.lock` beside it,
+/// and ``save(_:)`` and ``remove()`` take the same lock (waiting up to ``lockTimeout``), so a
+/// sign-in or a sign-out in one process waits for a refresh in flight in another, and is not
+/// overwritten by it. Inside ``withExclusiveAccess(timeout:_:)`` they do not wait for the lock the
+/// task already holds.
 public struct FileAuthSessionStore: SharedAuthSessionStore {
     /// The session file.
     public let fileURL: URL
     /// Whether the directory was derived from a name (so it is this library's, and a save may
     /// tighten its mode to 0700); a directory given with an explicit path is never re-moded.
     private let ownsDirectory: Bool
+    /// This store's identity for the lock: inside its own ``withExclusiveAccess(timeout:_:)`` it
+    /// does not wait for itself, while another store on the same file waits like another process.
+    private let lockOwner = FileLock.Owner()
 
     /// The longest name accepted, so that the temporary and lock file names stay within the
     /// file system's limit.
     static let maximumNameLength = 128
+
+    /// How long ``save(_:)`` and ``remove()`` wait for another holder of the lock (a refresh in
+    /// another process holds it for at most one token request, 30 s).
+    public static let lockTimeout: Duration = .seconds(30)
 
     /// A store for the session called `name`, in `$XDG_CONFIG_HOME/<applicationName>/<name>.json`
     /// when `XDG_CONFIG_HOME` is an absolute path, else in `$HOME/.config/<applicationName>/<name>.json`.
@@ -63,12 +74,18 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     private var directoryPath: String { fileURL.deletingLastPathComponent().path }
     var lockFilePath: String { filePath + ".lock" }
 
-    /// Writes `state` to a temporary file and renames it over the session file.
+    /// Writes `state` to a temporary file and renames it over the session file, holding the
+    /// store's lock. While another process (or another store on the same file) holds the lock,
+    /// the calling thread sleeps until it is released; a refresh holds it for one token request.
     ///
-    /// - Throws: ``OAuthError/Kind/storage`` naming the path and the system's reason; the
-    ///   previous session file is then unchanged and no temporary file is left.
+    /// - Throws: ``OAuthError/Kind/storage`` naming the path and the system's reason (the
+    ///   previous session file is then unchanged and no temporary file is left);
+    ///   ``OAuthError/Kind/transient`` when another process holds the lock past ``lockTimeout``.
     public func save(_ state: AuthState) throws(OAuthError) {
-        try save(state, beforeRename: { _ in })
+        try prepareDirectory()
+        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) { () throws(OAuthError) in
+            try save(state, beforeRename: { _ in })
+        }
     }
 
     /// ``save(_:)`` with a hook run after the temporary file at the hook's argument is written
@@ -113,11 +130,19 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         }
     }
 
-    /// Deletes the session file; a missing file is not an error. The lock file stays, since
+    /// Deletes the session file, holding the store's lock (so a refresh in flight in another
+    /// process cannot bring it back); a missing file is not an error. The lock file stays, since
     /// another process may hold it.
+    ///
+    /// - Throws: ``OAuthError/Kind/storage`` when the file cannot be removed,
+    ///   ``OAuthError/Kind/transient`` when another process holds the lock past ``lockTimeout``.
     public func remove() throws(OAuthError) {
-        guard unlink(filePath) == 0 || errno == ENOENT else {
-            throw OAuthError(.storage, "could not remove \(filePath): \(systemErrorDescription(errno))")
+        var info = stat()
+        guard stat(directoryPath, &info) == 0 else { return }
+        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) { () throws(OAuthError) in
+            guard unlink(filePath) == 0 || errno == ENOENT else {
+                throw OAuthError(.storage, "could not remove \(filePath): \(systemErrorDescription(errno))")
+            }
         }
     }
 
@@ -132,7 +157,7 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         _ body: @Sendable () async throws(OAuthError) -> Result
     ) async throws(OAuthError) -> Result {
         try prepareDirectory()
-        return try await FileLock.withLock(at: lockFilePath, timeout: timeout, body)
+        return try await FileLock.withLock(at: lockFilePath, owner: lockOwner, timeout: timeout, body)
     }
 
     // MARK: - Names

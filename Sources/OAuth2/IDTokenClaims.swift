@@ -4,13 +4,18 @@ import Foundation
 ///
 /// The token's signature is not verified: the token came straight from the token endpoint over
 /// the connection the session trusts, and nothing here grants access on the strength of it.
-struct IDTokenClaims: Sendable {
-    var subject: String?
-    var email: String?
-    var emailVerified: Bool?
+package struct IDTokenClaims: Sendable {
+    /// `sub`.
+    package var subject: String?
+    /// `email`.
+    package var email: String?
+    /// `email_verified`, a JSON bool or a string (`"true"`).
+    package var emailVerified: Bool?
 
-    /// Reads the payload (the second dot-separated part, base64url JSON); `nil` when it is not one.
-    init?(jwt: String) {
+    /// Reads the payload (the second dot-separated part, base64url JSON); `nil` when it is not
+    /// one, or when the token is longer than ``TokenSyntax/maximumIDTokenLength``.
+    package init?(jwt: String) {
+        guard jwt.utf8.count <= TokenSyntax.maximumIDTokenLength else { return nil }
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count >= 2, let payload = Self.base64URLDecode(parts[1]),
               let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any] else { return nil }

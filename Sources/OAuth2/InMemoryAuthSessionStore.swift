@@ -1,4 +1,4 @@
-import Synchronization
+import HTTP2Client
 
 /// A store that keeps the session in memory, for tests and for apps that persist it elsewhere.
 ///
@@ -14,11 +14,11 @@ public final class InMemoryAuthSessionStore: SharedAuthSessionStore {
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a store holding `state` (nothing by default).
     public init(_ state: AuthState? = nil) {
-        self.state = Mutex(State(stored: state))
+        self.state = Locked(State(stored: state))
     }
 
     /// Keeps `state`, replacing what was stored.

@@ -23,6 +23,10 @@ public struct LoopbackAuthorizationFlow: Sendable {
     /// How long to wait for the browser to come back.
     public let timeout: Duration
     private let transport: any OAuthTransport
+    /// What local clients can make the redirect receiver hold (connections, time, head size).
+    let receiverLimits: ReceiverLimits
+
+    typealias ReceiverLimits = LoopbackRequestReceiver.Limits
 
     /// Creates a flow.
     ///
@@ -37,22 +41,42 @@ public struct LoopbackAuthorizationFlow: Sendable {
         timeout: Duration = .seconds(300),
         transport: any OAuthTransport = URLSessionOAuthTransport()
     ) {
+        self.init(configuration: configuration, client: client, scopes: scopes, redirectPath: redirectPath, timeout: timeout,
+                  transport: transport, receiverLimits: ReceiverLimits())
+    }
+
+    /// ``init(configuration:client:scopes:redirectPath:timeout:transport:)`` with other limits
+    /// for the redirect receiver.
+    init(
+        configuration: ServiceConfiguration,
+        client: OAuthClient,
+        scopes: [String],
+        redirectPath: String = "/oauth2callback",
+        timeout: Duration = .seconds(300),
+        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        receiverLimits: ReceiverLimits
+    ) {
         self.configuration = configuration
         self.client = client
         self.scopes = scopes
         self.redirectPath = redirectPath.hasPrefix("/") ? redirectPath : "/" + redirectPath
         self.timeout = timeout
         self.transport = transport
+        self.receiverLimits = receiverLimits
     }
 
     /// Starts listening on `127.0.0.1` (a port the system picks) and builds the URL to open.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without an authorization endpoint,
-    ///   ``OAuthError/Kind/flowFailed`` when no loopback port can be opened.
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without an authorization endpoint, or
+    ///   with one that is not https off loopback (the user would sign in over plain http);
+    ///   ``OAuthError/Kind/flowFailed`` when no loopback port can be opened (or no random value made).
     public func start() throws(OAuthError) -> PendingAuthorization {
         guard let endpoint = configuration.authorizationEndpoint else {
             throw OAuthError(.invalidConfiguration, "the authorization server has no authorization endpoint")
         }
+        try EndpointSecurity.require(endpoint, for: "the authorization endpoint")
+        let pkce = try PKCE()
+        let state = try PKCE.randomToken(byteCount: 24)
         let receiver: LoopbackRequestReceiver
         do throws(LoopbackRequestReceiver.Failure) {
             receiver = try LoopbackRequestReceiver(host: "127.0.0.1")
@@ -60,8 +84,6 @@ public struct LoopbackAuthorizationFlow: Sendable {
             throw OAuthError(.flowFailed, "cannot listen for the browser's redirect: \(error)")
         }
         let redirectURI = "http://127.0.0.1:\(receiver.port)\(redirectPath)"
-        let pkce = PKCE()
-        let state = PKCE.randomToken(byteCount: 24)
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
         var items = components?.queryItems ?? []
         items += [
@@ -102,31 +124,39 @@ public struct LoopbackAuthorizationFlow: Sendable {
             self.state = state
         }
 
-        /// Waits for the one redirect, checks its `state`, and exchanges the code (with the PKCE
-        /// verifier) for tokens. The listener is closed afterwards, whatever happened.
+        /// Waits for the redirect that carries this sign-in's `state`, and exchanges its code
+        /// (with the PKCE verifier) for tokens. The listener is closed afterwards, whatever happened.
         ///
-        /// - Throws: ``OAuthError``: `flowFailed` on timeout, cancellation, a `state` mismatch
-        ///   or a redirect without a code; an authorization error when the user or the server
-        ///   refused (`access_denied`, …) or the code exchange was refused; `transient` when the
-        ///   token endpoint could not be reached.
+        /// Any local process can reach the redirect port: a request with another `state` (or
+        /// none) is answered 400 and the wait goes on, so a forged redirect can neither complete
+        /// nor abort the sign-in.
+        ///
+        /// - Throws: ``OAuthError``: `flowFailed` on timeout, cancellation, or a redirect without
+        ///   a code; an authorization error when the user or the server refused (`access_denied`,
+        ///   …) or the code exchange was refused; `transient` when the token endpoint could not
+        ///   be reached.
         public func complete() async throws(OAuthError) -> AuthState {
             defer { receiver.close() }
             let expectedState = state
             let target: String
             do throws(LoopbackRequestReceiver.Failure) {
-                target = try await receiver.receive(path: flow.redirectPath, timeout: flow.timeout) { target in
-                    Self.page(for: Self.parameters(of: target), expectedState: expectedState)
+                target = try await receiver.receive(path: flow.redirectPath, timeout: flow.timeout, limits: flow.receiverLimits) { target in
+                    let parameters = Self.redirectParameters(of: target)
+                    guard Self.constantTimeEqual(parameters["state"], expectedState) else {
+                        return .reject(Self.page(status: 400, "This request does not belong to the sign-in in progress."))
+                    }
+                    let completed = parameters["code"] != nil && parameters["error"] == nil
+                    return .accept(completed ? Self.page(status: 200, "Signed in. You can close this window and return to the terminal.")
+                                             : Self.page(status: 400, "The sign-in did not complete. Return to the terminal for details."))
                 }
             } catch {
                 throw OAuthError(.flowFailed, error.isTimeout ? "the browser did not come back in time: \(error)" : "\(error)")
             }
-            let parameters = Self.parameters(of: target)
-            guard parameters["state"] == expectedState else {
-                throw OAuthError(.flowFailed, "the redirect's state does not match the request's; the sign-in was not completed (possible cross-site request forgery)")
-            }
+            let parameters = Self.redirectParameters(of: target)
             if let error = parameters["error"] {
-                let description = parameters["error_description"].map { ": \($0)" } ?? ""
-                throw OAuthError(.authorization(code: error), "the sign-in was refused (\(error))\(description)")
+                let code = TokenSyntax.isErrorCode(error) ? error : "invalid_request"
+                let description = parameters["error_description"].map { ": \(TokenSyntax.bounded($0))" } ?? ""
+                throw OAuthError(.authorization(code: code), "the sign-in was refused (\(code))\(description)")
             }
             guard let code = parameters["code"], !code.isEmpty else {
                 throw OAuthError(.flowFailed, "the redirect carried no authorization code")
@@ -149,7 +179,9 @@ public struct LoopbackAuthorizationFlow: Sendable {
             receiver.close()
         }
 
-        private static func parameters(of target: String) -> [String: String] {
+        /// The decoded query parameters of a redirect's request target (the first of repeated
+        /// names wins).
+        package static func redirectParameters(of target: String) -> [String: String] {
             guard let query = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
             var result: [String: String] = [:]
             for (key, value) in FormEncoding.decode(query) where result[key] == nil {
@@ -158,12 +190,17 @@ public struct LoopbackAuthorizationFlow: Sendable {
             return result
         }
 
-        private static func page(for parameters: [String: String], expectedState: String) -> LoopbackRequestReceiver.Response {
-            let ok = parameters["state"] == expectedState && parameters["code"] != nil && parameters["error"] == nil
-            let message = ok ? "Signed in. You can close this window and return to the terminal."
-                : "The sign-in did not complete. Return to the terminal for details."
-            return LoopbackRequestReceiver.Response(
-                status: ok ? 200 : 400,
+        /// Compares the redirect's `state` with ours without an early exit a local process could time.
+        private static func constantTimeEqual(_ received: String?, _ expected: String) -> Bool {
+            guard let received else { return false }
+            let a = Array(received.utf8), b = Array(expected.utf8)
+            guard a.count == b.count else { return false }
+            return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        }
+
+        private static func page(status: Int, _ message: String) -> LoopbackRequestReceiver.Response {
+            LoopbackRequestReceiver.Response(
+                status: status,
                 html: "<!doctype html><meta charset=utf-8><title>swift-authrpc sign-in</title><p>\(message)</p>")
         }
     }

@@ -1,16 +1,36 @@
 import Foundation
 
-/// The one place OAuth requests go out, so every failure below HTTP is classified the same way.
+/// The one place OAuth requests go out, so every request obeys the same rules and every failure
+/// below HTTP is classified the same way.
 enum OAuthHTTP {
-    /// Sends `request`; a failure to get any answer is ``OAuthError/Kind/transient``.
+    /// Sends `request`.
+    ///
+    /// Before anything is sent, the URL must be https (or http on loopback). The answer must not
+    /// be a redirect, and its body must fit the request's limit, whatever the transport did.
+    ///
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a URL that may not carry secrets or
+    ///   a redirect; ``OAuthError/Kind/transient`` for no answer, a timeout or an oversized body.
     static func send(_ request: OAuthHTTPRequest, transport: any OAuthTransport, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+        try EndpointSecurity.require(request.url, for: "the \(purpose) endpoint")
+        let response: OAuthHTTPResponse
         do {
-            return try await transport.send(request)
+            response = try await transport.send(request)
         } catch is CancellationError {
             throw OAuthError(.transient, "\(purpose) request to \(request.url.redacted) was cancelled", underlying: CancellationError())
+        } catch let error as OAuthTransportError {
+            throw OAuthError(.transient, "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)", underlying: error)
         } catch {
             throw OAuthError(.transient, "\(purpose) request to \(request.url.redacted) failed: \(error.localizedDescription)", underlying: SendableDescription(error))
         }
+        if (300..<400).contains(response.statusCode) {
+            throw OAuthError(.invalidConfiguration,
+                             "the \(purpose) endpoint \(request.url.redacted) answered with a redirect (HTTP \(response.statusCode)); redirects are not followed, so name the endpoint it moved to")
+        }
+        guard response.body.count <= request.maximumResponseBodySize else {
+            let error = OAuthTransportError.responseTooLarge(limit: request.maximumResponseBodySize)
+            throw OAuthError(.transient, "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)", underlying: error)
+        }
+        return response
     }
 
     /// A form POST: `Content-Type` and `Accept` set, the client authenticated as it is configured.

@@ -1,3 +1,5 @@
+import HTTP2Client
+
 /// Proof Key for Code Exchange (RFC 7636) with the S256 method, plus the random `state`.
 struct PKCE: Sendable {
     /// 64 characters of `[A-Za-z0-9-_]` (48 random bytes, base64url): within RFC 7636's 43–128.
@@ -7,19 +9,29 @@ struct PKCE: Sendable {
     /// Always `S256`.
     let method = "S256"
 
-    init() {
-        self.init(verifier: Self.randomToken(byteCount: 48))
+    /// A fresh verifier and its challenge.
+    ///
+    /// - Throws: ``OAuthError/Kind/flowFailed`` when OpenSSL cannot make random bytes or hash.
+    init() throws(OAuthError) {
+        try self.init(verifier: Self.randomToken(byteCount: 48))
     }
 
-    init(verifier: String) {
+    init(verifier: String) throws(OAuthError) {
         self.verifier = verifier
-        challenge = Self.base64URL(SHA256.hash(Array(verifier.utf8)))
+        do {
+            challenge = Self.base64URL(try SHA256.hash(Array(verifier.utf8)))
+        } catch {
+            throw OAuthError(.flowFailed, "could not compute the PKCE code challenge: \(error)")
+        }
     }
 
-    /// `byteCount` bytes from the system's CSPRNG, base64url without padding.
-    static func randomToken(byteCount: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return base64URL((0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    /// `byteCount` bytes from OpenSSL's CSPRNG, base64url without padding.
+    static func randomToken(byteCount: Int) throws(OAuthError) -> String {
+        do {
+            return base64URL(try SecureRandom.bytes(byteCount))
+        } catch {
+            throw OAuthError(.flowFailed, "could not make a random value for the sign-in: \(error)")
+        }
     }
 
     /// Base64url (RFC 4648 section 5) without padding.

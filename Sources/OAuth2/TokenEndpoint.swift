@@ -10,33 +10,59 @@ struct TokenEndpoint: Sendable {
     ///
     /// - Throws: ``OAuthError/Kind/authorization(code:)`` for a 4xx with an OAuth `error`;
     ///   ``OAuthError/Kind/transient`` for no answer, a 5xx, a 408/429, or an answer that does
-    ///   not parse.
+    ///   not parse or breaks the rules of ``TokenResponse`` (then the error's `underlying` is an
+    ///   ``InvalidTokenResponse``); ``OAuthError/Kind/invalidConfiguration`` for an endpoint
+    ///   that is not https off loopback, or that redirects.
     func requestToken(_ parameters: [(String, String)]) async throws(OAuthError) -> TokenResponse {
+        switch try await exchange(parameters) {
+        case .success(let response): return response
+        case .failure(let invalid): throw unusable(invalid)
+        }
+    }
+
+    /// ``requestToken(_:)``, but a 2xx answer that breaks the rules comes back as what was wrong
+    /// with it (and any well-formed rotated refresh token it carried) instead of an error.
+    func exchange(_ parameters: [(String, String)]) async throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
         let request = OAuthHTTP.formRequest(to: configuration.tokenEndpoint, parameters: parameters, client: client)
         let response = try await OAuthHTTP.send(request, transport: transport, purpose: "token")
         let endpoint = configuration.tokenEndpoint.redacted
         switch response.statusCode {
         case 200..<300:
-            guard let token = TokenResponse(json: response.body) else {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without a usable access token")
+            do throws(InvalidTokenResponse) {
+                return .success(try TokenResponse(json: response.body))
+            } catch {
+                // Some servers (GitHub's device flow) send OAuth errors with a 200.
+                if let refusal = OAuthErrorResponse(json: response.body) { throw self.error(for: refusal) }
+                return .failure(error)
             }
-            return token
         case 408, 429, 500...:
             throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode); try again later")
         default:
-            guard let error = OAuthErrorResponse(json: response.body) else {
+            guard let refusal = OAuthErrorResponse(json: response.body) else {
                 throw OAuthError(.transient, "the token endpoint \(endpoint) answered HTTP \(response.statusCode) without an OAuth error")
             }
-            if error.code == "temporarily_unavailable" {
-                throw OAuthError(.transient, "the token endpoint \(endpoint) is temporarily unavailable: \(error.summary)")
-            }
-            throw OAuthError(.authorization(code: error.code), "the authorization server refused the grant: \(error.summary)")
+            throw error(for: refusal)
         }
     }
 
+    /// An OAuth error answer as an error: `temporarily_unavailable` is transient, the rest refuse the grant.
+    private func error(for refusal: OAuthErrorResponse) -> OAuthError {
+        if refusal.code == "temporarily_unavailable" {
+            return OAuthError(.transient, "the token endpoint \(configuration.tokenEndpoint.redacted) is temporarily unavailable: \(refusal.summary)")
+        }
+        return OAuthError(.authorization(code: refusal.code), "the authorization server refused the grant: \(refusal.summary)")
+    }
+
+    /// The error for an unusable 2xx answer: transient (the grant may well be fine), naming what
+    /// was wrong and never a token.
+    func unusable(_ invalid: InvalidTokenResponse) -> OAuthError {
+        OAuthError(.transient, "the token endpoint \(configuration.tokenEndpoint.redacted) answered with an unusable token response: \(invalid.reason)",
+                   underlying: invalid.withoutSecrets)
+    }
+
     /// `grant_type=refresh_token`.
-    func refresh(_ refreshToken: String) async throws(OAuthError) -> TokenResponse {
-        try await requestToken([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+    func refresh(_ refreshToken: String) async throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
+        try await exchange([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
     }
 
     /// `grant_type=client_credentials`.

@@ -9,7 +9,11 @@ struct ChannelLifecycleTests {
     func refusedThenBackoff() async throws {
         let logs = LogCapture()
         let port = Ports.closed()
-        let channel = try Channel(target: "127.0.0.1:\(port)", transportSecurity: .plaintext, logger: logs.logger())
+        // A backoff far longer than the test, so a slow machine cannot reach the next attempt.
+        var backoff = ConnectionBackoff.default
+        backoff.initial = .seconds(600)
+        backoff.maximum = .seconds(600)
+        let channel = try Channel(target: "127.0.0.1:\(port)", transportSecurity: .plaintext, connectionBackoff: backoff, logger: logs.logger())
         let first = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
         #expect(first?.code == .unavailable)
         #expect(first?.message.contains("connection refused") == true, "\(String(describing: first))")
@@ -18,6 +22,41 @@ struct ChannelLifecycleTests {
         #expect(second?.code == .unavailable)
         #expect(second?.message == first?.message)
         #expect(logs.count("connecting") == 1, "\(logs.all)")
+    }
+
+    @Test("after the backoff a new attempt is made, and it connects once the server is there")
+    func backoffThenReconnect() async throws {
+        let logs = LogCapture()
+        let faults = try await Peers.faultServer()
+        let port = Ports.closed()
+        var backoff = ConnectionBackoff.default
+        backoff.initial = .milliseconds(50)
+        backoff.jitter = 0
+        let refused = try Channel(target: "127.0.0.1:\(port)", transportSecurity: .plaintext, connectionBackoff: backoff, logger: logs.logger())
+        await #expect(throws: RPCError.self) { try await FaultChannel.call(refused, "Echo") }
+        try await Task.sleep(for: .milliseconds(100))
+        await #expect(throws: RPCError.self) { try await FaultChannel.call(refused, "Echo") }
+        #expect(logs.count("connecting") == 2, "\(logs.all)")
+        // The same policy on a reachable server: the first attempt simply connects.
+        let reachable = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext, connectionBackoff: backoff)
+        _ = try await FaultChannel.call(reachable, "Echo")
+    }
+
+    @Test("a connection backoff that cannot work is refused when the channel is made", arguments: [
+        ("initial", ConnectionBackoff(initial: .zero, multiplier: 1.6, jitter: 0.2, maximum: .seconds(1), minimumConnectTimeout: .seconds(1))),
+        ("initial", ConnectionBackoff(initial: .seconds(5), multiplier: 1.6, jitter: 0.2, maximum: .seconds(1), minimumConnectTimeout: .seconds(1))),
+        ("multiplier", ConnectionBackoff(initial: .seconds(1), multiplier: .nan, jitter: 0.2, maximum: .seconds(1), minimumConnectTimeout: .seconds(1))),
+        ("multiplier", ConnectionBackoff(initial: .seconds(1), multiplier: 0.5, jitter: 0.2, maximum: .seconds(1), minimumConnectTimeout: .seconds(1))),
+        ("jitter", ConnectionBackoff(initial: .seconds(1), multiplier: 1.6, jitter: 1.5, maximum: .seconds(1), minimumConnectTimeout: .seconds(1))),
+        ("minimumConnectTimeout", ConnectionBackoff(initial: .seconds(1), multiplier: 1.6, jitter: 0.2, maximum: .seconds(1), minimumConnectTimeout: .seconds(-1))),
+    ])
+    func badBackoff(field: String, backoff: ConnectionBackoff) {
+        #expect {
+            try Channel(target: "localhost:1", transportSecurity: .plaintext, connectionBackoff: backoff)
+        } throws: { error in
+            let error = error as! RPCError
+            return error.code == .invalidArgument && error.message.contains("connectionBackoff") && error.message.contains(field)
+        }
     }
 
     @Test("an unknown host fails UNAVAILABLE, naming the host")

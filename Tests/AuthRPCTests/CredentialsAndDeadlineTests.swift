@@ -1,6 +1,6 @@
 import AuthRPC
 import Foundation
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -72,7 +72,7 @@ struct CredentialsAndDeadlineTests {
     @Test("the callback adapter: called once per call; a second callback is ignored; no token is UNAUTHENTICATED")
     func callbackProvider() async throws {
         let channel = try await FaultChannel.make()
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let doubleCaller = CallbackAuthTokenProvider { handler in
             calls.withLock { $0 += 1 }
             handler("cb-token", nil)

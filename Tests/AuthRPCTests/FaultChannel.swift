@@ -1,6 +1,6 @@
 import AuthRPC
 import Foundation
-import Synchronization
+import HTTP2Client
 import TestSupport
 
 /// gRPC calls to the fault server's scenarios, with raw bytes as messages.
@@ -90,7 +90,7 @@ final class ScriptedProvider: InvalidatableAuthTokenProvider {
 
     private let behaviour: Behaviour
     private let tokens: [String]
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(_ behaviour: Behaviour, then tokens: [String] = []) {
         self.behaviour = behaviour

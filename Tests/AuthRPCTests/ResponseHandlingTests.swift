@@ -149,6 +149,33 @@ struct ResponseHandlingTests {
         #expect(details.message == "bad arg")
     }
 
+    @Test("a response header list over the channel's limit is RESOURCE_EXHAUSTED naming the limit; a raised limit accepts it")
+    func headerListLimit() async throws {
+        func flood(_ count: Int) -> CallOptions {
+            var options = CallOptions()
+            options.initialMetadata.addString("\(count)", forKey: "x-fault-count")
+            return options
+        }
+        let channel = try await FaultChannel.make()
+        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "HeaderFlood", options: flood(20_000)) }
+        #expect(error?.code == .resourceExhausted)
+        #expect(error?.message.contains("16384") == true, "\(String(describing: error))")
+        #expect((error?.cause as? TransportError)?.kind == .responseTooLarge)
+        await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "HeaderFlood", options: flood(10)) }
+
+        let faults = try await Peers.faultServer()
+        let raised = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext, maxResponseHeaderListSize: 64 << 10)
+        let response = try await FaultChannel.call(raised, "HeaderFlood", options: flood(10))
+        #expect(response.headers.strings(forKey: "x-flood").count == 10)
+    }
+
+    @Test("a header list limit that is not a positive 32-bit size is refused when the channel is made", arguments: [0, -1, Int(UInt32.max) + 1])
+    func badHeaderListLimit(limit: Int) {
+        let error = #expect(throws: RPCError.self) { try Channel(target: "127.0.0.1:1", transportSecurity: .plaintext, maxResponseHeaderListSize: limit) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("maxResponseHeaderListSize") == true)
+    }
+
     @Test("a connection lost mid-response is UNAVAILABLE; the next call reconnects")
     func connectionLost() async throws {
         let channel = try await FaultChannel.make()

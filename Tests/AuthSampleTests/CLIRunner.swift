@@ -15,12 +15,28 @@ struct CLIResult: Sendable, CustomStringConvertible {
     let timedOut: Bool
     let stdout: String
     let stderr: String
+    /// The exact bytes the tool wrote on each stream.
+    let stdoutBytes: [UInt8]
+    let stderrBytes: [UInt8]
 
-    /// Exit status and both streams, for failure messages (never contains more than the tool printed).
+    /// Exit status and both streams, for failure messages (never contains more than the tool
+    /// printed). Control characters other than line feeds are shown as `\u{..}`, so output a
+    /// test finds unsafe does not act on the terminal of whoever reads the test log.
     var description: String {
-        "auth_sample \(arguments.joined(separator: " "))\n  "
+        Self.visible("auth_sample \(arguments.joined(separator: " "))\n  "
             + (timedOut ? "TIMED OUT, " : "") + (signalled ? "signal \(status)" : "exit \(status)")
-            + "\n--- stdout\n\(stdout)--- stderr\n\(stderr)---"
+            + "\n--- stdout\n\(stdout)--- stderr\n\(stderr)---")
+    }
+
+    private static func visible(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A, 0x20..<0x7F, 0xA0..<0x2028, 0x2030..<0x2066, 0x206A...: result.unicodeScalars.append(scalar)
+            default: result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            }
+        }
+        return result
     }
 
     /// stdout parsed as exactly one JSON object, or `nil`.
@@ -86,13 +102,16 @@ enum CLIRunner {
         }
         process.waitUntilExit()
 
+        let stdoutBytes = [UInt8]((try? Data(contentsOf: stdoutURL)) ?? Data())
+        let stderrBytes = [UInt8]((try? Data(contentsOf: stderrURL)) ?? Data())
         return CLIResult(
             arguments: arguments,
             status: process.terminationStatus,
             signalled: process.terminationReason == .uncaughtSignal,
             timedOut: timedOut,
-            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "<stdout not UTF-8>",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "<stderr not UTF-8>")
+            stdout: String(validating: stdoutBytes, as: UTF8.self) ?? "<stdout not UTF-8>",
+            stderr: String(validating: stderrBytes, as: UTF8.self) ?? "<stderr not UTF-8>",
+            stdoutBytes: stdoutBytes, stderrBytes: stderrBytes)
     }
 
     /// The test process's environment minus everything that would change the tool's behaviour,

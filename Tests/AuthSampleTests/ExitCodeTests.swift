@@ -40,6 +40,15 @@ struct ExitCodeTests {
             }
         }
 
+        /// The gRPC status the failed call ended with; `nil` when the tool refused before calling.
+        var code: String? {
+            switch self {
+            case .unknownHost, .refusedPort, .untrustedCertificate, .hostnameMismatch: "UNAVAILABLE"
+            case .wrongToken: "UNAUTHENTICATED"
+            case .tokenOverPlaintext, .metadataWithoutValue, .metadataWithBadKey: nil
+            }
+        }
+
         /// What stderr must say.
         var messages: [String] {
             switch self {
@@ -66,6 +75,57 @@ struct ExitCodeTests {
         for message in failure.messages {
             #expect(result.stderr.contains(message), "missing \"\(message)\":\n\(result)")
         }
+        let statusLine = result.stderr.split(separator: "\n").dropFirst().first
+        if let code = failure.code {
+            #expect(statusLine == "gRPC status: \(code)", "the status is not on the second line:\n\(result)")
+        } else {
+            #expect(!result.stderr.contains("gRPC status:"), "\(result)")
+        }
+        #expect(result.stdout.isEmpty, "\(result)")
+    }
+
+    @Test("with --json a failed call names its gRPC status as code", arguments: Failure.allCases.filter { $0.code != nil })
+    func failingCallCodeAsJSON(_ failure: Failure) async throws {
+        let workspace = try await CLIWorkspace.make()
+        let result = try await workspace.run(["call", "--json"] + failure.arguments(workspace),
+                                             extraSecrets: ["the wrong token": Failure.wrongTokenValue])
+
+        #expect(result.status == failure.status, "\(result)")
+        let object = try #require(result.jsonObject, "\(result)")
+        #expect(object["code"] as? String == failure.code, "\(result)")
+        #expect(object["exit_code"] as? Int == Int(failure.status))
+    }
+
+    /// A file named on the command line that holds far too much.
+    enum OversizedFile: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case tokenFile, caCertificate, devZeroTokenFile
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("--token-file and --ca-cert naming far too much (a huge file, /dev/zero) are usage errors", arguments: OversizedFile.allCases)
+    func oversizedFile(_ file: OversizedFile) async throws {
+        let workspace = try await CLIWorkspace.make()
+        let big = workspace.configHome.appendingPathComponent("big")
+        let arguments: [String]
+        let message: String
+        switch file {
+        case .tokenFile:
+            try Data(repeating: UInt8(ascii: "a"), count: 1 << 20).write(to: big)
+            arguments = workspace.tls + ["--token-file", big.path]
+            message = "--token-file \(big.path) holds more than 64 KiB, too much for an access token"
+        case .caCertificate:
+            try Data(repeating: UInt8(ascii: "-"), count: 5 << 20).write(to: big)
+            arguments = ["--target", "localhost:\(workspace.sandbox.tlsPort)", "--ca-cert", big.path, "--token", "x"]
+            message = "--ca-cert \(big.path) holds more than 4096 KiB, too much for CA certificates"
+        case .devZeroTokenFile:
+            arguments = workspace.tls + ["--token-file", "/dev/zero"]
+            message = "--token-file /dev/zero holds more than 64 KiB, too much for an access token"
+        }
+        let result = try await workspace.run(["call"] + arguments)
+
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr == "auth_sample: error: \(message)\n", "\(result)")
         #expect(result.stdout.isEmpty, "\(result)")
     }
 

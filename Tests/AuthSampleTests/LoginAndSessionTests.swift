@@ -70,6 +70,55 @@ struct LoginAndSessionTests {
         #expect(after.status == 22, "\(after)")
     }
 
+    @Test("a session file or directory open to others is used with a warning on stderr, like ssh's")
+    func openSessionFileWarns() async throws {
+        let workspace = try await CLIWorkspace.make()
+        try await workspace.login()
+        let file = workspace.sessionFile.path
+        let directory = workspace.sessionFile.deletingLastPathComponent().path
+        let fileWarning = "auth_sample: warning: the session file \(file) is open to others (mode 0644) and the session holds tokens; run: chmod 600 \(file)"
+        let directoryWarning = "auth_sample: warning: the session directory \(directory) is open to others (mode 0750) and the session holds tokens; run: chmod 700 \(directory)"
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        let status = try await workspace.run(["status"])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("Refresh token: present"), "\(status)")
+        #expect(status.stderr == fileWarning + "\n", "\(status)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: directory)
+        let call = try await workspace.run(["call", "--json"] + workspace.tls)
+        #expect(call.status == 0, "\(call)")
+        #expect(call.jsonObject?["ok"] as? Bool == true, "\(call)")
+        #expect(call.stderr == directoryWarning + "\n" + fileWarning + "\n", "\(call)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        let logout = try await workspace.run(["logout"])
+        #expect(logout.status == 0, "\(logout)")
+        #expect(logout.stderr == fileWarning + "\n", "\(logout)")
+
+        try await workspace.login()
+        let quiet = try await workspace.run(["status"])
+        #expect(quiet.stderr.isEmpty, "a private session warns:\n\(quiet)")
+    }
+
+    @Test("logout removes a session file it cannot read, saying so (and that it could not revoke it)", arguments: [false, true])
+    func logoutUnreadableSession(revoke: Bool) async throws {
+        let workspace = try await CLIWorkspace.make()
+        try workspace.writeSessionFile(Data("{\"version\": 1, \"accessToken\": ".utf8))
+
+        let result = try await workspace.run(["logout"] + (revoke ? ["--revoke"] : []))
+
+        #expect(result.status == 0, "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.sessionFile.path), "the unreadable session file is still there")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result)")
+        let warning = lines.first ?? ""
+        #expect(warning.hasPrefix("auth_sample: warning: cannot read the stored session: \(workspace.sessionFile.path)"), "\(result)")
+        #expect(warning.hasSuffix("; removing it anyway"), "\(result)")
+        #expect(warning.contains("could not be revoked at the issuer") == revoke, "\(result)")
+        #expect(result.stdout == "Removed session 'default' (\(workspace.sessionFile.path)).\n", "\(result)")
+    }
+
     @Test("without a stored session every command exits 22 and says so", arguments: ["call", "status", "logout"])
     func noStoredSession(command: String) async throws {
         let workspace = try await CLIWorkspace.make()

@@ -74,6 +74,26 @@ struct RefreshTests {
         let status = try await workspace.run(["status"])
         #expect(status.status == 0, "\(status)")
         #expect(status.stdout.contains("Stopped:"), "\(status)")
-        #expect(status.stdout.contains("sign in again"), "\(status)")
+        let accessToken = status.stdout.split(separator: "\n").first { $0.hasPrefix("  Access token:") } ?? ""
+        #expect(accessToken == "  Access token:  unusable: the session was stopped (invalid_grant); sign in again", "\(status)")
+        #expect(!status.stdout.contains("the next call refreshes it"), "\(status)")
+    }
+
+    @Test("an expired session without a refresh token: status says to sign in again, and call exits 23")
+    func expiredWithoutRefreshToken() async throws {
+        let workspace = try await CLIWorkspace.make()
+        try await workspace.login()
+        try workspace.expireStoredAccessToken()
+        try workspace.rewriteSession { $0.removeValue(forKey: "refreshToken") }
+
+        let status = try await workspace.run(["status"])
+        #expect(status.status == 0, "\(status)")
+        let accessToken = status.stdout.split(separator: "\n").first { $0.hasPrefix("  Access token:") } ?? ""
+        #expect(accessToken.hasSuffix(" and there is no refresh token; sign in again"), "\(status)")
+        #expect(!status.stdout.contains("the next call refreshes it"), "\(status)")
+
+        let call = try await workspace.run(["call"] + workspace.tls)
+        #expect(call.status == 23, "\(call)")
+        #expect(call.stderr.contains("no refresh token"), "\(call)")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import HTTP2Client
 import Testing
 import TestSupport
 
@@ -95,10 +95,11 @@ final class CLIWorkspace: Sendable {
     let clientID: String
     let configHome: URL
     /// Secrets the output must never contain, by a name fit for failure messages.
-    private let secrets: Mutex<[String: String]>
+    private let secrets: Locked<[String: String]>
 
-    static func make() async throws -> CLIWorkspace {
-        let sandbox = try await SandboxFixture.sandbox()
+    /// A workspace on `sandbox`, or on the shared CLI sandbox.
+    static func make(sandbox: SandboxInfo? = nil) async throws -> CLIWorkspace {
+        let sandbox = if let sandbox { sandbox } else { try await SandboxFixture.sandbox() }
         let issuer = Issuer(url: URL(string: sandbox.issuer)!)
         return CLIWorkspace(sandbox: sandbox, issuer: issuer, clientID: try await issuer.makeClient())
     }
@@ -110,7 +111,7 @@ final class CLIWorkspace: Sendable {
         configHome = FileManager.default.temporaryDirectory
             .appendingPathComponent("auth-sample-tests-\(UUID().uuidString)", isDirectory: true)
         try? FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
-        secrets = Mutex(["the static token": SandboxFixture.staticToken])
+        secrets = Locked(["the static token": SandboxFixture.staticToken])
     }
 
     deinit {
@@ -162,10 +163,26 @@ final class CLIWorkspace: Sendable {
 
     /// Rewrites the session file so its access token expired an hour ago (in place, mode kept).
     func expireStoredAccessToken() throws {
+        try rewriteSession { object in
+            let formatter = ISO8601DateFormatter()
+            object["accessTokenIssuedAt"] = formatter.string(from: Date().addingTimeInterval(-7200))
+            object["accessTokenExpiresAt"] = formatter.string(from: Date().addingTimeInterval(-3600))
+        }
+    }
+
+    /// Writes `data` as the session file, creating it 0600 in a 0700 directory as the tool would.
+    func writeSessionFile(_ data: Data) throws {
+        let directory = sessionFile.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard FileManager.default.createFile(atPath: sessionFile.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw PeerError("cannot write \(sessionFile.path)")
+        }
+    }
+
+    /// Rewrites the session file's JSON object with `change` (in place, mode kept).
+    func rewriteSession(_ change: (inout [String: Any]) -> Void) throws {
         var object = try session()
-        let formatter = ISO8601DateFormatter()
-        object["accessTokenIssuedAt"] = formatter.string(from: Date().addingTimeInterval(-7200))
-        object["accessTokenExpiresAt"] = formatter.string(from: Date().addingTimeInterval(-3600))
+        change(&object)
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let handle = try FileHandle(forWritingTo: sessionFile)
         defer { try? handle.close() }

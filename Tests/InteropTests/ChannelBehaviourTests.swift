@@ -12,7 +12,7 @@ struct ChannelBehaviourTests {
         let sandbox = try Peers.launchSandbox(["--static-token", Peers.staticToken], name: "sandbox-1000-calls")
         defer { sandbox.process.stop() }
         let channel = try await SandboxChannel.tls(sandbox: sandbox)
-        let client = InteropTestServiceClient(channel: channel)
+        let client = Grpc_Testing_TestServiceClient(channel: channel)
         var echoing = channel.defaultCallOptions
         echoing.initialMetadata.addString("1", forKey: "x-sandbox-echo-headers")
         let options = echoing
@@ -36,16 +36,16 @@ struct ChannelBehaviourTests {
 
     @Test("a missing token over TLS is UNAUTHENTICATED with the server's www-authenticate challenge")
     func missingToken() async throws {
-        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: nil))
-        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(Grpc_Testing_Request()) }
+        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: nil))
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(AuthSample_Request()) }
         #expect(error?.code == .unauthenticated)
         #expect(error?.trailers.firstString(forKey: "www-authenticate")?.hasPrefix("Bearer") == true)
     }
 
     @Test("a wrong token is UNAUTHENTICATED with an invalid_token challenge")
     func wrongToken() async throws {
-        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken("wrong-token")))
-        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(Grpc_Testing_Request()) }
+        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken("wrong-token")))
+        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(AuthSample_Request()) }
         #expect(error?.code == .unauthenticated)
         #expect(error?.trailers.firstString(forKey: "www-authenticate")?.contains("invalid_token") == true)
         #expect(!(error?.description.contains("wrong-token") ?? true))
@@ -53,7 +53,7 @@ struct ChannelBehaviourTests {
 
     @Test("an untrusted server certificate fails UNAVAILABLE, naming the cause")
     func untrustedCertificate() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls(trustSandboxCA: false))
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls(trustSandboxCA: false))
         let error = await #expect(throws: RPCError.self) { try await client.emptyCall() }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("certificate not trusted") == true, "\(String(describing: error))")
@@ -62,7 +62,7 @@ struct ChannelBehaviourTests {
 
     @Test("a certificate for another name fails UNAVAILABLE with 'hostname mismatch'")
     func hostnameMismatch() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls(serverName: "wrong.example"))
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls(serverName: "wrong.example"))
         let error = await #expect(throws: RPCError.self) { try await client.emptyCall() }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("hostname mismatch") == true, "\(String(describing: error))")
@@ -75,7 +75,7 @@ struct ChannelBehaviourTests {
         var options = channel.defaultCallOptions
         options.userAgentPrefix = "interop-tests/1.0"
         options.initialMetadata.addString("1", forKey: "x-sandbox-echo-headers")
-        let response = try await InteropTestServiceClient(channel: channel).emptyCall(options: options)
+        let response = try await Grpc_Testing_TestServiceClient(channel: channel).emptyCall(options: options)
         let userAgent = response.trailers.firstString(forKey: "x-sandbox-user-agent") ?? ""
         #expect(userAgent.hasPrefix("interop-tests/1.0 grpc-swift-authrpc/"), "\(userAgent)")
     }
@@ -83,7 +83,7 @@ struct ChannelBehaviourTests {
     @Test("calls on a closed channel fail UNAVAILABLE")
     func closeThenCallFails() async throws {
         let channel = try await SandboxChannel.tls()
-        let client = InteropTestServiceClient(channel: channel)
+        let client = Grpc_Testing_TestServiceClient(channel: channel)
         _ = try await client.emptyCall()
         channel.close()
         let error = await #expect(throws: RPCError.self) { try await client.emptyCall() }

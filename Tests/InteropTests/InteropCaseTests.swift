@@ -10,7 +10,7 @@ import TestSupport
 struct InteropCaseTests {
     @Test("empty_unary: EmptyCall returns an empty message")
     func emptyUnary() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         let response = try await client.emptyCall()
         #expect(response.message == Grpc_Testing_Empty())
         #expect(response.trailers.firstString(forKey: "grpc-status") == "0")
@@ -18,7 +18,7 @@ struct InteropCaseTests {
 
     @Test("large_unary: a 271828-byte request gets a 314159-byte payload back")
     func largeUnary() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var request = Grpc_Testing_SimpleRequest()
         request.responseSize = 314_159
         request.payload.body = Data(count: 271_828)
@@ -29,7 +29,7 @@ struct InteropCaseTests {
 
     @Test("status_code_and_message: the echoed status comes back on EmptyCall-style unary")
     func statusCodeAndMessage() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var request = Grpc_Testing_SimpleRequest()
         request.responseStatus.code = 2
         request.responseStatus.message = "test status message"
@@ -40,7 +40,7 @@ struct InteropCaseTests {
 
     @Test("special_status_message: whitespace and Unicode survive percent-encoding exactly")
     func specialStatusMessage() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         let message = "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n"
         var request = Grpc_Testing_SimpleRequest()
         request.responseStatus.code = 2
@@ -52,21 +52,21 @@ struct InteropCaseTests {
 
     @Test("unimplemented_method: TestService/UnimplementedCall is UNIMPLEMENTED")
     func unimplementedMethod() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         let error = await #expect(throws: RPCError.self) { try await client.unimplementedCall() }
         #expect(error?.code == .unimplemented)
     }
 
     @Test("unimplemented_service: UnimplementedService/UnimplementedCall is UNIMPLEMENTED")
     func unimplementedService() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
-        let error = await #expect(throws: RPCError.self) { try await client.unimplementedService() }
+        let client = Grpc_Testing_UnimplementedServiceClient(channel: try await SandboxChannel.tls())
+        let error = await #expect(throws: RPCError.self) { try await client.unimplementedCall() }
         #expect(error?.code == .unimplemented)
     }
 
     @Test("custom_metadata: initial metadata echoes in headers, -bin trailing metadata in trailers")
     func customMetadata() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var options = try await SandboxChannel.tls().defaultCallOptions
         options.initialMetadata.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
         options.initialMetadata.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
@@ -86,7 +86,7 @@ struct InteropCaseTests {
 
     @Test("timeout_on_sleeping_server: a call to a server that sleeps past the deadline is DEADLINE_EXCEEDED")
     func timeoutOnSleepingServer() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var options = CallOptions(timeout: .milliseconds(200), credentials: .accessToken(Peers.staticToken))
         options.initialMetadata.addString("3000", forKey: "x-sandbox-sleep-ms")
         let error = await #expect(throws: RPCError.self) { try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options) }
@@ -96,8 +96,8 @@ struct InteropCaseTests {
     @Test("oauth2_auth_token: a static token is sent; username and scope come back")
     func oauth2AuthToken() async throws {
         let sandbox = try await Peers.sandbox()
-        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken(Peers.staticToken)))
-        var request = Grpc_Testing_Request()
+        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken(Peers.staticToken)))
+        var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
         let response = try await client.unaryCall(request)
@@ -110,8 +110,8 @@ struct InteropCaseTests {
     func perRPCCreds() async throws {
         let sandbox = try await Peers.sandbox()
         let provider = CountingProvider(token: Peers.staticToken)
-        let client = TestServiceClient(channel: try await SandboxChannel.tls(credentials: .provider(provider)))
-        var request = Grpc_Testing_Request()
+        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .provider(provider)))
+        var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
         for call in 1...3 {
@@ -124,7 +124,7 @@ struct InteropCaseTests {
 
     @Test("server_compressed_unary: a gzip-compressed response is decompressed")
     func serverCompressed() async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var request = Grpc_Testing_SimpleRequest()
         request.responseSize = 314_159
         request.responseCompressed.value = true
@@ -135,7 +135,7 @@ struct InteropCaseTests {
 
     @Test("client_compressed_unary: gzip and deflate requests are accepted by grpcio", arguments: CompressionAlgorithm.allCases)
     func clientCompressed(algorithm: CompressionAlgorithm) async throws {
-        let client = InteropTestServiceClient(channel: try await SandboxChannel.tls())
+        let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var options = CallOptions(credentials: .accessToken(Peers.staticToken), compression: algorithm)
         options.maxResponseMessageBytes = 1 << 20
         var request = Grpc_Testing_SimpleRequest()

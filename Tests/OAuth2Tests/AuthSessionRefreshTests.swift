@@ -197,7 +197,7 @@ struct AuthSessionFailureTests {
         #expect(rpc?.cause is OAuthError)
 
         // Back after the outage: the same session refreshes and the call goes through.
-        var response: Grpc_Testing_Response?
+        var response: AuthSample_Response?
         for _ in 0..<50 where response == nil {
             try await Task.sleep(for: .milliseconds(200))
             response = try? await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .provider(session)))

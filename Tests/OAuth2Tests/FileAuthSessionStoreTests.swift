@@ -225,7 +225,8 @@ final class FileAuthSessionStoreTests {
         let path = try #require(temporaryPath)
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(try Data(contentsOf: store.fileURL) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["default.json"])
+        // The session and the lock file the save took; no temporary file.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["default.json", "default.json.lock"])
         #expect(try store.retrieve()?.scopes == ["first"])
     }
 

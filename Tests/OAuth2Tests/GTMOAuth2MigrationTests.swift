@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import HTTP2Client
 import Testing
 @testable import OAuth2
 
@@ -105,11 +105,11 @@ private struct FailingStore: AuthSessionStore {
 
 /// An old item held in memory, whose removal can be made to fail.
 private final class MemorySource: GTMOAuth2ItemSource {
-    private let stored: Mutex<String?>
+    private let stored: Locked<String?>
     private let removeFails: Bool
 
     init(_ text: String, removeFails: Bool = false) {
-        stored = Mutex(text)
+        stored = Locked(text)
         self.removeFails = removeFails
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import HTTP2Client
 import Testing
 @testable import OAuth2
 
@@ -105,7 +105,7 @@ struct InMemoryAuthSessionStoreTests {
 
 /// Counts the bodies running at once, and the most seen.
 private final class Occupancy: Sendable {
-    private let counts = Mutex((current: 0, maximum: 0))
+    private let counts = Locked((current: 0, maximum: 0))
 
     var maximum: Int { counts.withLock { $0.maximum } }
 

@@ -53,6 +53,28 @@ struct SandboxIssuer: Sendable {
     func revokeAccessTokens(of client: OAuthClient) async throws { _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id]) }
     func outage(seconds: Double) async throws { _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"]) }
 
+    /// Makes the token endpoint wait `delayMilliseconds` and then answer normally, or with HTTP
+    /// `status` (0: normally), for `client` only. `tokenBehaviour(of: client)` restores it.
+    func tokenBehaviour(of client: OAuthClient, delayMilliseconds: Int = 0, status: Int = 0) async throws {
+        _ = try await post("/sandbox/token-behaviour", form: ["client_id": client.id, "delay_ms": "\(delayMilliseconds)", "status": "\(status)"])
+    }
+
+    /// The issuer URL of a tenant whose discovery document names `endpoints` instead of the issuer's own.
+    func tenant(endpoints: [String: String]) async throws -> URL {
+        let answer = try await post("/sandbox/tenants", json: ["endpoints": endpoints])
+        return URL(string: answer["issuer"] as! String)!
+    }
+
+    /// Waits until the issuer has received `count` more token requests from `client` than `before`
+    /// (so one is in flight), polling every 20 ms for up to 10 s.
+    func waitForTokenRequests(of client: OAuthClient, moreThan before: Int, count: Int = 1) async throws {
+        for _ in 0..<500 {
+            if try await counters(of: client)["token_requests", default: 0] >= before + count { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw PeerError("the issuer did not see the token request in time")
+    }
+
     /// The issuer's counters for `client` (`token_requests`, `refresh_requests`, `device_polls`, …).
     func counters(of client: OAuthClient) async throws -> [String: Int] {
         let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("sandbox/stats").appending(queryItems: [URLQueryItem(name: "client_id", value: client.id)]))
@@ -67,11 +89,11 @@ struct SandboxIssuer: Sendable {
     }
 
     /// Calls the auth sample's UnaryCall asking for the user and scope.
-    func whoAmI(on channel: Channel, options: CallOptions) async throws -> Grpc_Testing_Response {
-        var request = Grpc_Testing_Request()
+    func whoAmI(on channel: Channel, options: CallOptions) async throws -> AuthSample_Response {
+        var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
-        return try await TestServiceClient(channel: channel).unaryCall(request, options: options).message
+        return try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options).message
     }
 
     private func post(_ path: String, form: [String: String]) async throws -> [String: Any] {

@@ -18,6 +18,8 @@ event log used by the `Events` scenario, which has its own lock.
 import argparse
 import base64
 import collections
+import ctypes
+import ctypes.util
 import gzip
 import heapq
 import itertools
@@ -27,10 +29,12 @@ import selectors
 import signal
 import socket
 import ssl
+import struct
 import sys
 import threading
 import time
 import traceback
+import urllib.parse
 
 import h2.config
 import h2.connection
@@ -50,6 +54,38 @@ PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_g
 
 SPECIAL_MESSAGE = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
 MALFORMED_MESSAGE = "bad %zz escape %E2%98 and 100%"
+
+# ---- HostileText: peer text that a terminal would act on, everywhere a client may show it.
+# A forged line, as if the client had printed it.
+HOSTILE_FORGED_LINE = "auth_sample: error: FORGED LINE"
+# What an HTTP/2 field value may carry besides visible ASCII (RFC 9110 section 5.5: space, tab and
+# bytes >= 0x80; a client's HTTP/2 layer refuses other controls): as UTF-8, C1 controls (U+009B
+# is CSI, U+0085 is NEL), bidi override and isolates, line and paragraph separators; and a tab.
+HOSTILE_FIELD_TEXT = "c1\u009b31m\u0085 bidi\u202egnp.exe\u202c\u2066iso\u2069 sep\u2028\u2029 tab\tend"
+# What a protobuf string or a percent-encoded grpc-message can carry besides: ESC sequences (CSI
+# clear-screen and colour, OSC window title and hyperlink), BEL, backspaces, DEL, CR LF, NUL, and
+# a forged line of its own.
+HOSTILE_TEXT = ("esc\x1b[2J\x1b[31mred\x1b]0;title\x07 link\x1b]8;;http://evil.example/\x1b\\here\x1b]8;;\x1b\\"
+                " bs\x08\x08 del\x7f " + HOSTILE_FIELD_TEXT + "\r\n" + HOSTILE_FORGED_LINE + "\n\x00" + HOSTILE_FORGED_LINE)
+HOSTILE_LONG_VALUE_LENGTH = 5000
+HOSTILE_REPEATED_TRAILERS = 100
+
+
+def hostile_field(text):
+    """`text` as a field value for `step` (which sends str values as Latin-1): its UTF-8 bytes."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def protobuf_string(field, text):
+    """One length-delimited protobuf field holding `text` (UTF-8)."""
+    data = text.encode("utf-8")
+    length = bytearray()
+    count = len(data)
+    while True:
+        byte, count = count & 0x7F, count >> 7
+        length.append(byte | (0x80 if count else 0))
+        if not count:
+            return bytes([field << 3 | 2]) + bytes(length) + data
 
 
 def log(*parts):
@@ -115,7 +151,10 @@ class Stream:
         self.ended = False
         self.reset = False
         path = self.first.get(":path", "")
-        if path.startswith(SERVICE_PREFIX):
+        if self.first.get("x-fault-scenario"):
+            # For clients whose method path is fixed (e.g. a CLI calling one real method).
+            self.scenario = self.first["x-fault-scenario"]
+        elif path.startswith(SERVICE_PREFIX):
             self.scenario = path[len(SERVICE_PREFIX):]
         else:
             # Any other path: its last segment, so `/pkg.Svc/EchoRequest` works too.
@@ -222,10 +261,12 @@ class Connection:
             "MalformedMessage": self.malformed_message,
             "Metadata": self.metadata,
             "StatusDetails": self.status_details,
+            "HostileText": self.hostile_text,
             "CloseMidStream": self.close_mid_stream,
             "Hang": self.never_answered,
             "Events": self.events,
         }
+        self.scenarios.update(self.transport_scenarios())
 
     # ---------------------------------------------------------------- the loop
 
@@ -703,6 +744,34 @@ class Connection:
         self.trailers_only(stream, 3, "bad arg",
                            [("grpc-status-details-bin", b64(rpc_status(3, "bad arg"), padded=True))])
 
+    def hostile_text(self, stream):
+        """HostileText: terminal-hostile text in metadata, the message, the status (with x-fault-code)
+        or GOAWAY debug data (with x-fault-goaway)."""
+        if stream.first.get("x-fault-goaway") == "1":
+            # Not processed (last_stream_id below this stream), so a client may retry it elsewhere.
+            self.goaway_last = max(0, stream.id - 2)
+            self.send_raw(GoAwayFrame(stream_id=0, last_stream_id=self.goaway_last, error_code=0xB,
+                                      additional_data=HOSTILE_TEXT.encode("utf-8")))
+            self.call_later(0.1, self.begin_close)
+            return
+        metadata = [
+            ("x-hostile", hostile_field(HOSTILE_FIELD_TEXT)),
+            ("x-hostile-long", "L" * HOSTILE_LONG_VALUE_LENGTH + hostile_field("\u202e")),
+        ]
+        code = stream.number("x-fault-code", 0)
+        if code:
+            self.trailers_only(stream, code, urllib.parse.quote(HOSTILE_TEXT, safe=""), [
+                ("www-authenticate", hostile_field(f'Bearer realm="{HOSTILE_FIELD_TEXT}", error="invalid_token"')),
+                *metadata,
+            ])
+            return
+        self.normal_headers(stream, metadata)
+        # grpc.testing.SimpleResponse {username = 2, oauth_scope = 3}
+        self.message_and_ok(stream, protobuf_string(2, HOSTILE_TEXT) + protobuf_string(3, HOSTILE_TEXT), [
+            *metadata,
+            *[("x-hostile-repeated", str(index)) for index in range(HOSTILE_REPEATED_TRAILERS)],
+        ])
+
     def close_mid_stream(self, stream):
         self.normal_headers(stream)
         self.data(stream, b"\x00\x00\x00")
@@ -716,12 +785,325 @@ class Connection:
     def unknown(self, stream):
         self.trailers_only(stream, 12, f"unknown fault scenario {stream.scenario}")
 
+    # ---------------------------------------------------------------- connection-ending scenarios
+
+    def transport_scenarios(self):
+        """Scenarios that end the whole connection in each way a server can, once the request is in."""
+        return {
+            "CloseAfterRequest": self.close_after_request,
+            "ResetAfterRequest": self.reset_after_request,
+            "GoawayThenClose": self.goaway_then_close,
+            "ConnectionError": self.connection_error,
+            "HeaderFlood": self.header_flood,
+            "InformationalFlood": self.informational_flood,
+            "ClientSettings": self.client_settings,
+            "PingFlood": self.ping_flood,
+            "SettingsFlood": self.settings_flood,
+            "ContinuationFlood": self.continuation_flood,
+        }
+
+    def close_after_request(self, stream):
+        self.begin_close()  # FIN; nothing is ever sent for the stream
+
+    def reset_after_request(self, stream):
+        # SO_LINGER with a zero timeout: close() sends a TCP RST instead of a FIN.
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.finish()
+
+    def goaway_then_close(self, stream):
+        # This stream is covered by last_stream_id (so it may have been processed), but it is
+        # never answered: the connection closes about 100 ms later.
+        self.goaway(stream.id)
+        self.call_later(0.1, self.begin_close)
+
+    def connection_error(self, stream):
+        # WINDOW_UPDATE with a zero increment on stream 0: a connection error (PROTOCOL_ERROR)
+        # for the client (RFC 9113 section 6.9).
+        self.take_output()
+        self.outbuf += (4).to_bytes(3, "big") + bytes([0x8, 0]) + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
+        self.write_some()
+
+    # ---------------------------------------------------------------- header-list scenarios
+
+    def header_flood(self, stream):
+        """x-fault-count fields `x-flood: <x-fault-size bytes>` in one header block. A value that
+        fits the client's HPACK table (4096 bytes with name and 32) is indexed once and then
+        referenced, one byte per field: a small block on the wire that decodes to count x size.
+        With x-fault-hang: 1, nothing follows a flooded headers or 1xx block."""
+        count = min(max(stream.number("x-fault-count", 50000), 0), 1000000)
+        size = min(max(stream.number("x-fault-size", 4000), 0), 1 << 20)
+        flood = [("x-flood", "v" * size)] * count
+        where = stream.first.get("x-fault-where", "headers")
+        hang = stream.first.get("x-fault-hang") == "1"
+        if where == "trailers":
+            self.normal_headers(stream)
+            self.message_and_ok(stream, b"m", flood)
+        elif where == "informational":
+            self.headers(stream, [(":status", "103"), *flood])
+            if not hang:
+                self.echo(stream)
+        else:
+            self.normal_headers(stream, flood)
+            if not hang:
+                self.message_and_ok(stream, b"m")
+
+    def informational_flood(self, stream):
+        """x-fault-count informational (103) header blocks, then the Echo answer."""
+        for _ in range(min(max(stream.number("x-fault-count", 1000), 0), 100000)):
+            self.headers(stream, [(":status", "103")])
+        self.echo(stream)
+
+    # ---------------------------------------------------------------- control-frame floods
+
+    def ping_flood(self, stream):
+        """x-fault-count PING frames (default 5000) in one write, then nothing for the stream."""
+        count = min(max(stream.number("x-fault-count", 5000), 0), 1000000)
+        self.take_output()
+        self.outbuf += ((8).to_bytes(3, "big") + bytes([0x6, 0]) + (0).to_bytes(4, "big") + b"floodpng") * count
+        self.write_some()
+
+    def settings_flood(self, stream):
+        """One SETTINGS frame with x-fault-count entries (default 1000, each re-announcing
+        INITIAL_WINDOW_SIZE), then nothing for the stream."""
+        count = min(max(stream.number("x-fault-count", 1000), 0), 100000)
+        entry = (0x4).to_bytes(2, "big") + STREAM_WINDOW.to_bytes(4, "big")
+        self.take_output()
+        self.outbuf += (6 * count).to_bytes(3, "big") + bytes([0x4, 0]) + (0).to_bytes(4, "big") + entry * count
+        self.write_some()
+
+    def continuation_flood(self, stream):
+        """A HEADERS frame (`:status 200`, END_STREAM, no END_HEADERS) followed by x-fault-count
+        CONTINUATION frames (default 100), each carrying `x-c: v`, the last with END_HEADERS.
+        Written by hand, outside h2 (which knows nothing of this response)."""
+        count = min(max(stream.number("x-fault-count", 100), 1), 100000)
+        def frame(kind, flags, payload):
+            return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.id.to_bytes(4, "big") + payload
+        field = b"\x00\x03x-c\x01v"  # literal without indexing, new name: leaves HPACK state alone
+        self.take_output()
+        self.outbuf += frame(0x1, 0x1, b"\x88")  # :status 200 (static index 8)
+        for index in range(count):
+            self.outbuf += frame(0x9, 0x4 if index == count - 1 else 0, field)
+        self.write_some()
+
+    def client_settings(self, stream):
+        """Normal headers; frame(JSON of the SETTINGS the client sent, by name); OK trailers."""
+        settings = {code.name.lower(): self.h2.remote_settings[code]
+                    for code in h2.settings.SettingCodes if code in self.h2.remote_settings}
+        self.normal_headers(stream)
+        self.message_and_ok(stream, json.dumps(settings).encode("utf-8"))
+
+
+# -------------------------------------------------------------------- tls12_renegotiate
+
+class LibSSL:
+    """The few libssl calls Python's ssl module does not offer: a TLS 1.2 server that starts a
+    renegotiation (HelloRequest) when told to. Loaded with ctypes from the system's libssl."""
+
+    WANT_READ, WANT_WRITE, ZERO_RETURN = 2, 3, 6
+    ALPN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                     ctypes.POINTER(ctypes.c_ubyte), ctypes.POINTER(ctypes.c_ubyte),
+                                     ctypes.c_uint, ctypes.c_void_p)
+
+    def __init__(self, cert, key):
+        lib = ctypes.CDLL(ctypes.util.find_library("ssl") or "libssl.so.3")
+        signatures = {
+            "TLS_server_method": ([], ctypes.c_void_p),
+            "SSL_CTX_new": ([ctypes.c_void_p], ctypes.c_void_p),
+            "SSL_CTX_use_certificate_chain_file": ([ctypes.c_void_p, ctypes.c_char_p], ctypes.c_int),
+            "SSL_CTX_use_PrivateKey_file": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
+            "SSL_CTX_ctrl": ([ctypes.c_void_p, ctypes.c_int, ctypes.c_long, ctypes.c_void_p], ctypes.c_long),
+            "SSL_CTX_set_alpn_select_cb": ([ctypes.c_void_p, self.ALPN_CALLBACK, ctypes.c_void_p], None),
+            "SSL_new": ([ctypes.c_void_p], ctypes.c_void_p),
+            "SSL_set_fd": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_int),
+            "SSL_accept": ([ctypes.c_void_p], ctypes.c_int),
+            "SSL_read": ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int),
+            "SSL_write": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int], ctypes.c_int),
+            "SSL_get_error": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_int),
+            "SSL_renegotiate": ([ctypes.c_void_p], ctypes.c_int),
+            "SSL_do_handshake": ([ctypes.c_void_p], ctypes.c_int),
+            "SSL_free": ([ctypes.c_void_p], None),
+        }
+        for name, (arguments, result) in signatures.items():
+            function = getattr(lib, name)
+            function.argtypes = arguments
+            function.restype = result
+        self.lib = lib
+        self.ctx = lib.SSL_CTX_new(lib.TLS_server_method())
+        if (not self.ctx or lib.SSL_CTX_use_certificate_chain_file(self.ctx, cert.encode()) != 1
+                or lib.SSL_CTX_use_PrivateKey_file(self.ctx, key.encode(), 1) != 1):
+            raise RuntimeError("libssl could not load the certificate and key")
+        lib.SSL_CTX_ctrl(self.ctx, 124, 0x0303, None)  # SSL_CTX_set_max_proto_version(TLS 1.2)
+        self.alpn = self.ALPN_CALLBACK(self.select_h2)  # kept referenced: libssl calls it later
+        lib.SSL_CTX_set_alpn_select_cb(self.ctx, self.alpn, None)
+
+    @staticmethod
+    def select_h2(ssl_pointer, out, out_length, offered, offered_length, argument):
+        """ALPN: pick h2 if the client offers it (pointing into the client's list, as libssl allows)."""
+        wire = ctypes.string_at(offered, offered_length)
+        index = 0
+        while index < len(wire):
+            length = wire[index]
+            if wire[index + 1:index + 1 + length] == b"h2":
+                out[0] = ctypes.cast(offered, ctypes.c_void_p).value + index + 1
+                out_length[0] = 2
+                return 0  # SSL_TLSEXT_ERR_OK
+            index += 1 + length
+        return 3  # SSL_TLSEXT_ERR_NOACK
+
+
+class RenegotiatingFront:
+    """tls12_renegotiate: a TLS 1.2 front for the h2c port. It relays bytes both ways (whole frames
+    towards the client) until the client's first HEADERS frame has been relayed; then it sends an
+    HTTP/2 PING (which the client must acknowledge, i.e. write) followed by a TLS HelloRequest (a
+    renegotiation, which HTTP/2 forbids), and from then on relays nothing more: it reads and drops
+    what the client sends until the client closes, keeping the h2c connection (and its streams)
+    open meanwhile."""
+
+    PING = (8).to_bytes(3, "big") + bytes([0x6, 0]) + (0).to_bytes(4, "big") + b"renegot!"
+
+    libssl = None  # a LibSSL, set in main() when TLS material is given
+    upstream_port = None
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.lib = self.libssl.lib
+        self.ssl = None
+        self.upstream = None
+        self.preface_left = 24
+        self.frames = bytearray()  # client bytes after the preface, up to a whole frame
+        self.downstream = bytearray()  # server bytes not yet making up a whole frame
+        self.renegotiated = False
+
+    def run(self):
+        try:
+            self.sock.setblocking(False)
+            self.ssl = self.lib.SSL_new(self.libssl.ctx)
+            self.lib.SSL_set_fd(self.ssl, self.sock.fileno())
+            if not self.tls_call(self.lib.SSL_accept, time.monotonic() + 10):
+                return
+            self.upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
+            self.upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.relay()
+        except Exception:
+            log(f"[tls12_renegotiate] {traceback.format_exc()}")
+        finally:
+            for closable in (self.upstream, self.sock):
+                try:
+                    if closable is not None:
+                        closable.close()
+                except OSError:
+                    pass
+            if self.ssl:
+                self.lib.SSL_free(self.ssl)
+
+    def tls_call(self, function, deadline, *arguments):
+        """Runs a libssl call on the non-blocking socket until it completes: its result, or None."""
+        while True:
+            result = function(self.ssl, *arguments)
+            if result > 0:
+                return result
+            error = self.lib.SSL_get_error(self.ssl, result)
+            if error == LibSSL.WANT_READ:
+                ready = select_ready([self.sock], [], deadline)
+            elif error == LibSSL.WANT_WRITE:
+                ready = select_ready([], [self.sock], deadline)
+            else:
+                return None
+            if not ready:
+                return None
+
+    def relay(self):
+        buffer = ctypes.create_string_buffer(65536)
+        while True:
+            readable = select_ready([self.sock, self.upstream], [], None)
+            if self.upstream in readable:
+                data = self.upstream.recv(65536)
+                if not data:
+                    return
+                if not self.renegotiated and not self.send_to_client(self.whole_frames(data)):
+                    return
+            if self.sock in readable:
+                if self.renegotiated:
+                    # The renegotiation is never completed: the client's handshake records are dropped.
+                    try:
+                        if not self.sock.recv(65536):
+                            return
+                    except BlockingIOError:
+                        pass
+                    continue
+                while True:
+                    count = self.lib.SSL_read(self.ssl, buffer, len(buffer))
+                    if count <= 0:
+                        if self.lib.SSL_get_error(self.ssl, count) in (LibSSL.WANT_READ, LibSSL.WANT_WRITE):
+                            break
+                        return
+                    data = buffer.raw[:count]
+                    self.upstream.sendall(data)
+                    if self.saw_headers(data):
+                        self.renegotiated = True
+                        if not self.send_to_client(self.PING):
+                            return
+                        self.lib.SSL_renegotiate(self.ssl)
+                        self.lib.SSL_do_handshake(self.ssl)  # writes the HelloRequest, then wants the ClientHello
+                        break
+
+    def send_to_client(self, data):
+        for start in range(0, len(data), 16384):
+            chunk = bytes(data[start:start + 16384])
+            if not self.tls_call(self.lib.SSL_write, time.monotonic() + 10, chunk, len(chunk)):
+                return False
+        return True
+
+    def whole_frames(self, data):
+        """The complete frames among the server's bytes so far, so the PING lands between frames."""
+        self.downstream += data
+        end = 0
+        while len(self.downstream) - end >= 9:
+            length = int.from_bytes(self.downstream[end:end + 3], "big")
+            if len(self.downstream) - end < 9 + length:
+                break
+            end += 9 + length
+        frames = bytes(self.downstream[:end])
+        del self.downstream[:end]
+        return frames
+
+    def saw_headers(self, data):
+        """Whether the client's bytes so far hold a complete HEADERS frame."""
+        if self.preface_left:
+            skipped = min(self.preface_left, len(data))
+            self.preface_left -= skipped
+            data = data[skipped:]
+        self.frames += data
+        while len(self.frames) >= 9:
+            length = int.from_bytes(self.frames[0:3], "big")
+            if len(self.frames) < 9 + length:
+                return False
+            kind = self.frames[3]
+            del self.frames[:9 + length]
+            if kind == 0x1:
+                return True
+        return False
+
+
+def select_ready(readers, writers, deadline):
+    """The sockets ready to read or write, waiting until `deadline` (None: no limit)."""
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    with selectors.DefaultSelector() as selector:
+        for sock in readers:
+            selector.register(sock, selectors.EVENT_READ)
+        for sock in writers:
+            selector.register(sock, selectors.EVENT_WRITE)
+        return [key.fileobj for key, _ in selector.select(timeout)]
+
 
 # -------------------------------------------------------------------- listening
 
 def handle_connection(sock, personality, tls_context):
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if personality == "tls12_renegotiate":
+            RenegotiatingFront(sock).run()
+            return
         if tls_context is not None:
             sock.settimeout(10)
             try:
@@ -793,6 +1175,8 @@ def main():
     if arguments.tls_cert:
         personalities["tls"] = tls_context_for(arguments.tls_cert, arguments.tls_key, ["h2"])
         personalities["tls_no_alpn"] = tls_context_for(arguments.tls_cert, arguments.tls_key, ["http/1.1"])
+        RenegotiatingFront.libssl = LibSSL(arguments.tls_cert, arguments.tls_key)
+        personalities["tls12_renegotiate"] = None  # its own TLS (libssl through ctypes)
 
     family = socket.AF_INET6 if ":" in arguments.host else socket.AF_INET
     listeners = []
@@ -804,6 +1188,7 @@ def main():
         listener.listen(1024)
         listeners.append(listener)
         ports[name] = listener.getsockname()[1]
+    RenegotiatingFront.upstream_port = ports["h2c"]
     for listener, (name, context) in zip(listeners, personalities.items()):
         threading.Thread(target=serve, args=(listener, name, context), name=f"{name}-accept", daemon=True).start()
 

@@ -16,10 +16,12 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 import h2.settings
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -225,7 +227,8 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(self.info["pid"], self.process.pid)
         self.assertEqual(self.info["host"], "127.0.0.1")
         self.assertEqual(set(self.ports), {"h2c", "h2c_limited", "h2c_small_header_list",
-                                           "h2c_goaway_after_first", "h2c_no_ping_ack", "tls", "tls_no_alpn"})
+                                           "h2c_goaway_after_first", "h2c_no_ping_ack", "tls", "tls_no_alpn",
+                                           "tls12_renegotiate"})
 
     def test_echo_request_returns_what_was_sent(self):
         client = self.client()
@@ -391,6 +394,42 @@ class FaultServerTest(unittest.TestCase):
         client.wait_closed()
         self.assertEqual(Response(client.of(close)).body, b"\x00\x00\x00")
 
+    def test_hostile_text(self):
+        sys.path.insert(0, os.path.dirname(SERVER))
+        import h2_fault_server as server
+
+        client = self.client()
+        # x-fault-scenario picks the scenario whatever the path says.
+        success = client.call("UnaryCall", [("x-fault-scenario", "HostileText")])
+        self.assertIn(("x-hostile", server.HOSTILE_FIELD_TEXT), success.headers)
+        self.assertIn(("x-hostile-long", "L" * 5000 + "\u202e"), success.trailers)
+        self.assertEqual([v for n, v in success.trailers if n == "x-hostile-repeated"], [str(i) for i in range(100)])
+        username = server.HOSTILE_TEXT.encode("utf-8")
+        self.assertIn(b"\r\n" + server.HOSTILE_FORGED_LINE.encode() + b"\n\x00", username)
+        self.assertTrue(128 <= len(username) < 1 << 14)  # a two-byte varint length: 7 bits, then the rest
+        varint = bytes([len(username) & 0x7F | 0x80, len(username) >> 7])
+        self.assertEqual(success.message, b"\x12" + varint + username + b"\x1a" + varint + username)
+
+        failure = client.call("HostileText", [("x-fault-code", "16")])
+        self.assertEqual(len(failure.header_blocks), 1)
+        self.assertIn(("grpc-status", "16"), failure.headers)
+        message = dict(failure.headers)["grpc-message"]
+        self.assertTrue(all(0x21 <= ord(c) <= 0x7E for c in message), "grpc-message is percent-encoded ASCII")
+        self.assertEqual(urllib.parse.unquote(message), server.HOSTILE_TEXT)
+        self.assertIn(("www-authenticate", f'Bearer realm="{server.HOSTILE_FIELD_TEXT}", error="invalid_token"'),
+                      failure.headers)
+        self.assertIn(("x-hostile", server.HOSTILE_FIELD_TEXT), failure.headers)
+
+        goaway = self.client()
+        goaway.call("Echo")
+        goaway.request("HostileText", [("x-fault-goaway", "1")])
+        goaway.pump(lambda: goaway.goaways)
+        self.assertEqual(goaway.goaways, [(1, 0xB)])
+        goaway.wait_closed()
+        self.assertEqual(goaway.of(3), [])
+        frame = next(f for f in goaway.frames if f[0] == 0x7)
+        self.assertEqual(frame[3], 8 + len(server.HOSTILE_TEXT.encode("utf-8")), "the text is the GOAWAY's debug data")
+
     def test_tls_personalities(self):
         client = self.client("tls", self.tls_context(["h2"]))
         self.assertEqual(client.sock.selected_alpn_protocol(), "h2")
@@ -401,6 +440,145 @@ class FaultServerTest(unittest.TestCase):
         with self.tls_context(["h2"]).wrap_socket(sock, server_hostname="localhost") as tls:
             self.assertNotEqual(tls.selected_alpn_protocol(), "h2")
 
+
+    # ------------------------------------------------------------------ connection-ending scenarios
+
+    def test_close_after_request_sends_nothing_then_fin(self):
+        client = self.client()
+        stream_id = client.request("CloseAfterRequest")
+        client.wait_closed()
+        self.assertEqual(client.of(stream_id), [])
+
+    def test_reset_after_request_resets_the_tcp_connection(self):
+        client = self.client()
+        client.request("ResetAfterRequest")
+        client.sock.settimeout(5)
+        with self.assertRaises(ConnectionResetError):
+            while client.sock.recv(65536):
+                pass
+
+    def test_goaway_then_close_covers_the_stream_and_never_answers(self):
+        client = self.client()
+        stream_id = client.request("GoawayThenClose")
+        client.wait_closed()
+        self.assertEqual(client.goaways, [(stream_id, 0)])
+        self.assertFalse(any(isinstance(e, (h2.events.ResponseReceived, h2.events.DataReceived)) for e in client.of(stream_id)))
+
+    def test_connection_error_sends_a_zero_window_update_on_stream_zero(self):
+        client = self.client()
+        client.request("ConnectionError")
+        with self.assertRaises(h2.exceptions.ProtocolError):
+            client.pump(lambda: False, timeout=5)
+        self.assertEqual(client.frames[-1], (0x8, 0, 0, 4))
+
+    def test_tls12_renegotiate_starts_a_renegotiation_after_the_first_headers(self):
+        tag = f"self-test-{time.monotonic_ns()}"
+        context = ssl.create_default_context(cafile=self.cert)
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_alpn_protocols(["h2"])
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = context.wrap_bio(incoming, outgoing, server_hostname="localhost")
+        sock = socket.create_connection(("127.0.0.1", self.ports["tls12_renegotiate"]), timeout=10)
+        self.addCleanup(sock.close)
+
+        def exchange():
+            """Sends what TLS has queued, then feeds what the server sent; False once it closed."""
+            if outgoing.pending:
+                sock.sendall(outgoing.read())
+            data = sock.recv(65536)
+            incoming.write(data)
+            return bool(data)
+
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.assertTrue(exchange())
+        if outgoing.pending:
+            sock.sendall(outgoing.read())
+        self.assertEqual(tls.version(), "TLSv1.2")
+        self.assertEqual(tls.selected_alpn_protocol(), "h2")
+
+        connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        connection.initiate_connection()
+        connection.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":path", "/fault.Fault/Hang"),
+                                    (":authority", "localhost"), ("x-fault-tag", tag)])
+        connection.send_data(1, grpc_frame(b"hi"), end_stream=True)
+        tls.write(connection.data_to_send())
+        sock.sendall(outgoing.read())
+
+        # Then a PING, and a HelloRequest: our TLS layer answers with a new ClientHello, a
+        # handshake record (content type 22), instead of application data.
+        sock.settimeout(5)
+        received = b""
+        renegotiating = False
+        for _ in range(20):
+            incoming.write(sock.recv(65536))
+            try:
+                while True:
+                    received += tls.read(65536)
+            except ssl.SSLWantReadError:
+                pass
+            if outgoing.pending:
+                renegotiating = outgoing.read()[:1] == b"\x16"
+                break
+        self.assertTrue(renegotiating)
+        self.assertTrue(received.endswith(b"\x00\x00\x08\x06\x00\x00\x00\x00\x00renegot!"), received)
+
+        # The request went through to the h2c side before that.
+        probe = self.client()
+        events = []
+        for _ in range(50):
+            events = probe.call("Events", [("x-fault-query-tag", tag)]).json()["events"]
+            if any(e["type"] == "end_stream" for e in events):
+                break
+            time.sleep(0.05)
+        self.assertEqual([e["type"] for e in events], ["headers", "end_stream"])
+
+    # ------------------------------------------------------------------ header-list scenarios
+
+    def test_header_flood_indexes_once_and_references(self):
+        client = self.client()
+        client.h2.decoder.max_header_list_size = 8 << 20  # h2's own bound is 64 KiB
+        response = client.call("HeaderFlood", [("x-fault-count", "1000"), ("x-fault-size", "4000")])
+        self.assertEqual([v for n, v in response.headers if n == "x-flood"], ["v" * 4000] * 1000)
+        self.assertEqual(response.message, b"m")
+        # On the wire the block is small: one literal, then one-byte references.
+        wire = sum(length for kind, _, stream_id, length in client.frames if stream_id == 1 and kind in (0x1, 0x9))
+        self.assertLess(wire, 6000)
+
+    def test_header_flood_in_trailers_and_in_an_informational_block(self):
+        client = self.client()
+        trailers = client.call("HeaderFlood", [("x-fault-count", "3"), ("x-fault-size", "10"), ("x-fault-where", "trailers")])
+        self.assertEqual(trailers.trailers, [("grpc-status", "0")] + [("x-flood", "v" * 10)] * 3)
+        informational = client.call("HeaderFlood", [("x-fault-count", "2"), ("x-fault-size", "10"),
+                                                    ("x-fault-where", "informational")], message=b"x")
+        self.assertEqual(informational.header_blocks[0].headers, [(":status", "103")] + [("x-flood", "v" * 10)] * 2)
+        self.assertEqual(informational.message, b"x")
+
+    def test_informational_flood(self):
+        response = self.client().call("InformationalFlood", [("x-fault-count", "20")], message=b"after")
+        informational = [e for e in response.events if isinstance(e, h2.events.InformationalResponseReceived)]
+        self.assertEqual(len(informational), 20)
+        self.assertEqual(response.message, b"after")
+
+    def test_client_settings_echoes_what_the_client_sent(self):
+        document = self.client().call("ClientSettings").json()
+        self.assertEqual(document["initial_window_size"], 65535)
+        self.assertEqual(document["header_table_size"], 4096)
+
+    def test_control_frame_floods(self):
+        client = self.client()
+        client.request("PingFlood", [("x-fault-count", "50")])
+        client.pump(lambda: sum(1 for kind, flags, _, _ in client.frames if kind == 0x6 and not flags & 0x1) >= 50)
+        client = self.client()
+        client.request("SettingsFlood", [("x-fault-count", "40")])
+        client.pump(lambda: any(kind == 0x4 and length == 40 * 6 for kind, _, _, length in client.frames))
+        client = self.client()
+        response = client.call("ContinuationFlood", [("x-fault-count", "5")])
+        self.assertEqual(response.headers, [(":status", "200")] + [("x-c", "v")] * 5)
+        self.assertEqual([kind for kind, _, stream_id, _ in client.frames if stream_id == 1], [0x1] + [0x9] * 5)
 
 if __name__ == "__main__":
     unittest.main()

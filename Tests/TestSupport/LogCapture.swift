@@ -1,9 +1,9 @@
 import Logging
-import Synchronization
+import HTTP2Client
 
 /// Collects every log line a `Logger` writes, so tests can assert on what was (and was not) logged.
 public final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     public init() {}
 

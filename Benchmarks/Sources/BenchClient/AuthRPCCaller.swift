@@ -5,7 +5,7 @@ import OAuth2
 
 /// swift-authrpc: one `Channel`, a static token or an `AuthSession` whose token is fresh.
 struct AuthRPCCaller: UnaryCaller {
-    let client: InteropTestServiceClient
+    let client: Grpc_Testing_TestServiceClient
     let options: CallOptions
     /// `options` plus the metadata that has the server park the call.
     let heldOptions: CallOptions
@@ -26,7 +26,7 @@ struct AuthRPCCaller: UnaryCaller {
         } else {
             options.oauth2AccessToken = BenchSetup.token
         }
-        self.client = InteropTestServiceClient(channel: channel)
+        self.client = Grpc_Testing_TestServiceClient(channel: channel)
         self.options = options
         var held = options
         held.initialMetadata.addString("1", forKey: BenchSetup.holdKey)

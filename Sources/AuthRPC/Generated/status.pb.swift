@@ -8,8 +8,19 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// google.rpc.Status, the rich error model carried in `grpc-status-details-bin`
-/// (same package, message and field numbers as googleapis' google/rpc/status.proto).
+// Copyright 2026 Google LLC
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
 
 import SwiftProtobuf
 
@@ -23,19 +34,30 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// A status: a code, a developer-facing message and typed details.
+/// The `Status` type defines a logical error model that is suitable for
+/// different programming environments, including REST APIs and RPC APIs. It is
+/// used by [gRPC](https://github.com/grpc). Each `Status` message contains
+/// three pieces of data: error code, error message, and error details.
+///
+/// You can find out more about this error model and how to work with it in the
+/// [API Design Guide](https://cloud.google.com/apis/design/errors).
 public nonisolated struct Google_Rpc_Status: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// A google.rpc.Code value (the gRPC status code).
+  /// The status code, which should be an enum value of
+  /// [google.rpc.Code][google.rpc.Code].
   public var code: Int32 = 0
 
-  /// A developer-facing message in English.
+  /// A developer-facing error message, which should be in English. Any
+  /// user-facing error message should be localized and sent in the
+  /// [google.rpc.Status.details][google.rpc.Status.details] field, or localized
+  /// by the client.
   public var message: String = String()
 
-  /// Messages that carry error details.
+  /// A list of messages that carry the error details.  There is a common set of
+  /// message types for APIs to use.
   public var details: [SwiftProtobuf.Google_Protobuf_Any] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -25,7 +25,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
 }
 
 /// Asks the server to report the caller's identity.
-public nonisolated struct Grpc_Testing_Request: Sendable {
+public nonisolated struct AuthSample_Request: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -42,7 +42,7 @@ public nonisolated struct Grpc_Testing_Request: Sendable {
 }
 
 /// What the server saw.
-public nonisolated struct Grpc_Testing_Response: Sendable {
+public nonisolated struct AuthSample_Response: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -62,7 +62,7 @@ public nonisolated struct Grpc_Testing_Response: Sendable {
 
 fileprivate nonisolated let _protobuf_package = "grpc.testing"
 
-nonisolated extension Grpc_Testing_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+nonisolated extension AuthSample_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{4}\u{4}fill_username\0\u{3}fill_oauth_scope\0")
 
@@ -89,7 +89,7 @@ nonisolated extension Grpc_Testing_Request: SwiftProtobuf.Message, SwiftProtobuf
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Testing_Request, rhs: Grpc_Testing_Request) -> Bool {
+  public static func ==(lhs: AuthSample_Request, rhs: AuthSample_Request) -> Bool {
     if lhs.fillUsername != rhs.fillUsername {return false}
     if lhs.fillOauthScope != rhs.fillOauthScope {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -97,7 +97,7 @@ nonisolated extension Grpc_Testing_Request: SwiftProtobuf.Message, SwiftProtobuf
   }
 }
 
-nonisolated extension Grpc_Testing_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+nonisolated extension AuthSample_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\u{2}username\0\u{3}oauth_scope\0")
 
@@ -124,7 +124,7 @@ nonisolated extension Grpc_Testing_Response: SwiftProtobuf.Message, SwiftProtobu
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Testing_Response, rhs: Grpc_Testing_Response) -> Bool {
+  public static func ==(lhs: AuthSample_Response, rhs: AuthSample_Response) -> Bool {
     if lhs.username != rhs.username {return false}
     if lhs.oauthScope != rhs.oauthScope {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}

@@ -1,0 +1,88 @@
+import SwiftProtobufPluginLibrary
+
+/// What the generator was asked for: protoc's `--authrpc-swift_opt` parameters, with the names and
+/// meanings protoc-gen-swift gives them, so generated clients compile beside its output.
+package struct GeneratorOptions {
+    /// The access level of the generated clients.
+    package enum Visibility: String, CaseIterable {
+        case `internal` = "Internal"
+        case `public` = "Public"
+        case `package` = "Package"
+
+        /// The modifier written before each declaration (none for `internal`).
+        var modifier: String {
+            switch self {
+            case .internal: ""
+            case .public: "public "
+            case .package: "package "
+            }
+        }
+    }
+
+    /// How an output file is named after its `.proto` file (`foo/bar/baz.proto`).
+    package enum FileNaming: String, CaseIterable {
+        /// `foo/bar/baz.authrpc.swift`.
+        case fullPath = "FullPath"
+        /// `foo_bar_baz.authrpc.swift`.
+        case pathToUnderscores = "PathToUnderscores"
+        /// `baz.authrpc.swift`.
+        case dropPath = "DropPath"
+    }
+
+    package private(set) var visibility = Visibility.internal
+    package private(set) var fileNaming = FileNaming.fullPath
+    /// Which Swift module holds the types of which `.proto` file (protoc-gen-swift's
+    /// `ProtoPathModuleMappings`); none by default: everything in one module.
+    package private(set) var moduleMappings = ProtoFileToModuleMappings()
+
+    /// The parameter names this generator understands.
+    package static let parameterNames = ["Visibility", "FileNaming", "ProtoPathModuleMappings"]
+
+    /// Parses protoc's parameter pairs; throws for an unknown name or value.
+    package init(pairs: [(key: String, value: String)]) throws(GeneratorError) {
+        for (key, value) in pairs {
+            switch key {
+            case "Visibility":
+                guard let visibility = Visibility(rawValue: value) else {
+                    throw .invalidParameterValue(name: key, value: value, allowed: Visibility.allCases.map(\.rawValue))
+                }
+                self.visibility = visibility
+            case "FileNaming":
+                guard let naming = FileNaming(rawValue: value) else {
+                    throw .invalidParameterValue(name: key, value: value, allowed: FileNaming.allCases.map(\.rawValue))
+                }
+                fileNaming = naming
+            case "ProtoPathModuleMappings":
+                guard !value.isEmpty else { continue }
+                do {
+                    moduleMappings = try ProtoFileToModuleMappings(path: value)
+                } catch {
+                    throw .unreadableModuleMappings(path: value, reason: "\(error)")
+                }
+            default:
+                throw .unknownParameter(name: key)
+            }
+        }
+    }
+}
+
+/// Why the generator refused a request; protoc prints the description next to the file.
+package enum GeneratorError: Error, CustomStringConvertible, Equatable {
+    case unknownParameter(name: String)
+    case invalidParameterValue(name: String, value: String, allowed: [String])
+    case unreadableModuleMappings(path: String, reason: String)
+    case nameCollision(file: String, name: String)
+
+    package var description: String {
+        switch self {
+        case .unknownParameter(let name):
+            "unknown parameter '\(name)' (known: \(GeneratorOptions.parameterNames.joined(separator: ", ")))"
+        case .invalidParameterValue(let name, let value, let allowed):
+            "parameter '\(name)' cannot be '\(value)' (one of: \(allowed.joined(separator: ", ")))"
+        case .unreadableModuleMappings(let path, let reason):
+            "cannot use ProtoPathModuleMappings=\(path): \(reason)"
+        case .nameCollision(let file, let name):
+            "\(file): '\(name)' would be declared twice (a client and another client, method or message share the name); rename one, or give the file a distinct `option swift_prefix`"
+        }
+    }
+}

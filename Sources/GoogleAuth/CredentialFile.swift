@@ -1,0 +1,101 @@
+import Foundation
+import OAuth2
+
+/// A Google credential file read as a JSON object, with field access whose errors name the file
+/// and the field but never quote a value (the file holds private keys and refresh tokens).
+struct CredentialFile {
+    /// Credential files are a few kilobytes; anything much larger is not one.
+    static let maximumSize = 64 * 1024
+
+    /// Where the JSON came from, for messages (a path, or "the JSON given").
+    let source: String
+    private let object: [String: Any]
+
+    /// Parses `data`.
+    init(json data: Data, source: String) throws(OAuthError) {
+        self.source = source
+        guard data.count <= Self.maximumSize else {
+            throw OAuthError(.invalidConfiguration, "\(source) is \(data.count) bytes; a Google credential file is at most \(Self.maximumSize)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw OAuthError(.invalidConfiguration, "\(source) is not a JSON object")
+        }
+        self.object = object
+    }
+
+    /// Reads and parses the file at `path`: a regular file of at most ``maximumSize`` bytes.
+    init(contentsOfFile path: String) throws(OAuthError) {
+        try self.init(json: Self.read(path), source: path)
+    }
+
+    /// The bytes of the regular file at `path`, at most ``maximumSize`` of them.
+    static func read(_ path: String) throws(OAuthError) -> Data {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(Self.reason(error))")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw OAuthError(.invalidConfiguration, "\(path) is not a regular file")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw OAuthError(.invalidConfiguration, "cannot open \(path) for reading")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+        } catch {
+            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(Self.reason(error))")
+        }
+        guard data.count <= maximumSize else {
+            throw OAuthError(.invalidConfiguration, "\(path) is larger than \(maximumSize) bytes; it is not a Google credential file")
+        }
+        return data
+    }
+
+    /// The `type` field (`service_account`, `authorized_user`, ...).
+    func type() throws(OAuthError) -> String {
+        try requiredString("type")
+    }
+
+    /// A string field that must be present and non-empty.
+    func requiredString(_ key: String) throws(OAuthError) -> String {
+        guard let value = try optionalString(key) else {
+            throw OAuthError(.invalidConfiguration, "\(source) has no \(key)")
+        }
+        return value
+    }
+
+    /// A string field that may be absent (or empty, which counts as absent).
+    func optionalString(_ key: String) throws(OAuthError) -> String? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let text = value as? String else {
+            throw OAuthError(.invalidConfiguration, "\(key) in \(source) is not a string")
+        }
+        return text.isEmpty ? nil : text
+    }
+
+    /// A field that goes into a header, a URL or a JWT: printable ASCII without spaces or
+    /// quotes, at most `maximumLength` characters. The value is never quoted in the error.
+    func token(_ key: String, maximumLength: Int = 256, required: Bool = true) throws(OAuthError) -> String? {
+        guard let value = required ? try requiredString(key) : try optionalString(key) else { return nil }
+        guard value.count <= maximumLength,
+              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+            throw OAuthError(.invalidConfiguration, "\(key) in \(source) is not a plain token of at most \(maximumLength) printable characters")
+        }
+        return value
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError || nsError.code == NSFileNoSuchFileError {
+            return "no such file"
+        }
+        if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(posix.code)))
+        }
+        return nsError.localizedDescription
+    }
+}

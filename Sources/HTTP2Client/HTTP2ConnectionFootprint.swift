@@ -1,0 +1,23 @@
+/// What a connection's I/O thread still holds on to, so tests can check that a finished exchange
+/// leaves nothing behind on the connection.
+package struct HTTP2ConnectionFootprint: Sendable, Equatable, CustomStringConvertible {
+    /// Streams in the I/O thread's table (running, or finished but not yet closed by nghttp2).
+    package var streams: Int
+    /// Entries in the deadline queue.
+    package var deadlines: Int
+    /// Request body and response bytes still held by the streams in either.
+    package var retainedBytes: Int
+
+    package init(streams: Int, deadlines: Int, retainedBytes: Int) {
+        self.streams = streams
+        self.deadlines = deadlines
+        self.retainedBytes = retainedBytes
+    }
+
+    /// A connection that has ended holds nothing.
+    static let empty = HTTP2ConnectionFootprint(streams: 0, deadlines: 0, retainedBytes: 0)
+
+    package var description: String {
+        "\(streams) streams, \(deadlines) deadline entries, \(retainedBytes) bytes retained"
+    }
+}

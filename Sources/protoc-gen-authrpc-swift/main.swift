@@ -1,0 +1,5 @@
+// protoc-gen-authrpc-swift: protoc runs it as `--authrpc-swift_out=DIR`, with the options
+// `Visibility`, `FileNaming` and `ProtoPathModuleMappings` (protoc-gen-swift's meanings).
+import AuthRPCCodeGen
+
+ClientCodeGenerator.main()

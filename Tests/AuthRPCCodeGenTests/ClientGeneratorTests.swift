@@ -1,0 +1,206 @@
+import AuthRPCCodeGen
+import Foundation
+import Testing
+import TestSupport
+
+/// protoc-gen-authrpc-swift as protoc runs it: the built plugin, Debian's protoc, a fixture proto.
+@Suite("protoc-gen-authrpc-swift")
+struct ClientGeneratorTests {
+    static let fixture = """
+        // The fixture's header.
+        syntax = "proto3";
+
+        package acme.widgets.v1;
+
+        import "google/protobuf/empty.proto";
+
+        message Widget { string name = 1; }
+        message Nothing {}
+
+        // Makes and watches widgets.
+        service Widgets {
+          // Makes a widget.
+          rpc MakeWidget(Widget) returns (Widget);
+          // Old way to make one.
+          rpc LegacyMake(Widget) returns (Widget) { option deprecated = true; }
+          rpc Ping(Nothing) returns (google.protobuf.Empty);
+          rpc Import(Widget) returns (Widget);
+          rpc Channel(Widget) returns (Widget);
+          rpc Watch(Widget) returns (stream Widget);
+          rpc Upload(stream Widget) returns (Widget);
+          rpc Chat(stream Widget) returns (stream Widget);
+        }
+
+        service Retired {
+          option deprecated = true;
+          rpc Stop(Widget) returns (Widget);
+        }
+
+        // Only streams.
+        service Streams {
+          rpc Follow(Widget) returns (stream Widget);
+        }
+        """
+
+    /// Runs protoc with the built plugin over `proto` (named `acme/widgets.proto`), with `options`.
+    /// Returns protoc's exit status, the generated files by name, and protoc's standard error.
+    static func generate(_ proto: String = fixture, options: [String] = [], otherFiles: [String: String] = [:]) throws -> (status: Int32, files: [String: String], stderr: String) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let input = root.appendingPathComponent("in/acme")
+        let output = root.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        try proto.write(to: input.appendingPathComponent("widgets.proto"), atomically: true, encoding: .utf8)
+        for (name, text) in otherFiles {
+            try text.write(to: input.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+
+        let wellKnown = PackageRoot.url.appendingPathComponent(".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["protoc", "-I", root.appendingPathComponent("in").path, "-I", wellKnown.path,
+                             "--plugin=protoc-gen-authrpc-swift=\(PackageRoot.builtProduct("protoc-gen-authrpc-swift").path)",
+                             "--authrpc-swift_out=\(output.path)"]
+            + options.map { "--authrpc-swift_opt=\($0)" } + ["acme/widgets.proto"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        var files: [String: String] = [:]
+        if let walker = FileManager.default.enumerator(at: output, includingPropertiesForKeys: nil) {
+            for case let url as URL in walker where url.pathExtension == "swift" {
+                files[String(url.path.dropFirst(output.path.count + 1))] = try String(contentsOf: url, encoding: .utf8)
+            }
+        }
+        return (process.terminationStatus, files, stderr)
+    }
+
+    static func generatedSource(options: [String] = []) throws -> String {
+        let result = try generate(options: options)
+        try #require(result.status == 0, "protoc failed: \(result.stderr)")
+        return try #require(result.files.values.first)
+    }
+
+    @Test("A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC")
+    func clientShape() throws {
+        let source = try Self.generatedSource(options: ["Visibility=Public"])
+        #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Sendable {"))
+        #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
+        #expect(source.contains("public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"))
+        #expect(source.contains("public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"))
+        #expect(source.contains("try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"))
+        #expect(source.contains("public init(channel: Channel) {"))
+        #expect(source.contains("import AuthRPC\nimport SwiftProtobuf\n"))
+    }
+
+    @Test("Proto comments become DocC; the file's header comes along")
+    func comments() throws {
+        let source = try Self.generatedSource()
+        #expect(source.contains("/// Makes and watches widgets.\n///\n/// Every call goes through ``channel``"))
+        #expect(source.contains("    /// Makes a widget.\n    ///\n    /// - Parameters:"))
+        #expect(source.contains("/// The fixture's header."))
+        #expect(source.contains("/// A typed client for `acme.widgets.v1.Retired`."))
+    }
+
+    @Test("option deprecated marks the method (and its descriptor) or the whole client @available(*, deprecated)")
+    func deprecation() throws {
+        let source = try Self.generatedSource()
+        #expect(source.contains("    @available(*, deprecated)\n    func legacyMake("))
+        #expect(source.contains("        @available(*, deprecated)\n        static let legacyMake ="))
+        #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Sendable {"))
+        #expect(!source.contains("@available(*, deprecated)\n    func makeWidget("))
+    }
+
+    @Test("Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client")
+    func streaming() throws {
+        let source = try Self.generatedSource()
+        #expect(source.contains("/// Not generated: `Watch` (server streaming), `Upload` (client streaming), `Chat` (bidirectional streaming)."))
+        #expect(!source.contains("func watch("))
+        #expect(!source.contains("func upload("))
+        #expect(!source.contains("static let chat"))
+        #expect(source.contains("struct Acme_Widgets_V1_StreamsClient: Sendable {"))
+        #expect(source.contains("/// Not generated: `Follow` (server streaming)."))
+    }
+
+    @Test("Empty requests default to an empty message; keywords are quoted; members the client has get an underscore")
+    func names() throws {
+        let source = try Self.generatedSource()
+        #expect(source.contains("func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"))
+        #expect(source.contains("func `import`(_ request: Acme_Widgets_V1_Widget, options"))
+        #expect(source.contains("func channel_(_ request: Acme_Widgets_V1_Widget, options"))
+    }
+
+    @Test("Visibility: internal by default, public or package on request")
+    func visibility() throws {
+        #expect(try Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Sendable {"))
+        #expect(try Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
+    }
+
+    @Test("FileNaming places the output like protoc-gen-swift does")
+    func fileNaming() throws {
+        #expect(try Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
+        #expect(try Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == ["acme_widgets.authrpc.swift"])
+        #expect(try Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"])
+    }
+
+    @Test("ProtoPathModuleMappings qualifies types from another module and imports it")
+    func moduleMappings() throws {
+        let mappings = FileManager.default.temporaryDirectory.appendingPathComponent("mappings-\(UUID().uuidString).asciipb")
+        defer { try? FileManager.default.removeItem(at: mappings) }
+        try "mapping { module_name: \"AcmeTypes\" proto_file_path: \"acme/types.proto\" }\n"
+            .write(to: mappings, atomically: true, encoding: .utf8)
+        let types = "syntax = \"proto3\";\npackage acme.types;\nmessage Part { string id = 1; }\n"
+        let service = """
+            syntax = "proto3";
+            package acme;
+            import "acme/types.proto";
+            message Local { string id = 1; }
+            service Parts { rpc Find(Local) returns (acme.types.Part); }
+            """
+        let result = try Self.generate(service, options: ["ProtoPathModuleMappings=\(mappings.path)"], otherFiles: ["types.proto": types])
+        try #require(result.status == 0, "protoc failed: \(result.stderr)")
+        let source = try #require(result.files["acme/widgets.authrpc.swift"])
+        #expect(source.contains("import AcmeTypes\nimport AuthRPC\n"))
+        #expect(source.contains("func find(_ request: Acme_Local, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AcmeTypes.Acme_Types_Part>"))
+        #expect(!source.contains("import SwiftProtobuf"))
+    }
+
+    @Test("A file without services gets a header-only file, so build tools can count on one output per .proto")
+    func noServices() throws {
+        let result = try Self.generate("syntax = \"proto3\";\npackage acme;\nmessage Only {}\n")
+        #expect(result.status == 0)
+        let source = try #require(result.files["acme/widgets.authrpc.swift"])
+        #expect(source.contains("This file declares no services"))
+        #expect(!source.contains("import AuthRPC"))
+    }
+
+    @Test("Unknown parameters and values fail with a message that lists what is accepted")
+    func badParameters() throws {
+        let unknown = try Self.generate(options: ["Visiblity=Public"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings)"))
+        let badValue = try Self.generate(options: ["Visibility=Open"])
+        #expect(badValue.status != 0)
+        #expect(badValue.stderr.contains("parameter 'Visibility' cannot be 'Open' (one of: Internal, Public, Package)"))
+        let missingMappings = try Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"])
+        #expect(missingMappings.stderr.contains("cannot use ProtoPathModuleMappings=/nonexistent/mappings.asciipb"))
+    }
+
+    @Test("Two services that would share a Swift name fail with the option that fixes it")
+    func collision() throws {
+        let result = try Self.generate("syntax = \"proto3\";\npackage acme;\nmessage M {}\nmessage FooClient {}\nservice Foo { rpc A(M) returns (M); }\n")
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("'Acme_FooClient' would be declared twice"))
+    }
+
+    @Test("Output file names for each FileNaming")
+    func outputFileNames() {
+        #expect(GeneratorOptions.FileNaming.fullPath.outputFileName(for: "a/b/c.proto") == "a/b/c.authrpc.swift")
+        #expect(GeneratorOptions.FileNaming.pathToUnderscores.outputFileName(for: "a/b/c.proto") == "a_b_c.authrpc.swift")
+        #expect(GeneratorOptions.FileNaming.dropPath.outputFileName(for: "a/b/c.proto") == "c.authrpc.swift")
+        #expect(GeneratorOptions.FileNaming.pathToUnderscores.outputFileName(for: "top.proto") == "top.authrpc.swift")
+    }
+}

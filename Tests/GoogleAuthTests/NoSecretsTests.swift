@@ -1,0 +1,79 @@
+import AuthRPC
+import Foundation
+import GoogleAuth
+import OAuth2
+import Testing
+import TestSupport
+
+/// Private keys, assertions, JWTs, tokens, client secrets and refresh tokens never reach a log
+/// line, a `description` or an error message, on success and failure paths alike.
+@Suite("Google credentials: no secrets in logs, descriptions or errors")
+struct GoogleNoSecretsTests {
+    @Test("service account, self-signed JWT, authorized user, metadata server and ADC: every text is free of secrets")
+    func everythingIsRedacted() async throws {
+        let google = try await GoogleSandbox.shared()
+        let capture = LogCapture()
+        let logger = capture.logger(label: "google")
+        var texts: [String] = []
+        var secrets: [String] = []
+
+        // Service account: a granted token, then a refused grant.
+        let keyJSON = try Data(contentsOf: URL(fileURLWithPath: google.serviceAccountKeyPath))
+        let privateKeyLines = keyJSON.jsonString("private_key").split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
+        secrets += privateKeyLines
+        let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
+        let recorder = AssertionRecorder()
+        let granted = try ServiceAccountTokenSource(key: key, scopes: [ServiceConfiguration.googleTestScope], transport: recorder, logger: logger)
+        let token = try await granted.fetchToken()
+        secrets += [token.accessToken, try #require(recorder.lastForm?.last?.1)]
+        texts += [key.description, "\(key)", String(reflecting: key), granted.description, token.description, "\(token)", key.identity.description]
+        let refusedSource = try ServiceAccountTokenSource(key: key, scopes: [ServiceConfiguration.googleTestScope], subject: "stranger@example.com", transport: recorder, logger: logger)
+        let refused = try await #require(throws: OAuthError.self) { try await refusedSource.fetchToken() }
+        secrets.append(try #require(recorder.lastForm?.last?.1))
+        texts += [refused.description, refused.message, "\(refused)"]
+        let badKey = try #require(throws: OAuthError.self) {
+            try ServiceAccountKey(json: keyJSON.editingJSON(["private_key": keyJSON.jsonString("private_key").replacingOccurrences(of: "MII", with: "XXX")]))
+        }
+        texts += [badKey.message]
+
+        // Self-signed JWT.
+        let jwtSource = try ServiceAccountJWTAccessSource(key: key, audience: .forAuthority(google.authority))
+        let jwt = try await jwtSource.fetchToken()
+        secrets.append(jwt.accessToken)
+        texts += [jwtSource.description, jwt.description]
+        _ = try await google.whoAmI(CallOptions(credentials: .accessToken(jwt.accessToken)))
+
+        // Authorized user: refreshed, then revoked.
+        let userJSON = try await google.newAuthorizedUser(quotaProjectID: "p")
+        secrets += [userJSON.jsonString("refresh_token"), userJSON.jsonString("client_secret")]
+        let user = try AuthorizedUserCredentials(json: userJSON)
+        let userSource = try AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint, logger: logger)
+        let userToken = try await userSource.fetchToken()
+        secrets.append(userToken.accessToken)
+        try await google.revokeEverything(of: user.clientID)
+        let revoked = try await #require(throws: OAuthError.self) { try await userSource.fetchToken() }
+        texts += [user.description, userSource.description, userToken.description, revoked.message, revoked.description, user.identity.description]
+
+        // Metadata server.
+        let metadata = try ComputeEngineTokenSource(host: google.metadataHost, logger: logger)
+        let metadataToken = try await metadata.fetchToken()
+        secrets.append(metadataToken.accessToken)
+        texts += [metadata.description, metadataToken.description]
+
+        // ADC: what was found, for each kind.
+        for variables in [["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath],
+                          ["GOOGLE_APPLICATION_CREDENTIALS": google.authorizedUserPath],
+                          ["GCE_METADATA_HOST": google.metadataHost]] {
+            let resolved = try ApplicationDefaultCredentials.resolve(in: .init(variables: variables))
+            texts += [resolved.description, resolved.credential.description, resolved.identity.description, "\(resolved)"]
+        }
+
+        #expect(capture.all.contains { $0.contains("asking for a service-account token") }, "the capture saw the sources' logs")
+        for secret in secrets {
+            #expect(secret.count >= 16)
+            for line in capture.all + texts {
+                #expect(!line.contains(secret), "a secret leaked into: \(line.prefix(120))")
+            }
+        }
+    }
+}

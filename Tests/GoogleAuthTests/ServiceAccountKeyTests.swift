@@ -1,0 +1,152 @@
+import Foundation
+import GoogleAuth
+import OAuth2
+import Testing
+import TestSupport
+
+@Suite("Service-account key files: every field checked, the private key never quoted")
+struct ServiceAccountKeyTests {
+    /// A key file of the sandbox's, as bytes.
+    func keyFile() async throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: try await GoogleSandbox.shared().serviceAccountKeyPath))
+    }
+
+    @Test("the sandbox's key file (Google's format) reads: email, key id, token_uri, project")
+    func readsGooglesFormat() async throws {
+        let google = try await GoogleSandbox.shared()
+        let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
+        let json = try await keyFile()
+        #expect(key.clientEmail == google.serviceAccountEmail)
+        #expect(key.privateKeyID == json.jsonString("private_key_id"))
+        #expect(key.tokenURI == google.tokenEndpoint)
+        #expect(key.projectID == "sandbox-project")
+        #expect(key.clientID == json.jsonString("client_id"))
+        #expect(key.universeDomain == "googleapis.com")
+        #expect(key.identity == GoogleCredentialIdentity(kind: .serviceAccount, principal: google.serviceAccountEmail,
+                                                          source: google.serviceAccountKeyPath, projectID: "sandbox-project"))
+        #expect(key.description == "ServiceAccountKey(\(google.serviceAccountEmail), key \(key.privateKeyID), token_uri \(google.tokenEndpoint.absoluteString))")
+    }
+
+    @Test("a PKCS#1 (BEGIN RSA PRIVATE KEY) private_key is accepted too")
+    func pkcs1() throws {
+        let key = try ServiceAccountKey(json: Data(#"""
+        {"type": "service_account", "client_email": "a@p.iam.gserviceaccount.com", "private_key_id": "k1",
+         "token_uri": "https://oauth2.googleapis.com/token", "private_key": "\#(TestKeys.pkcs1RSA2048.replacingOccurrences(of: "\n", with: "\\n"))"}
+        """#.utf8))
+        #expect(key.clientEmail == "a@p.iam.gserviceaccount.com")
+        #expect(key.projectID == nil)
+    }
+
+    @Test("each missing or malformed field is named, and no error quotes the private key")
+    func badFields() async throws {
+        let good = try await keyFile()
+        let privateKey = good.jsonString("private_key")
+        let cases: [(changes: [String: (any Sendable)?], says: String)] = [
+            (["type": "authorized_user"], "has type authorized_user, not service_account"),
+            (["type": nil], "has no type"),
+            (["client_email": nil], "has no client_email"),
+            (["client_email": "no-at-sign"], "client_email in the service account key is not an email address"),
+            (["client_email": 42], "client_email in the service account key is not a string"),
+            (["private_key_id": nil], "has no private_key_id"),
+            (["private_key_id": "has space"], "private_key_id in the service account key is not a plain token"),
+            (["private_key": nil], "has no private_key"),
+            (["private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"], "private_key in the service account key is not usable"),
+            (["private_key": String(privateKey.dropLast(120))], "private_key in the service account key is not usable"),
+            (["private_key": TestKeys.ecP256], "is EC, not RSA"),
+            (["private_key": TestKeys.rsa1024], "has 1024 bits"),
+            (["private_key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n"], "is encrypted"),
+            (["token_uri": nil], "has no token_uri"),
+            (["token_uri": "http://oauth2.example.com/token"], "must be https (http only to a loopback address), not http://oauth2.example.com"),
+            (["token_uri": "/token"], "token_uri in the service account key is not an absolute URL"),
+        ]
+        for (changes, says) in cases {
+            let error = try #require(throws: OAuthError.self) { try ServiceAccountKey(json: try good.editingJSON(changes)) }
+            #expect(error.kind == .invalidConfiguration)
+            #expect(error.message.contains(says), "\(changes.keys.sorted()): \(error.message)")
+            for line in privateKey.split(separator: "\n") where !line.hasPrefix("-----") {
+                #expect(!error.message.contains(line))
+            }
+        }
+    }
+
+    @Test("files: missing, a directory, not JSON, too large are clear errors naming the path")
+    func badFiles() throws {
+        let scratch = try ScratchDirectory()
+        let notJSON = try scratch.write(Data("not json".utf8), to: "not.json")
+        let huge = try scratch.write(Data(repeating: UInt8(ascii: " "), count: 70_000), to: "huge.json")
+        let cases: [(path: String, says: String)] = [
+            (scratch.url.appendingPathComponent("missing.json").path, "no such file"),
+            (scratch.path, "is not a regular file"),
+            (notJSON, "is not a JSON object"),
+            (huge, "is larger than 65536 bytes"),
+        ]
+        for (path, says) in cases {
+            let error = try #require(throws: OAuthError.self) { try ServiceAccountKey(contentsOfFile: path) }
+            #expect(error.message.contains(path), "\(error.message)")
+            #expect(error.message.contains(says), "\(error.message)")
+        }
+    }
+}
+
+/// Keys for refusal tests (none of them is a credential anywhere).
+enum TestKeys {
+    static let pkcs1RSA2048 = """
+    -----BEGIN RSA PRIVATE KEY-----
+    MIIEowIBAAKCAQEAofgWCuLjybRlzo0tZWJjNiuSfb4p4fAkd/wWJcyQoTbji9k0
+    l8W26mPddxHmfHQp+Vaw+4qPCJrcS2mJPMEzP1Pt0Bm4d4QlL+yRT+SFd2lZS+pC
+    gNMsD1W/YpRPEwOWvG6b32690r2jZ47soMZo9wGzjb/7OMg0LOL+bSf63kpaSHSX
+    ndS5z5rexMdbBYUsLA9e+KXBdQOS+UTo7WTBEMa2R2CapHg665xsmtdVMTBQY4uD
+    Zlxvb3qCo5ZwKh9kG4LT6/I5IhlJH7aGhyxXFvUK+DWNmoudF8NAco9/h9iaGNj8
+    q2ethFkMLs91kzk2PAcDTW9gb54h4FRWyuXpoQIDAQABAoIBABKucaRpzQorw35S
+    bEUAVx8dYXUdZOlJcHtiWQ+dC6V8ljxAHj/PLyzTveyI5QO/xkObCyjIL303l2cf
+    UhPu2MFaJdjVzqACXuOrLot/eSFvxjvqVidTtAZExqFRJ9mylUVAoLvhowVWmC1O
+    n95fZCXxTUtxNEG1Xcc7m0rtzJKs45J+N/V9DP1edYH6USyPSWGp6wuA+KgHRnKK
+    Vf9GRx80JQY7nVNkL17eHoTWEwga+lwi0FEoW9Y7lDtWXYmKBWhUE+U8PGxlJf8f
+    40493HDw1WRQ/aSLoS4QTp3rn7gYgeHEvfJdkkf0UMhlknlo53M09EFPdadQ4TlU
+    bjqKc50CgYEA4BzEEOtIpmVdVEZNCqS7baC4crd0pqnRH/5IB3jw3bcxGn6QLvnE
+    tfdUdiYrqBdss1l58BQ3KhooKeQTa9AB0Hw/Py5PJdTJNPY8cQn7ouZ2KKDcmnPG
+    BY5t7yLc1QlQ5xHdwW1VhvKn+nXqhJTBgIPgtldC+KDV5z+y2XDwGUcCgYEAuQPE
+    fgmVtjL0Uyyx88GZFF1fOunH3+7cepKmtH4pxhtCoHqpWmT8YAmZxaewHgHAjLYs
+    p1ZSe7zFYHj7C6ul7TjeLQeZD/YwD66t62wDmpe/HlB+TnBA+njbglfIsRLtXlnD
+    zQkv5dTltRJ11BKBBypeeF6689rjcJIDEz9RWdcCgYAHAp9XcCSrn8wVkMVkKdb7
+    DOX4IKjzdahm+ctDAJN4O/y7OW5FKebvUjdAIt2GuoTZ71iTG+7F0F+lP88jtjP4
+    U4qe7VHoewl4MKOfXZKTe+YCS1XbNvfgwJ3Ltyl1OH9hWvu2yza7q+d5PCsDzqtm
+    27kxuvULVeya+TEdAB1ijQKBgQCH/3r6YrVH/uCWGy6bzV1nGNOdjKc9tmkfOJmN
+    54dxdixdpozCQ6U4OxZrsj3FcOhHBsqAHvX2uuYjagqvo3cOj1TRqNocX40omfCC
+    Mx3bD1yPPf/6TI2XECva/ggqEY2mYzmIiA5LVVmc5nrybr+lssFKneeyxN2Wq93S
+    0iJMdQKBgCGHewxzoa1r8ZMD0LETNrToK423K377UCYqXfg5XMclbrjPbEC3YI1Z
+    NqMtuhdBJqUnBi6tjKMF+34Xf0CUN8ncuXGO2CAYvO8PdyCixHX52ybaDjy1FtCE
+    6yUXjoKNXKvUm7MWGsAYH6f4IegOetN5NvmUMFStCSkh7ixZLkN1
+    -----END RSA PRIVATE KEY-----
+
+    """
+
+    static let ecP256 = """
+    -----BEGIN PRIVATE KEY-----
+    MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
+    yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
+    oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
+    -----END PRIVATE KEY-----
+
+    """
+
+    static let rsa1024 = """
+    -----BEGIN PRIVATE KEY-----
+    MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
+    1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
+    lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
+    nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
+    Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
+    I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
+    NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
+    CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
+    2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
+    kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
+    T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
+    odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
+    zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
+    iSWv5dyWwwN66JIS
+    -----END PRIVATE KEY-----
+
+    """
+}

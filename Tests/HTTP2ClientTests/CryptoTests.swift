@@ -1,0 +1,184 @@
+import Foundation
+import HTTP2Client
+import Testing
+
+/// RFC 7515 appendix A.2's RSA key (its JWK written as PEM), with which RS256 has a known answer.
+enum RFC7515Key {
+    static let pkcs8 = """
+    -----BEGIN PRIVATE KEY-----
+    MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCh+BYK4uPJtGXO
+    jS1lYmM2K5J9vinh8CR3/BYlzJChNuOL2TSXxbbqY913EeZ8dCn5VrD7io8ImtxL
+    aYk8wTM/U+3QGbh3hCUv7JFP5IV3aVlL6kKA0ywPVb9ilE8TA5a8bpvfbr3SvaNn
+    juygxmj3AbONv/s4yDQs4v5tJ/reSlpIdJed1LnPmt7Ex1sFhSwsD174pcF1A5L5
+    ROjtZMEQxrZHYJqkeDrrnGya11UxMFBji4NmXG9veoKjlnAqH2QbgtPr8jkiGUkf
+    toaHLFcW9Qr4NY2ai50Xw0Byj3+H2JoY2PyrZ62EWQwuz3WTOTY8BwNNb2BvniHg
+    VFbK5emhAgMBAAECggEAEq5xpGnNCivDflJsRQBXHx1hdR1k6Ulwe2JZD50LpXyW
+    PEAeP88vLNO97IjlA7/GQ5sLKMgvfTeXZx9SE+7YwVol2NXOoAJe46sui395IW/G
+    O+pWJ1O0BkTGoVEn2bKVRUCgu+GjBVaYLU6f3l9kJfFNS3E0QbVdxzubSu3Mkqzj
+    kn439X0M/V51gfpRLI9JYanrC4D4qAdGcopV/0ZHHzQlBjudU2QvXt4ehNYTCBr6
+    XCLQUShb1juUO1ZdiYoFaFQT5Tw8bGUl/x/jTj3ccPDVZFD9pIuhLhBOneufuBiB
+    4cS98l2SR/RQyGWSeWjnczT0QU91p1DhOVRuOopznQKBgQDgHMQQ60imZV1URk0K
+    pLttoLhyt3SmqdEf/kgHePDdtzEafpAu+cS191R2JiuoF2yzWXnwFDcqGigp5BNr
+    0AHQfD8/Lk8l1Mk09jxxCfui5nYooNyac8YFjm3vItzVCVDnEd3BbVWG8qf6deqE
+    lMGAg+C2V0L4oNXnP7LZcPAZRwKBgQC5A8R+CZW2MvRTLLHzwZkUXV866cff7tx6
+    kqa0finGG0KgeqlaZPxgCZnFp7AeAcCMtiynVlJ7vMVgePsLq6XtON4tB5kP9jAP
+    rq3rbAOal78eUH5OcED6eNuCV8ixEu1eWcPNCS/l1OW1EnXUEoEHKl54Xrrz2uNw
+    kgMTP1FZ1wKBgAcCn1dwJKufzBWQxWQp1vsM5fggqPN1qGb5y0MAk3g7/Ls5bkUp
+    5u9SN0Ai3Ya6hNnvWJMb7sXQX6U/zyO2M/hTip7tUeh7CXgwo59dkpN75gJLVds2
+    9+DAncu3KXU4f2Fa+7bLNrur53k8KwPOq2bbuTG69QtV7Jr5MR0AHWKNAoGBAIf/
+    evpitUf+4JYbLpvNXWcY052Mpz22aR84mY3nh3F2LF2mjMJDpTg7FmuyPcVw6EcG
+    yoAe9fa65iNqCq+jdw6PVNGo2hxfjSiZ8IIzHdsPXI89//pMjZcQK9r+CCoRjaZj
+    OYiIDktVWZzmevJuv6WywUqd57LE3Zar3dLSIkx1AoGAIYd7DHOhrWvxkwPQsRM2
+    tOgrjbcrfvtQJipd+DlcxyVuuM9sQLdgjVk2oy26F0EmpScGLq2MowX7fhd/QJQ3
+    ydy5cY7YIBi87w93IKLEdfnbJtoOPLUW0ITrJReOgo1cq9SbsxYawBgfp/gh6A56
+    03k2+ZQwVK0JKSHuLFkuQ3U=
+    -----END PRIVATE KEY-----
+    """
+
+    static let pkcs1 = """
+    -----BEGIN RSA PRIVATE KEY-----
+    MIIEowIBAAKCAQEAofgWCuLjybRlzo0tZWJjNiuSfb4p4fAkd/wWJcyQoTbji9k0
+    l8W26mPddxHmfHQp+Vaw+4qPCJrcS2mJPMEzP1Pt0Bm4d4QlL+yRT+SFd2lZS+pC
+    gNMsD1W/YpRPEwOWvG6b32690r2jZ47soMZo9wGzjb/7OMg0LOL+bSf63kpaSHSX
+    ndS5z5rexMdbBYUsLA9e+KXBdQOS+UTo7WTBEMa2R2CapHg665xsmtdVMTBQY4uD
+    Zlxvb3qCo5ZwKh9kG4LT6/I5IhlJH7aGhyxXFvUK+DWNmoudF8NAco9/h9iaGNj8
+    q2ethFkMLs91kzk2PAcDTW9gb54h4FRWyuXpoQIDAQABAoIBABKucaRpzQorw35S
+    bEUAVx8dYXUdZOlJcHtiWQ+dC6V8ljxAHj/PLyzTveyI5QO/xkObCyjIL303l2cf
+    UhPu2MFaJdjVzqACXuOrLot/eSFvxjvqVidTtAZExqFRJ9mylUVAoLvhowVWmC1O
+    n95fZCXxTUtxNEG1Xcc7m0rtzJKs45J+N/V9DP1edYH6USyPSWGp6wuA+KgHRnKK
+    Vf9GRx80JQY7nVNkL17eHoTWEwga+lwi0FEoW9Y7lDtWXYmKBWhUE+U8PGxlJf8f
+    40493HDw1WRQ/aSLoS4QTp3rn7gYgeHEvfJdkkf0UMhlknlo53M09EFPdadQ4TlU
+    bjqKc50CgYEA4BzEEOtIpmVdVEZNCqS7baC4crd0pqnRH/5IB3jw3bcxGn6QLvnE
+    tfdUdiYrqBdss1l58BQ3KhooKeQTa9AB0Hw/Py5PJdTJNPY8cQn7ouZ2KKDcmnPG
+    BY5t7yLc1QlQ5xHdwW1VhvKn+nXqhJTBgIPgtldC+KDV5z+y2XDwGUcCgYEAuQPE
+    fgmVtjL0Uyyx88GZFF1fOunH3+7cepKmtH4pxhtCoHqpWmT8YAmZxaewHgHAjLYs
+    p1ZSe7zFYHj7C6ul7TjeLQeZD/YwD66t62wDmpe/HlB+TnBA+njbglfIsRLtXlnD
+    zQkv5dTltRJ11BKBBypeeF6689rjcJIDEz9RWdcCgYAHAp9XcCSrn8wVkMVkKdb7
+    DOX4IKjzdahm+ctDAJN4O/y7OW5FKebvUjdAIt2GuoTZ71iTG+7F0F+lP88jtjP4
+    U4qe7VHoewl4MKOfXZKTe+YCS1XbNvfgwJ3Ltyl1OH9hWvu2yza7q+d5PCsDzqtm
+    27kxuvULVeya+TEdAB1ijQKBgQCH/3r6YrVH/uCWGy6bzV1nGNOdjKc9tmkfOJmN
+    54dxdixdpozCQ6U4OxZrsj3FcOhHBsqAHvX2uuYjagqvo3cOj1TRqNocX40omfCC
+    Mx3bD1yPPf/6TI2XECva/ggqEY2mYzmIiA5LVVmc5nrybr+lssFKneeyxN2Wq93S
+    0iJMdQKBgCGHewxzoa1r8ZMD0LETNrToK423K377UCYqXfg5XMclbrjPbEC3YI1Z
+    NqMtuhdBJqUnBi6tjKMF+34Xf0CUN8ncuXGO2CAYvO8PdyCixHX52ybaDjy1FtCE
+    6yUXjoKNXKvUm7MWGsAYH6f4IegOetN5NvmUMFStCSkh7ixZLkN1
+    -----END RSA PRIVATE KEY-----
+    """
+
+    /// RFC 7515 appendix A.2.1: the JWS signing input.
+    static let signingInput = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
+
+    /// RFC 7515 appendix A.2.1: the signature, base64url.
+    static let signature = "cC4hiUPoj9Eetdgtv3hF80EGrhuB__dzERat0XF9g2VtQgr9PJbu3XOiZj5RZmh7AAuHIm4Bh-0Qc_lF5YKt_O8W2Fp5jujGbds9uJdbF9CUAr7t1dnZcAcQjbKBYNX4BAynRFdiuB--f_nZLgrnbyTyWzO75vRK5h6xBArLIARNPvkSjtQBMHlb1L07Qe7K0GarZRmB_eSN9383LcOLn6_dO--xi12jzDwusC-eOkHWEsqtFZESc6BfI7noOPqvhJ1phCnvWh6IeYI2w9QOYEUipUTI8np6LbgGY9Fs98rqVt5AXLIhWkWywlVmtVrBp0igcN_IoypGlUPQGe77Rw"
+}
+
+@Suite("Crypto from OpenSSL: SHA-256, random bytes, RSA keys and RS256")
+struct CryptoTests {
+    func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    @Test("SHA-256: FIPS 180-4 vectors (empty, abc, two blocks, 1000 bytes)")
+    func sha256() throws {
+        #expect(hex(try SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(try SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(try SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(hex(try SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1000))) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+
+    @Test("random bytes: the count asked for, different every time, a negative count refused")
+    func randomBytes() throws {
+        let a = try SecureRandom.bytes(32), b = try SecureRandom.bytes(32)
+        #expect(a.count == 32 && b.count == 32)
+        #expect(a != b)
+        #expect(try SecureRandom.bytes(0).isEmpty)
+        #expect(throws: CryptoError.self) { try SecureRandom.bytes(-1) }
+    }
+
+    @Test("RS256 with RFC 7515 A.2's key gives the RFC's signature, from PKCS#8 and from PKCS#1 PEM")
+    func rs256KnownAnswer() throws {
+        for pem in [RFC7515Key.pkcs8, RFC7515Key.pkcs1] {
+            let key = try RSAPrivateKey(pem: pem)
+            #expect(key.bitCount == 2048)
+            let signature = try key.signRS256(Array(RFC7515Key.signingInput.utf8))
+            #expect(base64URL(signature) == RFC7515Key.signature)
+        }
+    }
+
+    @Test("one key signs from many tasks at once, every signature the known answer")
+    func concurrentSigning() async throws {
+        let key = try RSAPrivateKey(pem: RFC7515Key.pkcs8)
+        let input = Array(RFC7515Key.signingInput.utf8)
+        let signatures = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<64 { group.addTask { try key.signRS256(input) } }
+            return try await group.reduce(into: Set<[UInt8]>()) { $0.insert($1) }
+        }
+        #expect(signatures.map(base64URL) == [RFC7515Key.signature])
+    }
+
+    @Test("keys that are not usable RSA private keys are refused with a reason, never quoting the PEM")
+    func refusedKeys() throws {
+        let ecKey = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
+        yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
+        oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
+        -----END PRIVATE KEY-----
+        """
+        let small = """
+        -----BEGIN PRIVATE KEY-----
+        MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
+        1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
+        lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
+        nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
+        Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
+        I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
+        NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
+        CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
+        2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
+        kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
+        T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
+        odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
+        zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
+        iSWv5dyWwwN66JIS
+        -----END PRIVATE KEY-----
+        """
+        let encrypted = """
+        -----BEGIN ENCRYPTED PRIVATE KEY-----
+        MIIFNTBfBgkqhkiG9w0BBQ0wUjAxBgkqhkiG9w0BBQwwJAQQML4cd1/M8/J9Psmm
+        -----END ENCRYPTED PRIVATE KEY-----
+        """
+        let pkcs8Body = RFC7515Key.pkcs8.split(separator: "\n").dropFirst().dropLast()
+        let damaged = "-----BEGIN PRIVATE KEY-----\n" + pkcs8Body.dropLast(3).joined(separator: "\n") + "\n-----END PRIVATE KEY-----\n"
+        let cases: [(pem: String, reason: String)] = [
+            ("", "no PEM private key"),
+            ("not a key at all", "no PEM private key"),
+            (damaged, "no PEM private key"),
+            (ecKey, "is EC, not RSA"),
+            (small, "has 1024 bits"),
+            (encrypted, "is encrypted"),
+        ]
+        for (pem, reason) in cases {
+            do {
+                _ = try RSAPrivateKey(pem: pem)
+                Issue.record("accepted a key that should be refused (\(reason))")
+            } catch {
+                #expect(error.description.contains(reason), "\(error)")
+                for line in pem.split(separator: "\n") where line.count > 16 && !line.hasPrefix("-----") {
+                    #expect(!error.description.contains(line))
+                }
+            }
+        }
+    }
+
+    @Test("a key's description names its size only")
+    func description() throws {
+        let key = try RSAPrivateKey(pem: RFC7515Key.pkcs8)
+        #expect(key.description == "RSAPrivateKey(2048 bits)")
+        #expect("\(key)" == "RSAPrivateKey(2048 bits)")
+    }
+}
