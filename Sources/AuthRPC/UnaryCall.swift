@@ -112,37 +112,54 @@ extension Channel {
 
     /// The request as it goes on the wire: pseudo-headers, then `grpc-timeout` (the time left
     /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
-    /// `authorization`, then the caller's metadata.
+    /// `authorization`, then the caller's metadata. The fields that do not change between calls
+    /// are copied from blocks built once.
     private func makeRequest(_ method: MethodDescriptor, body: [UInt8], token: String?, options: CallOptions, deadline: ContinuousClock.Instant?) throws(RPCError) -> HTTP2Request {
-        var headers: [HTTP2HeaderField] = []
-        headers.reserveCapacity(7 + options.initialMetadata.count)
+        let authority = options.authority ?? defaultAuthority
+        var headers = HTTP2HeaderBlock()
+        headers.reserveCapacity(fields: 11 + options.initialMetadata.count,
+                                byteCount: 192 + method.path.utf8.count + authority.utf8.count + (token?.utf8.count ?? 0))
+        headers.append(contentsOf: requestLine)
+        headers.append(name: ":path", value: method.path)
+        headers.append(name: ":authority", value: authority)
         if let deadline {
             let remaining = deadline - .now
             guard remaining > .zero else { throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent") }
-            headers.append(HTTP2HeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(remaining)))
+            headers.append(name: "grpc-timeout", value: GRPCTimeout.encode(remaining))
         }
-        headers.append(HTTP2HeaderField(name: "te", value: "trailers"))
-        headers.append(HTTP2HeaderField(name: "content-type", value: "application/grpc"))
-        if let compression = options.compression {
-            headers.append(HTTP2HeaderField(name: "grpc-encoding", value: compression.rawValue))
+        if options.compression == nil && options.userAgentPrefix == nil {
+            headers.append(contentsOf: Self.plainCallFields)
+        } else {
+            Self.appendCallFields(to: &headers, compression: options.compression, userAgentPrefix: options.userAgentPrefix)
         }
-        headers.append(HTTP2HeaderField(name: "grpc-accept-encoding", value: CompressionAlgorithm.acceptEncodingHeader))
-        let userAgent = options.userAgentPrefix.map { "\($0) \(Channel.userAgent)" } ?? Channel.userAgent
-        headers.append(HTTP2HeaderField(name: "user-agent", value: userAgent))
         if let token {
-            headers.append(HTTP2HeaderField(name: "authorization", value: "Bearer " + token))
+            headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)
         }
         for (key, value) in options.initialMetadata where token == nil || key != "authorization" {
-            headers.append(HTTP2HeaderField(name: key, value: Metadata.wireValue(value)))
+            headers.append(name: key, value: Metadata.wireValue(value))
         }
         return HTTP2Request(
-            scheme: scheme,
-            authority: options.authority ?? defaultAuthority,
-            path: method.path,
-            headers: headers,
+            headerBlock: headers,
             body: body,
             deadline: deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
             maxResponseBodyBytes: options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : options.maxResponseMessageBytes + Framing.prefixLength)
+    }
+
+    /// `te` to `user-agent` for a call without compression or a user-agent prefix, built once.
+    private static let plainCallFields: HTTP2HeaderBlock = {
+        var block = HTTP2HeaderBlock()
+        appendCallFields(to: &block, compression: nil, userAgentPrefix: nil)
+        return block
+    }()
+
+    private static func appendCallFields(to headers: inout HTTP2HeaderBlock, compression: CompressionAlgorithm?, userAgentPrefix: String?) {
+        headers.append(name: "te", value: "trailers")
+        headers.append(name: "content-type", value: "application/grpc")
+        if let compression {
+            headers.append(name: "grpc-encoding", value: compression.rawValue)
+        }
+        headers.append(name: "grpc-accept-encoding", value: CompressionAlgorithm.acceptEncodingHeader)
+        headers.append(name: "user-agent", value: userAgentPrefix.map { "\($0) \(Channel.userAgent)" } ?? Channel.userAgent)
     }
 }
