@@ -100,11 +100,15 @@ extension Channel {
 
     private func frame<Serializer: MessageSerializer>(_ request: Serializer.Message, serializer: Serializer, compression: CompressionAlgorithm?) throws(RPCError) -> [UInt8] {
         do {
-            let bytes = try serializer.serialize(request)
             if let compression {
-                return Framing.frame(compression.coding.compress(bytes), compressed: true)
+                return Framing.frame(compression.coding.compress(try serializer.serialize(request)), compressed: true)
             }
-            return Framing.frame(bytes, compressed: false)
+            var body = try serializer.serializeBehindPrefix(request)
+            guard body.count >= Framing.prefixLength else {
+                throw RPCError(code: .internalError, message: "the serializer left no room for the message prefix")
+            }
+            Framing.fillPrefix(of: &body, compressed: false)
+            return body
         } catch {
             throw RPCError(code: .internalError, message: "could not serialize the request: \(error)", cause: error)
         }
