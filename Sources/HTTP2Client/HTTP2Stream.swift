@@ -28,6 +28,11 @@ final class HTTP2Stream: @unchecked Sendable {
     /// Why nghttp2 rejected something the server sent on this stream.
     var protocolViolation: String?
 
+    /// Room made for the headers and for the trailers on their first field, so a typical gRPC
+    /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
+    /// buffer each instead of growing through several.
+    static let expectedFieldCount = 4
+
     // The response being assembled.
     var status = 0
     var headers: [HTTP2HeaderField] = []
