@@ -23,8 +23,12 @@ package struct HTTP2HeaderBlock: Sendable {
     /// Fields whose value is a credential (`authorization`, `cookie`): nghttp2 is told never to
     /// index them, so their bytes cannot be probed through HPACK compression and do not outlive
     /// the call in the encoder's table.
-    package static func isSensitive<Name: Collection<UInt8>>(_ name: Name) -> Bool {
-        name.elementsEqual("authorization".utf8) || name.elementsEqual("cookie".utf8)
+    static func isSensitive(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 13: return name.elementsEqual("authorization".utf8)
+        case 6: return name.elementsEqual("cookie".utf8)
+        default: return false
+        }
     }
 
     /// Appends one field; its value is the concatenation of `value` and `valueSuffix` (so

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Turns received header names and values into `String`s.
 ///
 /// Text up to 15 UTF-8 bytes fits in a small `String` and costs no allocation; the longer
@@ -12,8 +18,11 @@ enum ReceivedHeaderText {
 
     static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         if bytes.count > 15 {
-            for candidate in common where candidate.utf8.count == bytes.count && candidate.utf8.elementsEqual(bytes) {
-                return candidate
+            for candidate in common where candidate.utf8.count == bytes.count {
+                // Literals are contiguous UTF-8, so this compares memory, not element by element.
+                if candidate.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) == true {
+                    return candidate
+                }
             }
         }
         return String(decoding: bytes, as: UTF8.self)
