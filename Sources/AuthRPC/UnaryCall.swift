@@ -78,7 +78,9 @@ extension Channel {
             let request = try makeRequest(method, body: body, token: token, options: options, deadline: deadline)
             let response: HTTP2Response
             do throws(HTTP2Error) {
-                response = try await connection.send(request)
+                // Handed over, not borrowed: the header block is freed once submitted rather than
+                // held by this frame while the call waits.
+                response = try await connection.send(consume request)
             } catch where error.isRetrySafe && transparentRetries < 2 && !Task.isCancelled {
                 transparentRetries += 1
                 logger.debug("request not processed by the server; retrying on a new stream", metadata: ["method": "\(method)", "reason": "\(error)"])

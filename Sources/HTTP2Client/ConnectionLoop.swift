@@ -365,6 +365,7 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         stream.id = id
+        stream.headerBlockSubmitted()
         streams[id] = stream
         if let deadline = request.deadline {
             deadlines.insert(stream, deadline: deadline)
