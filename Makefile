@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize soak fuzz deps venv build protos bench clean
+.PHONY: demo test test-sanitize soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -73,11 +73,27 @@ build: deps
 protos: deps
 	Scripts/generate-protos.sh
 
-## bench: the performance comparison (Benchmarks/, its own package; the first release build takes ~10 minutes)
-bench: deps venv
-	swift build -c release --package-path Benchmarks
+## bench: the performance comparison (Benchmarks/, its own package; the first release build takes
+## ~10 minutes, a run about 25 more): RESULTS.md, results.json and plots; fails past the allocation budget
+bench: bench-deps venv bench-selftest
 	$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install --quiet --disable-pip-version-check matplotlib || true
 	$(PYTHON) Benchmarks/bench.py
+
+## bench-quick: swift-authrpc's CPU and allocations per call only (h2c/TLS, 1 and 100 in flight,
+## C++ server), checked against the allocation budget; writes nothing
+bench-quick: bench-deps venv bench-selftest
+	$(PYTHON) Benchmarks/bench.py --quick
+
+## bench-profile: where swift-authrpc's CPU goes (perf, h2c, 100 in flight; see Benchmarks/README.md)
+bench-profile: bench-deps venv
+	$(PYTHON) Benchmarks/bench.py --profile
+
+## bench-selftest: the measuring tools' own tests (malloc counter, h2load's request body, budget)
+bench-selftest: bench-deps venv
+	$(PYTHON) -m unittest discover -s Benchmarks/benchkit -t Benchmarks -p 'test_*.py'
+
+bench-deps:
+	@Scripts/install-deps.sh --bench
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-protoc-plugins $(VENV)

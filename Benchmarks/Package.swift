@@ -11,6 +11,10 @@ let rootIdentity = root.lastPathComponent.lowercased()
 let package = Package(
     name: "swift-authrpc-benchmarks",
     platforms: [.macOS(.v15)],
+    products: [
+        // Preloaded into BenchClient (LD_PRELOAD) for the allocation counts; never linked.
+        .library(name: "MallocCounter", type: .dynamic, targets: ["MallocCounter"]),
+    ],
     dependencies: [
         .package(path: root.path),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -19,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     ],
     targets: [
+        // Counts malloc/free (and bytes) across the process; BenchClient reads it through dlsym.
+        .target(name: "MallocCounter"),
         // grpc.testing.TestService/UnaryCall on grpc-swift-2 (h2c and TLS): the common server.
         .executableTarget(
             name: "BenchServer",

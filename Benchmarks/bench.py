@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
-"""`make bench`: swift-authrpc against grpc-swift-2 and h2load, on one grpc-swift-2 server.
+"""`make bench`: swift-authrpc against grpc-swift-2 and h2load, on a gRPC C++ and a grpc-swift-2 server.
 
-Builds the Benchmarks package in release mode, starts BenchServer (h2c and TLS on loopback),
-then runs every client for the same number of calls at 1 and 100 in flight, interleaved over
-several rounds (A B C A B C ...), and writes the medians and the ratios to RESULTS.md (and a
-latency plot, results.png, when matplotlib is available). Client CPU is the client process's
-own rusage; h2load's responses are checked by their byte total, since it never reads
-grpc-status. See ../../shared/PERFORMANCE.md.
+Builds the Benchmarks package in release mode and the gRPC C++ bench server, starts both
+servers (h2c and TLS on loopback), and measures:
+
+  * every client (h2load, swift-authrpc with a static token and with an AuthSession, grpc-swift-2)
+    for the same number of 100-byte calls at 1 and 100 in flight, against both servers,
+    interleaved over several rounds (A B C D A B C D ...), medians reported;
+  * allocations per call (mallocs, frees, bytes) of each client over its timed calls only, with
+    libMallocCounter.so preloaded, checked against allocation-budget.json;
+  * memory per call in flight: 10,000 calls parked by the server, against 10,000 tasks waiting on
+    a bare continuation in the same process shape;
+  * 1,000,000 sequential calls on one channel, RSS, live heap and open descriptors every 10,000;
+  * 4 MiB requests and responses at 1 and 8 in flight, in GB/s;
+
+and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
+figure exceeds the allocation budget. `--quick` measures only swift-authrpc's CPU and
+allocations per call (h2c and TLS, 1 and 100 in flight, against the C++ server), checks the
+budget, and writes nothing. See ../../shared/PERFORMANCE.md.
 """
 
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,227 +32,250 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
+sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-TOKEN = "bench-token-0123456789abcdef0123456789abcdef"
-PATH = "/grpc.testing.TestService/UnaryCall"
+from benchkit import budget, plots, profile, report  # noqa: E402
+from benchkit.clients import Runner  # noqa: E402
+from benchkit.processes import Server, build_cxx_server, build_swift  # noqa: E402
+
 CLIENTS = ["h2load", "authrpc", "authrpc-session", "grpc-swift"]
-
-
-def varint(value):
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def request_frame(payload):
-    """A gRPC-framed SimpleRequest{response_size: payload, payload: {body: payload zero bytes}}."""
-    body = b"\x12" + varint(payload) + bytes(payload)          # Payload.body = 2
-    message = b"\x10" + varint(payload) + b"\x1a" + varint(len(body)) + body   # response_size = 2, payload = 3
-    return b"\x00" + len(message).to_bytes(4, "big") + message
-
-
-def response_frame_size(payload):
-    body = b"\x12" + varint(payload) + bytes(payload)
-    message = b"\x0a" + varint(len(body)) + body                # SimpleResponse.payload = 1
-    return 5 + len(message)
-
-
-def run_checked(command, timeout):
-    """Runs `command` to completion; returns (stdout, user+sys CPU seconds, peak RSS in KiB) of
-    that process alone, from wait4(2)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(command, stdout=out, stderr=err, text=True)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                process.kill()
-                os.wait4(process.pid, 0)
-                raise RuntimeError(f"{command[0]} did not finish in {timeout} s")
-            time.sleep(0.02)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if process.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.read()[-2000:]}")
-        return out.read(), usage.ru_utime + usage.ru_stime, usage.ru_maxrss
-
-
-class Bench:
-    def __init__(self, arguments):
-        self.arguments = arguments
-        self.work = tempfile.mkdtemp(prefix="authrpc-bench-")
-        self.paths = certs.generate(self.work)
-        self.body = os.path.join(self.work, "request.bin")
-        with open(self.body, "wb") as handle:
-            handle.write(request_frame(arguments.payload))
-        self.bin = subprocess.run(
-            ["swift", "build", "-c", "release", "--package-path", HERE, "--show-bin-path"],
-            check=True, capture_output=True, text=True).stdout.strip()
-        self.server = subprocess.Popen(
-            [os.path.join(self.bin, "BenchServer"), self.paths["server_cert"], self.paths["server_key"]],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self.server.stdout.readline().split()
-        if line[:3] != ["BENCH", "SERVER", "READY"]:
-            raise RuntimeError("BenchServer did not start")
-        self.ports = {"h2c": int(line[3]), "tls": int(line[4])}
-
-    def close(self):
-        self.server.stdin.close()
-        self.server.wait(10)
-        shutil.rmtree(self.work, ignore_errors=True)
-
-    def run(self, client, transport, concurrency, calls):
-        port = self.ports[transport]
-        if client == "h2load":
-            result, cpu, rss = self.run_h2load(transport, port, concurrency, calls)
-            result["cpu_us_per_call"] = cpu * 1e6 / calls
-        else:
-            command = [os.path.join(self.bin, "BenchClient"), client, transport, str(port), self.paths["ca_cert"],
-                       str(calls), str(concurrency), str(self.arguments.payload)]
-            stdout, cpu, rss = run_checked(command, timeout=600)
-            result = json.loads(stdout.strip().splitlines()[-1])
-        result["process_cpu_us_per_call"] = cpu * 1e6 / calls
-        result["max_rss_kib"] = rss
-        return result
-
-    def run_h2load(self, transport, port, concurrency, calls):
-        log = os.path.join(self.work, "h2load.log")
-        if os.path.exists(log):
-            os.remove(log)  # h2load appends to an existing log
-        scheme_host = f"https://localhost:{port}" if transport == "tls" else f"http://127.0.0.1:{port}"
-        command = ["h2load", "-n", str(calls), "-c", "1", "-m", str(concurrency),
-                   "-H", "content-type: application/grpc", "-H", "te: trailers",
-                   "-H", f"authorization: Bearer {TOKEN}", "-d", self.body, "--log-file", log, scheme_host + PATH]
-        stdout, cpu, rss = run_checked(command, timeout=600)
-        finished = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", stdout)
-        succeeded = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", stdout)
-        data = re.search(r"traffic: .*\((\d+)\) data", stdout)
-        if not (finished and succeeded and data):
-            raise RuntimeError(f"cannot read h2load's output:\n{stdout}")
-        # h2load counts any 2xx as success and never reads grpc-status: check the bytes instead.
-        expected = calls * response_frame_size(self.arguments.payload)
-        if int(succeeded.group(1)) != calls or int(data.group(1)) < expected:
-            raise RuntimeError(f"h2load: {succeeded.group(1)} of {calls} succeeded, {data.group(1)} of {expected} data bytes")
-        seconds = float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1)
-        with open(log) as handle:
-            latencies = sorted(int(line.split()[2]) for line in handle if line.strip())
-        return {"impl": "h2load", "transport": transport, "concurrency": concurrency, "calls": calls, "seconds": seconds,
-                "calls_per_second": calls / seconds, "p50_us": latencies[len(latencies) // 2],
-                "p99_us": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}, cpu, rss
+SERVERS = ["grpc-c++", "grpc-swift-2"]
+TRANSPORTS = ["h2c", "tls"]
+BIG = 4 << 20  # bytes of payload in a big message
+BIG_RUNS = ((1, 96), (8, 192))  # (in flight, calls) per 4 MiB run: 0.4 to 0.8 GiB each
+BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="only swift-authrpc's CPU and allocations per call (C++ server), budget checked, nothing written")
+    parser.add_argument("--profile", action="store_true",
+                        help="perf profile of swift-authrpc (--transport, --concurrency) against the C++ server; writes nothing")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile")
+    parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
+    parser.add_argument("--update-budget", action="store_true",
+                        help="write allocation-budget.json from this run's figures (plus a margin) instead of checking it")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
     parser.add_argument("--calls", type=int, default=20000, help="calls per run at 100 in flight")
-    parser.add_argument("--calls-sequential", type=int, default=3000, help="calls per run at 1 in flight")
-    parser.add_argument("--payload", type=int, default=100, help="request and response payload bytes")
+    parser.add_argument("--calls-sequential", type=int, default=10000, help="calls per run at 1 in flight")
+    parser.add_argument("--in-flight", type=int, default=10000, help="calls in flight for the memory figure")
+    parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
+    parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
+    parser.add_argument("--only", metavar="PHASES",
+                        help="run only these phases (comma-separated: small, allocations, memory, big, million); "
+                             "prints their figures and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
+    parser.add_argument("--render", metavar="RESULTS_JSON",
+                        help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
     arguments = parser.parse_args()
+    if arguments.render:
+        with open(arguments.render) as handle:
+            results = json.load(handle)
+        results["big_runs"] = [tuple(run) for run in results["big_runs"]]
+        if isinstance(results["phases"], dict):  # results.json of the first version of this script
+            results["phases"] = list(results["phases"].items())
+        settings = argparse.Namespace(**{**results["settings"], "output": arguments.output})
+        print(report.write(settings, results))
+        plots.draw(os.path.dirname(arguments.output), results)
+        return
 
-    bench = Bench(arguments)
-    runs = {}
+    bin_dir = build_swift()
+    cxx_server = build_cxx_server()
+    started = time.monotonic()
+    work = tempfile.mkdtemp(prefix="authrpc-bench-")
+    servers = {}
     try:
-        for transport in ("h2c", "tls"):
-            for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+        paths = certs.generate(work)
+        runner = Runner(bin_dir, work, paths["ca_cert"])
+        servers[BUDGET_SERVER] = Server(BUDGET_SERVER, [cxx_server, paths["server_cert"], paths["server_key"]])
+        if arguments.profile:
+            # Five times a timed run's calls, so start-up (dynamic linking) is a small share of the samples.
+            profile.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.concurrency,
+                        5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential))
+            over = []
+        elif arguments.quick:
+            over = quick(arguments, runner, servers[BUDGET_SERVER])
+        else:
+            servers["grpc-swift-2"] = Server("grpc-swift-2", [os.path.join(bin_dir, "BenchServer"),
+                                                              paths["server_cert"], paths["server_key"]])
+            over = full(arguments, runner, servers, started)
+    finally:
+        for server in servers.values():
+            server.close()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"bench: {time.monotonic() - started:.0f} s after the build")
+    if over:
+        print("\nbench: FAILED: allocations per call over the committed budget (Benchmarks/allocation-budget.json):", file=sys.stderr)
+        for line in over:
+            print("  " + line, file=sys.stderr)
+        print("Calls now allocate more than the budget allows. Find the new allocations (bench.py --profile, or "
+              "the per-call figures above); if they are intended, say why in the commit and rewrite the budget with "
+              "`Benchmarks/bench.py --update-budget`.", file=sys.stderr)
+        sys.exit(1)
+
+
+def progress(label, result, *keys):
+    figures = "  ".join(f"{key} {result[key]:.4g}" for key in keys if key in result)
+    print(f"{label:58} {figures}", flush=True)
+
+
+def quick(arguments, runner, server):
+    """CPU and allocations per call for swift-authrpc (and h2load's CPU, for the ratio)."""
+    runs, mallocs, rows = {}, {}, []
+    for transport in TRANSPORTS:
+        for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+            for _ in range(arguments.rounds):
+                for client in ("h2load", "authrpc"):
+                    runs.setdefault(client, []).append(runner.load(client, server, transport, concurrency, calls))
+            counted = runner.load("authrpc", server, transport, concurrency, calls, count_mallocs=True)
+            mallocs[("authrpc", transport, concurrency)] = counted["mallocs_per_call"]
+
+            def mid(client, key):
+                return statistics.median(r[key] for r in runs[client][-arguments.rounds:])
+            rows.append((transport, concurrency, mid("authrpc", "cpu_us_per_call"), mid("h2load", "cpu_us_per_call"),
+                         mid("authrpc", "context_switches_per_call"), mid("h2load", "context_switches_per_call"), counted))
+    print(f"\nswift-authrpc against {server.name}, medians of {arguments.rounds} interleaved rounds "
+          f"({arguments.calls_sequential} calls at 1 in flight, {arguments.calls} at 100); switches = context switches")
+    print(f"{'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'h2load µs':>10} {'ratio':>6} {'switches':>9} {'h2load':>7} "
+          f"{'mallocs':>8} {'frees':>8} {'bytes':>8} {'budget':>7}")
+    for transport, concurrency, mine, theirs, switches, their_switches, counted in rows:
+        limit = budget.limit_for("authrpc", transport, concurrency)
+        print(f"{transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} {their_switches:7.2f} "
+              f"{counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} {counted['malloc_bytes_per_call']:8.0f} "
+              f"{'-' if limit is None else limit:>7}")
+    return settle_budget(arguments, mallocs, server.name)
+
+
+def settle_budget(arguments, mallocs, server_name):
+    if arguments.update_budget:
+        budget.update(mallocs, server_name)
+        print(f"bench: wrote {budget.PATH}")
+        return []
+    over, lines = budget.check(mallocs, server_name)
+    if lines:
+        print("\nallocation budget:\n  " + "\n  ".join(lines))
+    return over
+
+
+def in_flight_runs(arguments):
+    """(calls in flight, calls) of the small-call runs."""
+    return ((1, arguments.calls_sequential), (100, arguments.calls), (1000, arguments.calls))
+
+
+def small_calls(arguments, runner, servers):
+    """Every client against both servers at 1, 100 and 1,000 in flight, interleaved rounds."""
+    load = []
+    for server_name in SERVERS:
+        for transport in TRANSPORTS:
+            for concurrency, calls in in_flight_runs(arguments):
                 for round_number in range(arguments.rounds):
                     for client in CLIENTS:
-                        result = bench.run(client, transport, concurrency, calls)
-                        runs.setdefault((client, transport, concurrency), []).append(result)
-                        print(f"round {round_number + 1} {transport:3} c={concurrency:<3} {client:15} "
-                              f"{result['calls_per_second']:9.0f} calls/s  p50 {result['p50_us']:7.0f} us  "
-                              f"cpu {result['cpu_us_per_call']:6.1f} us/call", flush=True)
-        # Memory per in-flight call: peak RSS with 10,000 calls in flight against 1 in flight.
-        for concurrency in (1, 10000):
-            runs[("authrpc", "h2c-memory", concurrency)] = [bench.run("authrpc", "h2c", concurrency, 10000)]
-    finally:
-        bench.close()
-    write_results(arguments, runs)
+                        result = runner.load(client, servers[server_name], transport, concurrency, calls)
+                        load.append(result)
+                        progress(f"round {round_number + 1} {server_name:12} {transport} c={concurrency:<3} {client}", result,
+                                 "calls_per_second", "p50_us", "cpu_us_per_call")
+    return load
 
 
-def median(values):
-    return statistics.median(values) if values else float("nan")
+def allocations(arguments, runner, servers):
+    """Allocations per call over the timed calls only (counter preloaded), against both servers."""
+    records = []
+    for server_name in SERVERS:
+        for transport in TRANSPORTS:
+            for concurrency, calls in in_flight_runs(arguments):
+                for client in ("authrpc", "authrpc-session", "grpc-swift", "noop"):
+                    result = runner.load(client, servers[server_name], transport, concurrency, calls, count_mallocs=True)
+                    records.append(result)
+                    progress(f"mallocs {server_name:12} {transport} c={concurrency:<3} {client}", result,
+                             "mallocs_per_call", "frees_per_call", "malloc_bytes_per_call")
+                result = runner.h2load_mallocs_per_call(servers[server_name], transport, concurrency, calls)
+                records.append(result)
+                progress(f"mallocs {server_name:12} {transport} c={concurrency:<3} h2load", result, "mallocs_per_call")
+    return records
 
 
-def write_results(arguments, runs):
-    def figure(client, transport, concurrency, key):
-        return median([run[key] for run in runs.get((client, transport, concurrency), [])])
-
-    lines = [
-        "# Benchmark results",
-        "",
-        f"`make bench` on {time.strftime('%Y-%m-%d')}: {os.cpu_count()} cores, server BenchServer (grpc-swift-2) on loopback, "
-        f"{arguments.payload}-byte request and response payloads, medians of {arguments.rounds} interleaved rounds. "
-        "CPU is the client's own user+sys time per call (for the Swift clients, measured over the timed calls only).",
-        "",
-        "| transport | in flight | client | calls/s | p50 µs | p99 µs | CPU µs/call |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for (client, transport, concurrency) in sorted((k for k in runs if k[1] != "h2c-memory"), key=lambda k: (k[1], k[2], CLIENTS.index(k[0]))):
-        lines.append(f"| {transport} | {concurrency} | {client} | {figure(client, transport, concurrency, 'calls_per_second'):.0f} | "
-                     f"{figure(client, transport, concurrency, 'p50_us'):.0f} | {figure(client, transport, concurrency, 'p99_us'):.0f} | "
-                     f"{figure(client, transport, concurrency, 'cpu_us_per_call'):.1f} |")
-    lines += ["", "## Against the targets (PERFORMANCE.md)", "",
-              "| transport | figure | authrpc | vs h2load | vs grpc-swift-2 | target |", "|---|---|---|---|---|---|"]
-    for transport in ("h2c", "tls"):
-        def ratio(key, concurrency, other):
-            mine, theirs = figure("authrpc", transport, concurrency, key), figure(other, transport, concurrency, key)
-            return mine / theirs if theirs else float("nan")
-        lines.append(f"| {transport} | CPU per call, 100 in flight | {figure('authrpc', transport, 100, 'cpu_us_per_call'):.1f} µs | "
-                     f"{ratio('cpu_us_per_call', 100, 'h2load'):.2f}× | {ratio('cpu_us_per_call', 100, 'grpc-swift'):.2f}× | ≤ 1.25× h2load, ≤ 0.5× grpc-swift-2 |")
-        lines.append(f"| {transport} | p50 latency, 1 in flight | {figure('authrpc', transport, 1, 'p50_us'):.0f} µs | "
-                     f"{ratio('p50_us', 1, 'h2load'):.2f}× | {ratio('p50_us', 1, 'grpc-swift'):.2f}× | ≤ 1.15× h2load, ≤ 0.6× grpc-swift-2 |")
-        lines.append(f"| {transport} | calls/s, 100 in flight | {figure('authrpc', transport, 100, 'calls_per_second'):.0f} | "
-                     f"{ratio('calls_per_second', 100, 'h2load'):.2f}× | {ratio('calls_per_second', 100, 'grpc-swift'):.2f}× | ≥ 0.9× h2load |")
-        session = figure("authrpc-session", transport, 100, "cpu_us_per_call") / figure("authrpc", transport, 100, "cpu_us_per_call")
-        lines.append(f"| {transport} | AuthSession (cached) vs static token, CPU, 100 in flight | {session:.2f}× | | | ≤ 1.05× |")
-    one, many = runs[("authrpc", "h2c-memory", 1)][0], runs[("authrpc", "h2c-memory", 10000)][0]
-    per_call = (many["max_rss_kib"] - one["max_rss_kib"]) * 1024 / 9999
-    lines.append(f"| h2c | RSS per in-flight call (peak RSS {many['max_rss_kib'] / 1024:.1f} MiB at 10,000 in flight, "
-                 f"{one['max_rss_kib'] / 1024:.1f} MiB at 1) | {per_call:.0f} B | | | < 2 KiB |")
-    with open(arguments.output, "w") as handle:
-        handle.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    plot(arguments, runs)
+def memory_in_flight(arguments, runner, servers):
+    """10,000 calls parked by the C++ server against 10,000 tasks on a bare continuation."""
+    records = []
+    for round_number in range(arguments.rounds):
+        for impl in ("baseline", "authrpc", "grpc-swift"):
+            result = runner.bench_client("inflight", impl, servers["grpc-c++"], "h2c", count_mallocs=True,
+                                         calls=arguments.in_flight)
+            records.append(result)
+            progress(f"round {round_number + 1} in flight {arguments.in_flight} {impl}", result,
+                     "rss_growth_per_call_bytes", "heap_growth_per_call_bytes")
+    return records
 
 
-def plot(arguments, runs):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as pyplot
-    except ImportError:
-        print("(matplotlib not installed: no plot)")
-        return
-    figure, axes = pyplot.subplots(1, 2, figsize=(11, 4))
-    for axis, concurrency in zip(axes, (1, 100)):
-        labels, p50, p99 = [], [], []
-        for transport in ("h2c", "tls"):
-            for client in CLIENTS:
-                results = runs.get((client, transport, concurrency), [])
-                if results:
-                    labels.append(f"{client}\n{transport}")
-                    p50.append(median([r["p50_us"] for r in results]))
-                    p99.append(median([r["p99_us"] for r in results]))
-        positions = range(len(labels))
-        axis.bar([p - 0.2 for p in positions], p50, width=0.4, label="p50")
-        axis.bar([p + 0.2 for p in positions], p99, width=0.4, label="p99")
-        axis.set_xticks(list(positions), labels, fontsize=7)
-        axis.set_ylabel("latency (µs)")
-        axis.set_title(f"{concurrency} in flight")
-        axis.legend()
-    figure.tight_layout()
-    path = os.path.join(os.path.dirname(arguments.output), "results.png")
-    figure.savefig(path, dpi=120)
-    print(f"plot: {path}")
+def big_messages(arguments, runner, servers):
+    """4 MiB requests and responses at 1 and 8 in flight, interleaved rounds."""
+    records = []
+    for server_name in SERVERS:
+        for transport in TRANSPORTS:
+            for direction in ("response", "request"):
+                request_bytes, response_bytes = (BIG, 0) if direction == "request" else (0, BIG)
+                for concurrency, calls in BIG_RUNS:
+                    for round_number in range(arguments.big_rounds):
+                        for client in ("h2load", "authrpc", "grpc-swift"):
+                            result = runner.load(client, servers[server_name], transport, concurrency, calls,
+                                                 request_bytes=request_bytes, response_bytes=response_bytes, warmup=4)
+                            result.update(direction=direction, gb_per_second=calls * BIG / result["seconds"] / 1e9)
+                            records.append(result)
+                            progress(f"round {round_number + 1} 4 MiB {direction}s {server_name:12} {transport} c={concurrency} {client}",
+                                     result, "gb_per_second", "cpu_us_per_call")
+    return records
+
+
+def sequential_calls(arguments, runner, servers):
+    """A million calls one after another on one channel, sampled every 10,000."""
+    print(f"{arguments.million} sequential calls (authrpc, grpc-c++, h2c) ...", flush=True)
+    return runner.bench_client("sequential", "authrpc", servers["grpc-c++"], "h2c", count_mallocs=True,
+                               timeout=3600, calls=arguments.million, sample_every=10000)
+
+
+# name: (results key, what the phase measures)
+PHASES = {
+    "small": ("load", small_calls),
+    "allocations": ("allocations", allocations),
+    "memory": ("inflight", memory_in_flight),
+    "big": ("big", big_messages),
+    "million": ("million", sequential_calls),
+}
+
+
+def full(arguments, runner, servers, started):
+    phases = arguments.only.split(",") if arguments.only else list(PHASES)
+    unknown = [name for name in phases if name not in PHASES]
+    if unknown:
+        raise SystemExit(f"bench: unknown phase {', '.join(unknown)} (phases: {', '.join(PHASES)})")
+    if not arguments.million and "million" in phases:
+        phases.remove("million")
+    results = {"settings": vars(arguments).copy(), "phases": [], "big_runs": BIG_RUNS}
+    for name in phases:
+        phase_started = time.monotonic()
+        key, measure = PHASES[name]
+        results[key] = measure(arguments, runner, servers)
+        results["phases"].append([name, time.monotonic() - phase_started])
+    results["flow_control"] = report.flow_control(servers)
+    results["duration_seconds"] = time.monotonic() - started
+
+    over = []
+    if "allocations" in results:
+        mallocs = {(r["impl"], r["transport"], r["concurrency"]): r["mallocs_per_call"] for r in results["allocations"]
+                   if r["server"] == BUDGET_SERVER and r["impl"] in ("authrpc", "authrpc-session")}
+        over = settle_budget(arguments, mallocs, BUDGET_SERVER)
+    if arguments.only:
+        # A partial run prints its sections and leaves the committed results alone.
+        print(report.render(arguments, results))
+        return over
+    with open(os.path.join(os.path.dirname(arguments.output), "results.json"), "w") as handle:
+        json.dump(results, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+    print(report.write(arguments, results))
+    plots.draw(os.path.dirname(arguments.output), results)
+    return over
 
 
 if __name__ == "__main__":

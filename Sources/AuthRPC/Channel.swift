@@ -22,6 +22,8 @@ public final class Channel: Sendable {
     let connections: ConnectionManager
     let scheme: String
     let defaultAuthority: String
+    /// `:method POST` and `:scheme`: how every request's header block starts.
+    let requestLine: HTTP2HeaderBlock
     let logger: Logger
 
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
@@ -102,6 +104,10 @@ public final class Channel: Sendable {
         self.transportSecurity = transportSecurity
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
+        var requestLine = HTTP2HeaderBlock()
+        requestLine.append(name: ":method", value: "POST")
+        requestLine.append(name: ":scheme", value: scheme)
+        self.requestLine = requestLine
         self.logger = logger
         self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, logger: logger)
     }

@@ -1,7 +1,7 @@
 /// gRPC's length-prefixed messages: one byte compressed flag, four bytes big-endian length,
 /// then the message.
 enum Framing {
-    static let prefixLength = 5
+    static let prefixLength = messagePrefixLength
 
     /// One framed message, ready to be the request body.
     static func frame(_ message: [UInt8], compressed: Bool) -> [UInt8] {
@@ -15,6 +15,17 @@ enum Framing {
         body.append(UInt8(truncatingIfNeeded: length))
         body.append(contentsOf: message)
         return body
+    }
+
+    /// Writes the prefix into the first ``prefixLength`` bytes of `body`, which hold room for it
+    /// and then the message (as ``MessageSerializer/serializeBehindPrefix(_:)`` leaves them).
+    static func fillPrefix(of body: inout [UInt8], compressed: Bool) {
+        let length = UInt32(body.count - prefixLength)
+        body[0] = compressed ? 1 : 0
+        body[1] = UInt8(truncatingIfNeeded: length >> 24)
+        body[2] = UInt8(truncatingIfNeeded: length >> 16)
+        body[3] = UInt8(truncatingIfNeeded: length >> 8)
+        body[4] = UInt8(truncatingIfNeeded: length)
     }
 
     /// One message found in a response body.

@@ -1,4 +1,3 @@
-import Foundation
 import SwiftProtobuf
 
 /// Turns request messages into bytes.
@@ -7,6 +6,26 @@ public protocol MessageSerializer<Message>: Sendable {
     associatedtype Message
     /// The message's wire bytes.
     func serialize(_ message: Message) throws -> [UInt8]
+    /// The message's wire bytes behind ``messagePrefixLength`` bytes of room, in one buffer: gRPC
+    /// writes its message prefix there, so the message is not copied into a second buffer. The
+    /// default implementation calls ``serialize(_:)`` and copies.
+    func serializeBehindPrefix(_ message: Message) throws -> [UInt8]
+}
+
+/// The room ``MessageSerializer/serializeBehindPrefix(_:)`` leaves in front of the message: gRPC's
+/// compressed flag and four-byte length.
+public let messagePrefixLength = 5
+
+extension MessageSerializer {
+    /// Serializes with ``serialize(_:)``, then copies the bytes behind the prefix's room.
+    public func serializeBehindPrefix(_ message: Message) throws -> [UInt8] {
+        let bytes = try serialize(message)
+        var framed = [UInt8]()
+        framed.reserveCapacity(messagePrefixLength + bytes.count)
+        framed.append(contentsOf: repeatElement(0, count: messagePrefixLength))
+        framed.append(contentsOf: bytes)
+        return framed
+    }
 }
 
 /// Turns response bytes into messages.
@@ -25,6 +44,38 @@ public struct ProtobufSerializer<Message: SwiftProtobuf.Message>: MessageSeriali
     public func serialize(_ message: Message) throws -> [UInt8] {
         try message.serializedBytes()
     }
+
+    /// Encodes straight into a buffer sized once for the prefix and the message.
+    public func serializeBehindPrefix(_ message: Message) throws -> [UInt8] {
+        let bytes: BytesBehindPrefix = try message.serializedBytes()
+        return bytes.framed
+    }
+}
+
+/// A byte buffer whose first ``messagePrefixLength`` bytes are kept out of swift-protobuf's view:
+/// it sizes and fills only the rest, so the encoded message lands behind the prefix's room.
+private struct BytesBehindPrefix: SwiftProtobufContiguousBytes {
+    /// The prefix's room, then the message.
+    var framed: [UInt8]
+
+    init(repeating byte: UInt8, count: Int) {
+        framed = [UInt8](repeating: byte, count: messagePrefixLength + count)
+    }
+
+    init<S: Sequence>(_ sequence: S) where S.Element == UInt8 {
+        framed = [UInt8](repeating: 0, count: messagePrefixLength)
+        framed.append(contentsOf: sequence)
+    }
+
+    var count: Int { framed.count - messagePrefixLength }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try framed.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[messagePrefixLength...])) }
+    }
+
+    mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        try framed.withUnsafeMutableBytes { try body(UnsafeMutableRawBufferPointer(rebasing: $0[messagePrefixLength...])) }
+    }
 }
 
 /// Parses swift-protobuf messages from the binary format.
@@ -33,13 +84,9 @@ public struct ProtobufDeserializer<Message: SwiftProtobuf.Message>: MessageDeser
     public init() {}
 
     public func deserialize(_ bytes: ArraySlice<UInt8>) throws -> Message {
-        // Parse in place: a Data view over the response buffer, valid only inside this closure
-        // (swift-protobuf copies what it keeps), so a large message is not copied first.
-        try bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress, raw.count > 0 else { return try Message(serializedBytes: [UInt8]()) }
-            let view = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: raw.count, deallocator: .none)
-            return try Message(serializedBytes: view)
-        }
+        // Parse in place, through a span over the response buffer (swift-protobuf copies what
+        // it keeps): neither the bytes nor a Data box around them are allocated per call.
+        try Message(serializedBytes: bytes.span.bytes)
     }
 }
 

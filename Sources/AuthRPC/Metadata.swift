@@ -211,6 +211,7 @@ extension Metadata {
     /// (padded or not); a value that is not valid base64 is kept as text rather than failing the call.
     init<Fields: Sequence>(receivedFields fields: Fields) where Fields.Element == (name: String, value: String) {
         self.init()
+        elements.reserveCapacity(fields.underestimatedCount)
         for field in fields {
             guard field.name.hasSuffix("-bin") else {
                 elements.append((key: field.name, value: .string(field.value)))

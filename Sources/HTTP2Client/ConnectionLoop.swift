@@ -78,10 +78,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private let frames = ByteQueue(capacity: 64 << 10)
     /// What goes on the wire: `frames` itself over h2c, TLS records over TLS.
     private let records = ByteQueue(capacity: 64 << 10)
-    // Reused for every submit: the header block's bytes, where each field lies in them, and the
-    // nghttp2_nv array pointing into them (nghttp2 copies what it keeps).
-    private var headerBytes: [UInt8] = []
-    private var headerSpans: [(name: Range<Int>, value: Range<Int>, sensitive: Bool)] = []
+    /// Reused for every submit: the nghttp2_nv array pointing into the request's header block.
     private var headerFields: [nghttp2_nv] = []
 
     private var receivedSettings = false
@@ -368,51 +365,38 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         stream.id = id
+        stream.headerBlockSubmitted()
         streams[id] = stream
         if let deadline = request.deadline {
             deadlines.insert(stream, deadline: deadline)
         }
     }
 
-    /// Serializes the header block into reused buffers and submits it; returns the stream id,
-    /// a negative nghttp2 error, or -1 when the stream was already failed here.
+    /// Points nghttp2 at the request's header block (nghttp2 copies what it keeps) and submits
+    /// it; returns the stream id, a negative nghttp2 error, or -1 when the stream was already
+    /// failed here.
     private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
-        headerBytes.removeAll(keepingCapacity: true)
-        headerSpans.removeAll(keepingCapacity: true)
         var listSize = 0
-        func add(_ name: String, _ value: String) {
-            let nameStart = headerBytes.count
-            headerBytes.append(contentsOf: name.utf8)
-            let valueStart = headerBytes.count
-            headerBytes.append(contentsOf: value.utf8)
-            headerSpans.append((nameStart..<valueStart, valueStart..<headerBytes.count, name == "authorization" || name == "cookie"))
-            listSize += headerBytes.count - nameStart + 32
-        }
-        add(":method", request.method)
-        add(":scheme", request.scheme)
-        add(":path", request.path)
-        add(":authority", request.authority)
-        for field in request.headers {
-            add(field.name, field.value)
-        }
-        let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
-        if UInt64(listSize) > UInt64(limit) {
-            stream.finish(.failure(.headerListTooLarge(size: listSize, limit: Int(limit))))
-            return -1
-        }
+        headerFields.removeAll(keepingCapacity: true)
         var provider = nghttp2_data_provider()
         provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
         provider.read_callback = SessionCallbacks.readRequestBody
-        return headerBytes.withUnsafeMutableBufferPointer { bytes in
-            let base = bytes.baseAddress!
-            headerFields.removeAll(keepingCapacity: true)
-            for span in headerSpans {
+        return request.headerBlock.withFields { fields in
+            for field in fields {
+                listSize += field.name.count + field.value.count + 32
                 headerFields.append(nghttp2_nv(
-                    name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                    namelen: span.name.count, valuelen: span.value.count,
+                    // Both point into the block's (non-empty) buffer, so neither is nil.
+                    name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
+                    value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
+                    namelen: field.name.count, valuelen: field.value.count,
                     // Tokens never enter the HPACK table, so their bytes cannot be probed through
                     // compression and do not outlive the call in the encoder's memory.
-                    flags: span.sensitive ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                    flags: field.sensitive ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            }
+            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
+            if UInt64(listSize) > UInt64(limit) {
+                stream.finish(.failure(.headerListTooLarge(size: listSize, limit: Int(limit))))
+                return -1
             }
             return nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil)
         }

@@ -1,23 +1,28 @@
 /// Running streams ordered by deadline (a binary min-heap), so the I/O loop knows how long it may
 /// sleep. Each stream knows its slot in the heap, so a stream that finishes early leaves at once
 /// (O(log n)) instead of staying, with everything it holds, until its deadline comes round.
+///
+/// Deadlines and streams sit in two parallel arrays: sifting compares only the (trivial)
+/// deadlines, so walking the heap copies no stream reference and costs no retain or release.
 struct DeadlineQueue {
-    private var heap: [(deadline: ContinuousClock.Instant, stream: HTTP2Stream)] = []
+    private var deadlines: [ContinuousClock.Instant] = []
+    private var entries: [HTTP2Stream] = []
 
-    var isEmpty: Bool { heap.isEmpty }
+    var isEmpty: Bool { entries.isEmpty }
     /// Entries held.
-    var count: Int { heap.count }
+    var count: Int { entries.count }
     /// The streams held, in no particular order.
-    var streams: [HTTP2Stream] { heap.map(\.stream) }
+    var streams: [HTTP2Stream] { entries }
 
     /// The earliest deadline.
-    var nextDeadline: ContinuousClock.Instant? { heap.first?.deadline }
+    var nextDeadline: ContinuousClock.Instant? { deadlines.first }
 
     mutating func insert(_ stream: HTTP2Stream, deadline: ContinuousClock.Instant) {
         precondition(stream.deadlineSlot < 0, "a stream is queued once")
-        heap.append((deadline, stream))
-        stream.deadlineSlot = heap.count - 1
-        siftUp(heap.count - 1)
+        deadlines.append(deadline)
+        entries.append(stream)
+        stream.deadlineSlot = entries.count - 1
+        siftUp(entries.count - 1)
     }
 
     /// Takes `stream` out, if it is queued.
@@ -25,11 +30,13 @@ struct DeadlineQueue {
         let slot = stream.deadlineSlot
         guard slot >= 0 else { return }
         stream.deadlineSlot = -1
-        let last = heap.removeLast()
-        guard slot < heap.count else { return }
-        heap[slot] = last
-        last.stream.deadlineSlot = slot
-        if slot > 0 && last.deadline < heap[(slot - 1) / 2].deadline {
+        let lastDeadline = deadlines.removeLast()
+        let last = entries.removeLast()
+        guard slot < entries.count else { return }
+        deadlines[slot] = lastDeadline
+        entries[slot] = last
+        last.deadlineSlot = slot
+        if slot > 0 && lastDeadline < deadlines[(slot - 1) / 2] {
             siftUp(slot)
         } else {
             siftDown(slot)
@@ -38,34 +45,37 @@ struct DeadlineQueue {
 
     /// Removes and returns the earliest stream whose deadline is at or before `now`, if any.
     mutating func popExpired(now: ContinuousClock.Instant) -> HTTP2Stream? {
-        guard let top = heap.first, top.deadline <= now else { return nil }
-        remove(top.stream)
-        return top.stream
+        guard let first = deadlines.first, first <= now else { return nil }
+        let top = entries[0]
+        remove(top)
+        return top
     }
 
     mutating func removeAll() {
-        for entry in heap { entry.stream.deadlineSlot = -1 }
-        heap.removeAll()
+        for stream in entries { stream.deadlineSlot = -1 }
+        deadlines.removeAll()
+        entries.removeAll()
     }
 
     private mutating func siftUp(_ start: Int) {
         var child = start
         while child > 0 {
             let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { break }
+            guard deadlines[child] < deadlines[parent] else { break }
             swapSlots(child, parent)
             child = parent
         }
     }
 
     private mutating func siftDown(_ start: Int) {
+        let count = deadlines.count
         var parent = start
         while true {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if left < count && deadlines[left] < deadlines[smallest] { smallest = left }
+            if right < count && deadlines[right] < deadlines[smallest] { smallest = right }
             if smallest == parent { return }
             swapSlots(parent, smallest)
             parent = smallest
@@ -73,8 +83,9 @@ struct DeadlineQueue {
     }
 
     private mutating func swapSlots(_ a: Int, _ b: Int) {
-        heap.swapAt(a, b)
-        heap[a].stream.deadlineSlot = a
-        heap[b].stream.deadlineSlot = b
+        deadlines.swapAt(a, b)
+        entries.swapAt(a, b)
+        entries[a].deadlineSlot = a
+        entries[b].deadlineSlot = b
     }
 }

@@ -1,15 +1,8 @@
 /// A request sent on its own HTTP/2 stream: one header block and a complete body.
 package struct HTTP2Request: Sendable {
-    /// `:method`.
-    package var method: String
-    /// `:scheme` (`https` or `http`).
-    package var scheme: String
-    /// `:authority`.
-    package var authority: String
-    /// `:path`.
-    package var path: String
-    /// Regular header fields, sent after the pseudo-headers in this order.
-    package var headers: [HTTP2HeaderField]
+    /// Every header field in the order sent: the pseudo-headers (`:method`, `:scheme`, `:path`,
+    /// `:authority`) first, then the regular fields.
+    package var headerBlock: HTTP2HeaderBlock
     /// The whole request body, sent in DATA frames; the last one carries END_STREAM (an empty
     /// body is one empty DATA frame with END_STREAM).
     package var body: [UInt8]
@@ -20,6 +13,15 @@ package struct HTTP2Request: Sendable {
     /// send fails ``HTTP2Error/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
 
+    /// A request whose header block, pseudo-headers first, is already built.
+    package init(headerBlock: HTTP2HeaderBlock, body: [UInt8], deadline: ContinuousClock.Instant? = nil, maxResponseBodyBytes: Int = .max) {
+        self.headerBlock = headerBlock
+        self.body = body
+        self.deadline = deadline
+        self.maxResponseBodyBytes = maxResponseBodyBytes
+    }
+
+    /// A request from its pseudo-header values and regular fields.
     package init(
         method: String = "POST",
         scheme: String,
@@ -30,13 +32,14 @@ package struct HTTP2Request: Sendable {
         deadline: ContinuousClock.Instant? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
-        self.method = method
-        self.scheme = scheme
-        self.authority = authority
-        self.path = path
-        self.headers = headers
-        self.body = body
-        self.deadline = deadline
-        self.maxResponseBodyBytes = maxResponseBodyBytes
+        var block = HTTP2HeaderBlock()
+        block.append(name: ":method", value: method)
+        block.append(name: ":scheme", value: scheme)
+        block.append(name: ":path", value: path)
+        block.append(name: ":authority", value: authority)
+        for field in headers {
+            block.append(name: field.name, value: field.value)
+        }
+        self.init(headerBlock: block, body: body, deadline: deadline, maxResponseBodyBytes: maxResponseBodyBytes)
     }
 }

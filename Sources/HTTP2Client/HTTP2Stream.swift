@@ -8,7 +8,8 @@
 final class HTTP2Stream: @unchecked Sendable {
     typealias Completion = UnsafeContinuation<Result<HTTP2Response, HTTP2Error>, Never>
 
-    /// The request; its body is let go once nghttp2 has taken all of it.
+    /// The request; its header block is let go once submitted, its body once nghttp2 has taken
+    /// all of it.
     private(set) var request: HTTP2Request
     /// Where the answer goes; set by the calling task before the stream is submitted.
     var completion: Completion?
@@ -27,6 +28,11 @@ final class HTTP2Stream: @unchecked Sendable {
     var remoteEnded = false
     /// Why nghttp2 rejected something the server sent on this stream.
     var protocolViolation: String?
+
+    /// Room made for the headers and for the trailers on their first field, so a typical gRPC
+    /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
+    /// buffer each instead of growing through several.
+    static let expectedFieldCount = 4
 
     // The response being assembled.
     var status = 0
@@ -71,6 +77,11 @@ final class HTTP2Stream: @unchecked Sendable {
     func finishWithResponse() {
         let response = HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: endedWithHeaders)
         finish(.success(response))
+    }
+
+    /// nghttp2 has copied the header block: the stream need not hold it while the call waits.
+    func headerBlockSubmitted() {
+        request.headerBlock = HTTP2HeaderBlock()
     }
 
     /// nghttp2 has taken the whole request body and will not ask for it again.

@@ -55,7 +55,8 @@ enum SessionCallbacks {
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
         if stream.sawFinalHeaders {
             // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
-            stream.trailers.append(HTTP2HeaderField(name: String(decoding: nameBytes, as: UTF8.self), value: String(decoding: valueBytes, as: UTF8.self)))
+            if stream.trailers.isEmpty { stream.trailers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
+            stream.trailers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
             return 0
         }
         if stream.inInformationalBlock { return 0 }
@@ -73,7 +74,8 @@ enum SessionCallbacks {
             }
             return 0
         }
-        stream.headers.append(HTTP2HeaderField(name: String(decoding: nameBytes, as: UTF8.self), value: String(decoding: valueBytes, as: UTF8.self)))
+        if stream.headers.isEmpty { stream.headers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
+        stream.headers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
         return 0
     }
 

@@ -7,6 +7,8 @@ import OAuth2
 struct AuthRPCCaller: UnaryCaller {
     let client: Grpc_Testing_TestServiceClient
     let options: CallOptions
+    /// `options` plus the metadata that has the server park the call.
+    let heldOptions: CallOptions
     let request: Grpc_Testing_SimpleRequest
 
     init(_ setup: BenchSetup, useSession: Bool) throws {
@@ -14,7 +16,7 @@ struct AuthRPCCaller: UnaryCaller {
             ? .tls(TLSConfiguration(trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))))
             : .plaintext
         let channel = try Channel(target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)", transportSecurity: security)
-        var options = CallOptions(timeout: .seconds(60), allowsInsecureCredentials: true)
+        var options = CallOptions(timeout: .seconds(120), maxResponseMessageBytes: BenchSetup.maxMessageBytes, allowsInsecureCredentials: true)
         if useSession {
             let state = AuthState(
                 configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
@@ -26,11 +28,26 @@ struct AuthRPCCaller: UnaryCaller {
         }
         self.client = Grpc_Testing_TestServiceClient(channel: channel)
         self.options = options
-        self.request = setup.request
+        var held = options
+        held.initialMetadata.addString("1", forKey: BenchSetup.holdKey)
+        self.heldOptions = held
+        self.request = setup.makeRequest()
     }
 
     func call() async throws {
         _ = try await client.unaryCall(request, options: options)
+    }
+
+    func heldCall() async throws {
+        _ = try await client.unaryCall(request, options: heldOptions)
+    }
+
+    func control(_ command: String) async throws -> Int {
+        var control = options
+        control.initialMetadata.addString(command, forKey: BenchSetup.controlKey)
+        let answer = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: control).message.username
+        guard let count = Int(answer) else { throw BenchFailure(description: "the server answered \(command) with \(answer.debugDescription)") }
+        return count
     }
 
     func shutdown() async {

@@ -6,23 +6,40 @@ struct BenchSetup: Sendable {
     var tls: Bool
     var port: Int
     var caPath: String
-    var payload: Int
+    var requestBytes: Int
+    var responseBytes: Int
 
-    /// The request: `payload` bytes out, `payload` bytes asked back.
-    var request: Grpc_Testing_SimpleRequest {
+    /// The request: `requestBytes` bytes out, `responseBytes` bytes asked back.
+    func makeRequest() -> Grpc_Testing_SimpleRequest {
         var request = Grpc_Testing_SimpleRequest()
-        request.responseSize = Int32(payload)
-        request.payload.body = Data(count: payload)
+        request.responseSize = Int32(responseBytes)
+        request.payload.body = Data(count: requestBytes)
         return request
     }
 
+    /// Large enough for the 4 MiB messages and their framing.
+    static let maxMessageBytes = 64 << 20
+
     /// A bearer token, sent on every call as a real client would.
     static let token = "bench-token-0123456789abcdef0123456789abcdef"
+
+    /// Request metadata the C++ bench server understands (see Benchmarks/CxxServer).
+    static let holdKey = "x-bench-hold"
+    static let controlKey = "x-bench-control"
 }
 
 /// One implementation's unary call.
 protocol UnaryCaller: Sendable {
-    /// Makes one call; throws on any non-OK outcome.
+    /// Makes one call with the prebuilt request and options; throws on any non-OK outcome.
     func call() async throws
+    /// Makes one call the server parks until it is told to release it.
+    func heldCall() async throws
+    /// Sends a control command (`held`, `release`) and returns the server's count.
+    func control(_ command: String) async throws -> Int
     func shutdown() async
+}
+
+/// A server answer that was not what the bench asked for.
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
 }

@@ -1,34 +1,53 @@
 import Foundation
 
-// Usage: BenchClient IMPL h2c|tls PORT CA.pem CALLS CONCURRENCY PAYLOAD
-//   IMPL: authrpc (static token), authrpc-session (AuthSession with a cached token), grpc-swift
-// Makes CALLS unary calls to grpc.testing.TestService/UnaryCall with CONCURRENCY in flight on one
-// connection (after a warm-up), and prints one JSON line: calls/s and latency percentiles. The
-// driver (bench.py) measures this process's CPU time and peak RSS from the outside.
+// BenchClient MODE --impl IMPL --transport h2c|tls --port PORT --ca CA.pem [--name value ...]
+// (see Options.usage). Prints one JSON object on stdout. The driver (bench.py) also measures
+// this process's CPU time and peak RSS from the outside, and preloads libMallocCounter.so when
+// it wants allocation counts.
 
 let arguments = CommandLine.arguments
-guard arguments.count == 8, let port = Int(arguments[3]), let calls = Int(arguments[5]),
-      let concurrency = Int(arguments[6]), let payload = Int(arguments[7]), ["h2c", "tls"].contains(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: BenchClient authrpc|authrpc-session|grpc-swift h2c|tls PORT CA.pem CALLS CONCURRENCY PAYLOAD\n".utf8))
-    exit(2)
-}
-let setup = BenchSetup(tls: arguments[2] == "tls", port: port, caPath: arguments[4], payload: payload)
+guard arguments.count >= 2 else { Options.fail("no mode") }
+let mode = arguments[1]
+let options = Options(arguments.dropFirst(2))
+let implementation = options.string("impl")
+let transport = options.string("transport")
+guard ["h2c", "tls"].contains(transport) else { Options.fail("--transport must be h2c or tls") }
+let setup = BenchSetup(
+    tls: transport == "tls", port: options.int("port"), caPath: options.string("ca"),
+    requestBytes: options.int("request-bytes", default: 100), responseBytes: options.int("response-bytes", default: 100))
+let calls = options.int("calls")
+let warmup = options.int("warmup", default: 200)
 
 let caller: any UnaryCaller
-switch arguments[1] {
-case "authrpc": caller = try AuthRPCCaller(setup, useSession: false)
-case "authrpc-session": caller = try await AuthRPCCaller(setup, useSession: true)
+switch implementation {
+case "authrpc", "baseline": caller = try AuthRPCCaller(setup, useSession: false)
+case "authrpc-session": caller = try AuthRPCCaller(setup, useSession: true)
 case "grpc-swift": caller = try GRPCSwiftCaller(setup)
-default:
-    FileHandle.standardError.write(Data("unknown implementation \(arguments[1])\n".utf8))
-    exit(2)
+case "noop": caller = NoCaller()
+default: Options.fail("unknown implementation \(implementation)")
 }
 
 do {
-    let result = try await LoadRun.run(caller, calls: calls, concurrency: concurrency)
+    var result: [String: Any]
+    switch mode {
+    case "load":
+        let concurrency = options.int("concurrency")
+        result = try await LoadRun.run(caller, calls: calls, concurrency: concurrency, warmup: warmup)
+            .json(implementation: implementation, transport: transport, concurrency: concurrency)
+    case "inflight":
+        result = try await InFlightRun.run(caller, calls: calls, warmup: warmup, baseline: implementation == "baseline")
+    case "sequential":
+        result = try await SequentialRun.run(caller, calls: calls, sampleEvery: options.int("sample-every", default: 10_000), warmup: warmup)
+    default:
+        Options.fail("unknown mode \(mode)")
+    }
     await caller.shutdown()
-    print(result.json(implementation: arguments[1], transport: arguments[2], concurrency: concurrency))
+    result["impl"] = implementation
+    result["transport"] = transport
+    result["malloc_counter"] = MallocCounts.isAvailable
+    let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
 } catch {
-    FileHandle.standardError.write(Data("BenchClient \(arguments[1]): a call failed: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("BenchClient \(mode) \(implementation): \(error)\n".utf8))
     exit(1)
 }

@@ -35,11 +35,12 @@ guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: BenchServer CERT.pem KEY.pem\n".utf8))
     exit(2)
 }
-// Room for the memory run's 10,000 calls in flight, advertised so clients queue rather than
-// have streams refused; windows as large as swift-authrpc's own.
+// Room for 10,000 calls in flight, advertised so clients queue rather than have streams refused;
+// windows larger than a 4 MiB message, and room for 4 MiB requests.
 var config = HTTP2ServerTransport.Posix.Config.defaults
 config.http2.maxConcurrentStreams = 16384
 config.http2.targetWindowSize = 16 << 20
+config.rpc.maxRequestPayloadSize = 64 << 20
 let plaintext = GRPCServer(
     transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext, config: config),
     services: [UnaryCallService()])

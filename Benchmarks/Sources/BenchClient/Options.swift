@@ -1,0 +1,47 @@
+import Foundation
+
+/// `--name value` pairs from the command line, read by name; a missing or malformed value ends
+/// the process with a usage message (exit code 2).
+struct Options {
+    private var values: [String: String] = [:]
+
+    init(_ arguments: ArraySlice<String>) {
+        var remaining = arguments[...]
+        while let name = remaining.popFirst() {
+            guard name.hasPrefix("--"), let value = remaining.popFirst() else { Self.fail("expected --name value, got \(name)") }
+            values[String(name.dropFirst(2))] = value
+        }
+    }
+
+    func string(_ name: String, default fallback: String? = nil) -> String {
+        guard let value = values[name] ?? fallback else { Self.fail("--\(name) is required") }
+        return value
+    }
+
+    func int(_ name: String, default fallback: Int? = nil) -> Int {
+        guard let text = values[name] else {
+            guard let fallback else { Self.fail("--\(name) is required") }
+            return fallback
+        }
+        guard let value = Int(text), value >= 0 else { Self.fail("--\(name) must be a non-negative integer, got \(text)") }
+        return value
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("BenchClient: \(message)\n\(usage)".utf8))
+        exit(2)
+    }
+
+    static let usage = """
+        usage: BenchClient MODE --impl IMPL --transport h2c|tls --port PORT --ca CA.pem [--name value ...]
+          IMPL: authrpc (static token), authrpc-session (AuthSession, cached token), grpc-swift, noop
+          load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
+                      N calls with C in flight on one connection; calls/s, latency, CPU and (when
+                      libMallocCounter.so is preloaded) allocations per call over the timed calls
+          inflight    --calls N   N calls parked by the server at once (x-bench-hold), against
+                      IMPL baseline: N tasks waiting on a bare continuation; RSS and heap growth
+          sequential  --calls N --sample-every K   N calls one after another; RSS, heap and open
+                      descriptors every K calls
+
+        """
+}

@@ -1,0 +1,69 @@
+"""The committed allocation budget (Benchmarks/allocation-budget.json): mallocs per call for
+each swift-authrpc client, transport and number in flight. `make bench` and `bench.py --quick`
+fail when a measured figure exceeds it; `bench.py --update-budget` rewrites it from a run."""
+
+import json
+import math
+import os
+import time
+
+PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "allocation-budget.json")
+# Room for run-to-run variation: at 100 in flight, how calls share reads and writes moves the
+# count by a few percent.
+MARGIN = 0.05
+
+
+def load():
+    with open(PATH) as handle:
+        return json.load(handle)
+
+
+def check(measured, server):
+    """`measured`: {(client, transport, concurrency): mallocs per call} against `server`.
+    Returns the lines that exceed the budget (empty when all are within it) and a line per
+    figure checked."""
+    if not os.path.exists(PATH):
+        return [f"{PATH} is missing: create it with bench.py --quick --update-budget"], []
+    document = load()
+    if document["server"] != server:
+        return [f"the budget was measured against {document['server']}, this run against {server}"], []
+    budget = document["mallocs_per_call"]
+    over, report = [], []
+    for (client, transport, concurrency), value in sorted(measured.items()):
+        limit = budget.get(client, {}).get(transport, {}).get(str(concurrency))
+        if limit is None:
+            continue
+        verdict = "ok" if value <= limit else "OVER BUDGET"
+        line = f"{client} {transport} {concurrency} in flight: {value:.2f} mallocs/call, budget {limit} ({verdict})"
+        report.append(line)
+        if value > limit:
+            over.append(line)
+    return over, report
+
+
+def limit_for(client, transport, concurrency):
+    if not os.path.exists(PATH):
+        return None
+    return load()["mallocs_per_call"].get(client, {}).get(transport, {}).get(str(concurrency))
+
+
+def update(measured, server):
+    """Writes a budget of each measured figure plus the margin, rounded up; figures not measured
+    in this run keep their budget."""
+    previous = load()["mallocs_per_call"] if os.path.exists(PATH) else {}
+    document = {
+        "comment": ("Mallocs per unary call (client process, timed calls only, LD_PRELOAD counter) that make bench "
+                    "and bench.py --quick allow; measured against the server named below. Lower it as the library "
+                    "gets cheaper: bench.py --quick --update-budget writes today's figures plus "
+                    f"{int(MARGIN * 100)} %."),
+        "server": server,
+        "measured_on": time.strftime("%Y-%m-%d"),
+        "mallocs_per_call": previous,
+    }
+    for (client, transport, concurrency), value in sorted(measured.items()):
+        document["mallocs_per_call"].setdefault(client, {}).setdefault(transport, {})[str(concurrency)] = \
+            math.ceil(value * (1 + MARGIN) + 0.5)
+    with open(PATH, "w") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")
+    return document

@@ -1,0 +1,112 @@
+"""Runs one client for one measurement: BenchClient (swift-authrpc, AuthSession, grpc-swift-2,
+the harness alone) or h2load, against one server, and returns its figures as a dict."""
+
+import json
+import os
+import re
+
+from . import frames
+from .processes import run_checked
+
+TOKEN = "bench-token-0123456789abcdef0123456789abcdef"
+PATH = "/grpc.testing.TestService/UnaryCall"
+
+
+class Runner:
+    def __init__(self, bin_dir, work, ca_cert):
+        self.client = os.path.join(bin_dir, "BenchClient")
+        self.counter = os.path.join(bin_dir, "libMallocCounter.so")
+        if not os.path.exists(self.counter):
+            raise SystemExit(f"bench: {self.counter} was not built")
+        self.work = work
+        self.ca_cert = ca_cert
+        self.bodies = {}
+
+    def command(self, mode, impl, server, transport, **options):
+        """The BenchClient command line for one run."""
+        command = [self.client, mode, "--impl", impl, "--transport", transport,
+                   "--port", str(server.ports[transport]), "--ca", self.ca_cert]
+        for name, value in options.items():
+            command += ["--" + name.replace("_", "-"), str(value)]
+        return command
+
+    def bench_client(self, mode, impl, server, transport, count_mallocs=False, timeout=900, **options):
+        """BenchClient MODE: its JSON line, plus the process's own CPU and peak RSS."""
+        command = self.command(mode, impl, server, transport, **options)
+        env = {"LD_PRELOAD": self.counter} if count_mallocs else None
+        stdout, cpu, rss, _ = run_checked(command, timeout=timeout, env=env)
+        result = json.loads(stdout.strip().splitlines()[-1])
+        if count_mallocs and not result.get("malloc_counter"):
+            raise RuntimeError("BenchClient did not see the preloaded malloc counter")
+        result.update(server=server.name, process_cpu_seconds=cpu, max_rss_kib=rss)
+        return result
+
+    def load(self, impl, server, transport, concurrency, calls, request_bytes=100, response_bytes=100,
+             warmup=200, count_mallocs=False):
+        if impl == "h2load":
+            return self.h2load(server, transport, concurrency, calls, request_bytes, response_bytes)
+        result = self.bench_client("load", impl, server, transport, count_mallocs=count_mallocs, calls=calls,
+                                   concurrency=concurrency, warmup=warmup, request_bytes=request_bytes,
+                                   response_bytes=response_bytes)
+        result.update(request_bytes=request_bytes, response_bytes=response_bytes)
+        return result
+
+    def body(self, request_bytes, response_bytes):
+        key = (request_bytes, response_bytes)
+        if key not in self.bodies:
+            path = os.path.join(self.work, f"request-{request_bytes}-{response_bytes}.bin")
+            with open(path, "wb") as handle:
+                handle.write(frames.request_frame(request_bytes, response_bytes))
+            self.bodies[key] = path
+        return self.bodies[key]
+
+    def h2load(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100, count_mallocs=False):
+        """h2load with the same framed request and bearer header. h2load counts any 2xx as a
+        success and never reads grpc-status, so its responses are checked by their data bytes."""
+        log = os.path.join(self.work, "h2load.log")
+        if os.path.exists(log):
+            os.remove(log)  # h2load appends to an existing log
+        report = os.path.join(self.work, "h2load-mallocs.json")
+        port = server.ports[transport]
+        url = (f"https://localhost:{port}" if transport == "tls" else f"http://127.0.0.1:{port}") + PATH
+        command = ["h2load", "-n", str(calls), "-c", "1", "-m", str(concurrency),
+                   "-H", "content-type: application/grpc", "-H", "te: trailers",
+                   "-H", f"authorization: Bearer {TOKEN}", "-d", self.body(request_bytes, response_bytes),
+                   "--log-file", log, url]
+        env = {"LD_PRELOAD": self.counter, "MALLOC_COUNTER_REPORT": report} if count_mallocs else None
+        stdout, cpu, rss, switches = run_checked(command, timeout=900, env=env)
+        finished = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", stdout)
+        succeeded = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", stdout)
+        data = re.search(r"traffic: .*\((\d+)\) data", stdout)
+        if not (finished and succeeded and data):
+            raise RuntimeError(f"cannot read h2load's output:\n{stdout}")
+        expected = calls * frames.min_response_frame_size(response_bytes)
+        if int(succeeded.group(1)) != calls or int(data.group(1)) < expected:
+            raise RuntimeError(f"h2load against {server.name} {transport}: {succeeded.group(1)} of {calls} succeeded, "
+                               f"{data.group(1)} of at least {expected} response data bytes")
+        seconds = float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1)
+        with open(log) as handle:
+            latencies = sorted(int(line.split()[2]) for line in handle if line.strip())
+        result = {"impl": "h2load", "server": server.name, "transport": transport, "concurrency": concurrency,
+                  "calls": calls, "seconds": seconds, "calls_per_second": calls / seconds,
+                  "p50_us": latencies[len(latencies) // 2],
+                  "p99_us": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+                  "cpu_us_per_call": cpu * 1e6 / calls, "context_switches_per_call": switches / calls, "max_rss_kib": rss,
+                  "request_bytes": request_bytes, "response_bytes": response_bytes,
+                  "response_data_bytes": int(data.group(1))}
+        if count_mallocs:
+            with open(report) as handle:
+                result["whole_process_mallocs"] = json.load(handle)
+        return result
+
+    def h2load_mallocs_per_call(self, server, transport, concurrency, calls):
+        """h2load cannot read the counter around its calls, so its figure is the difference of
+        two whole runs (1,000 calls and 1,000 + `calls`), which cancels the setup."""
+        small = self.h2load(server, transport, concurrency, 1000, count_mallocs=True)["whole_process_mallocs"]
+        large = self.h2load(server, transport, concurrency, 1000 + calls, count_mallocs=True)["whole_process_mallocs"]
+        return {"impl": "h2load", "server": server.name, "transport": transport, "concurrency": concurrency,
+                "calls": calls,
+                "mallocs_per_call": (large["allocations"] - small["allocations"]) / calls,
+                "reallocs_per_call": (large["reallocations"] - small["reallocations"]) / calls,
+                "frees_per_call": (large["frees"] - small["frees"]) / calls,
+                "malloc_bytes_per_call": (large["bytes"] - small["bytes"]) / calls}

@@ -1,0 +1,105 @@
+"""The PNGs beside RESULTS.md: latency per client, the million-call curve, 4 MiB throughput.
+Drawn only when matplotlib is installed (the Makefile installs it into .venv best-effort)."""
+
+import os
+
+from .report import CLIENT_NAMES, MIB, median
+
+
+def draw(directory, results):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError:
+        print("(matplotlib not installed: no plots)")
+        return
+    latency(pyplot, os.path.join(directory, "results.png"), results["load"])
+    if results.get("million"):
+        million(pyplot, os.path.join(directory, "million.png"), results["million"])
+    big(pyplot, os.path.join(directory, "bigmessages.png"), results["big"])
+
+
+def latency(pyplot, path, load):
+    figure, axes = pyplot.subplots(2, 3, figsize=(18, 8))
+    for row, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
+        for axis, concurrency in zip(row, (1, 100, 1000)):
+            labels, p50, p99 = [], [], []
+            for transport in ("h2c", "tls"):
+                for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
+                    match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
+                    labels.append(f"{CLIENT_NAMES[client]}\n{transport}")
+                    p50.append(median(load, "p50_us", **match))
+                    p99.append(median(load, "p99_us", **match))
+            positions = range(len(labels))
+            axis.bar([p - 0.2 for p in positions], p50, width=0.4, label="p50")
+            axis.bar([p + 0.2 for p in positions], p99, width=0.4, label="p99")
+            axis.set_xticks(list(positions), labels, fontsize=7)
+            axis.set_ylabel("latency (µs)")
+            axis.set_yscale("log")
+            axis.set_title(f"{server} server, {concurrency} in flight")
+            axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    print(f"plot: {path}")
+
+
+def million(pyplot, path, run):
+    samples = run["samples"]
+    calls = [s["calls"] / 1000 for s in samples]
+    figure, (memory, growth) = pyplot.subplots(1, 2, figsize=(14, 4.5))
+    memory.plot(calls, [s["rss_bytes"] / MIB for s in samples], label="RSS (MiB)", color="tab:blue")
+    if "heap_live_bytes" in samples[0]:
+        memory.plot(calls, [s["heap_live_bytes"] / MIB for s in samples], label="live heap (MiB)", color="tab:green")
+    memory.set_xlabel("calls (thousands)")
+    memory.set_ylabel("MiB")
+    memory.set_ylim(bottom=0)
+    descriptors = memory.twinx()
+    descriptors.plot(calls, [s["fds"] for s in samples], label="open descriptors", color="tab:red", linestyle="--")
+    descriptors.set_ylabel("open descriptors")
+    descriptors.set_ylim(bottom=0, top=max(s["fds"] for s in samples) * 2 + 1)
+    handles = memory.get_legend_handles_labels()[0] + descriptors.get_legend_handles_labels()[0]
+    memory.legend(handles, [h.get_label() for h in handles], loc="lower right")
+    memory.set_title(f"{run['calls']:,} sequential calls on one channel (authrpc, h2c, grpc-c++)")
+
+    # The same curves as growth from the 10,000th call, against the 1 MiB target.
+    start = next(s for s in samples if s["calls"] >= 10000)
+    later = [s for s in samples if s["calls"] >= 10000]
+    growth.plot([s["calls"] / 1000 for s in later], [(s["rss_bytes"] - start["rss_bytes"]) / 1024 for s in later],
+                label="RSS growth", color="tab:blue")
+    if "heap_live_bytes" in start:
+        growth.plot([s["calls"] / 1000 for s in later], [(s["heap_live_bytes"] - start["heap_live_bytes"]) / 1024 for s in later],
+                    label="live heap growth", color="tab:green")
+    growth.axhline(1024, color="grey", linestyle=":", label="target: < 1 MiB")
+    growth.set_xlabel("calls (thousands)")
+    growth.set_ylabel("KiB since the 10,000th call")
+    growth.set_ylim(bottom=min(0, growth.get_ylim()[0]), top=1200)
+    growth.legend(loc="upper left")
+    growth.set_title("growth after the first 10,000 calls")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    print(f"plot: {path}")
+
+
+def big(pyplot, path, records):
+    figure, axes = pyplot.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    clients = ("h2load", "authrpc", "grpc-swift")
+    for axis, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
+        groups = [(t, d, c) for t in ("h2c", "tls") for d in ("response", "request") for c in (1, 8)]
+        width = 0.8 / len(clients)
+        for index, client in enumerate(clients):
+            values = [median(records, "gb_per_second", impl=client, server=server, transport=t, direction=d, concurrency=c)
+                      for t, d, c in groups]
+            axis.bar([g + (index - 1) * width for g in range(len(groups))], values, width=width, label=CLIENT_NAMES[client])
+        axis.set_xticks(range(len(groups)), [f"{t}\n{d}s\n{c} in flight" for t, d, c in groups], fontsize=7)
+        axis.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+        axis.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+        axis.set_ylabel("GB/s (4 MiB payloads)")
+        axis.set_title(f"{server} server")
+        axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    print(f"plot: {path}")

@@ -1,0 +1,99 @@
+"""Building the bench binaries and running processes: clients measured by wait4(2), servers
+that print their ports and live until their stdin closes."""
+
+import os
+import selectors
+import shutil
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(HERE)
+CXX_SERVER_SOURCE = os.path.join(HERE, "CxxServer", "bench_server.cc")
+PROTO = os.path.join(ROOT, "Protos", "grpc", "testing", "interop.proto")
+
+
+def build_swift():
+    """Builds the Benchmarks package in release mode (reusing Benchmarks/.build) and returns
+    its binary directory."""
+    command = ["swift", "build", "-c", "release", "--package-path", HERE]
+    subprocess.run(command, check=True)
+    return subprocess.run(command + ["--show-bin-path"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def build_cxx_server():
+    """Builds the gRPC C++ bench server into Benchmarks/.build/cxx-server (never committed),
+    again only when its source or the proto changed. Returns the binary's path."""
+    out = os.path.join(HERE, ".build", "cxx-server")
+    binary = os.path.join(out, "bench_server")
+    inputs = [CXX_SERVER_SOURCE, PROTO, __file__]
+    if os.path.exists(binary) and os.path.getmtime(binary) > max(os.path.getmtime(path) for path in inputs):
+        return binary
+    for tool in ("protoc", "grpc_cpp_plugin", "g++", "pkg-config"):
+        if not shutil.which(tool):
+            raise SystemExit(f"bench: {tool} is missing: run `Scripts/install-deps.sh --bench` (Debian: libgrpc++-dev protobuf-compiler-grpc)")
+    os.makedirs(out, exist_ok=True)
+    print("building the gRPC C++ bench server (once; about a minute)", flush=True)
+    subprocess.run(["protoc", "-I", os.path.join(ROOT, "Protos"), f"--cpp_out={out}", f"--grpc_out={out}",
+                    f"--plugin=protoc-gen-grpc={shutil.which('grpc_cpp_plugin')}", PROTO], check=True)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "grpc++", "protobuf"],
+                           check=True, capture_output=True, text=True).stdout.split()
+    generated = os.path.join(out, "grpc", "testing")
+    subprocess.run(["g++", "-O2", "-std=c++17", "-I", out, CXX_SERVER_SOURCE,
+                    os.path.join(generated, "interop.pb.cc"), os.path.join(generated, "interop.grpc.pb.cc"),
+                    *flags, "-o", binary + ".partial"], check=True)
+    os.replace(binary + ".partial", binary)
+    return binary
+
+
+def run_checked(command, timeout, env=None):
+    """Runs `command` to completion; returns (stdout, user+sys CPU seconds, peak RSS in KiB,
+    context switches) of that process alone, from wait4(2). Raises with the tail of stderr when
+    it fails."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, text=True,
+                                   env=None if env is None else {**os.environ, **env})
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                process.kill()
+                os.wait4(process.pid, 0)
+                raise RuntimeError(f"{' '.join(command)} did not finish in {timeout} s")
+            time.sleep(0.01)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.read()[-3000:]}")
+        return out.read(), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, usage.ru_nvcsw + usage.ru_nivcsw
+
+
+class Server:
+    """A bench server: prints `BENCH SERVER READY <h2c port> <tls port>`, stops when stdin closes."""
+
+    def __init__(self, name, command):
+        self.name = name
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            if not selector.select(timeout=60):
+                self.close()
+                raise RuntimeError(f"{name} did not start within 60 s")
+        words = self.process.stdout.readline().split()
+        if words[:3] != ["BENCH", "SERVER", "READY"]:
+            self.close()
+            raise RuntimeError(f"{name} did not start")
+        self.ports = {"h2c": int(words[3]), "tls": int(words[4])}
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

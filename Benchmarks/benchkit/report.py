@@ -1,0 +1,356 @@
+"""RESULTS.md: every figure of one `make bench` run side by side, the ratios against h2load and
+grpc-swift-2, and the targets of shared/PERFORMANCE.md."""
+
+import os
+import re
+import statistics
+import subprocess
+import time
+
+from . import budget
+from .processes import ROOT
+
+CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-session": "authrpc-session",
+                "grpc-swift": "grpc-swift-2", "noop": "harness alone"}
+KIB, MIB = 1024, 1024 * 1024
+
+
+def median(records, key, **match):
+    values = [r[key] for r in records if all(r.get(k) == v for k, v in match.items()) and key in r]
+    return statistics.median(values) if values else float("nan")
+
+
+def ratio(mine, theirs):
+    return mine / theirs if theirs and theirs == theirs else float("nan")
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def write(arguments, results):
+    """Writes RESULTS.md; returns its text."""
+    text = render(arguments, results)
+    with open(arguments.output, "w") as handle:
+        handle.write(text)
+    return text
+
+
+def render(arguments, results):
+    """The report of the phases `results` holds."""
+    lines = header(arguments, results) + summary(results)
+    if "load" in results:
+        lines += small_calls(results)
+    if "allocations" in results:
+        lines += allocations(results)
+    lines += memory(results) + million(results)
+    if "big" in results:
+        lines += big_messages(results)
+    lines += flow_control_section(results)
+    return "\n".join(lines) + "\n"
+
+
+def known(value):
+    return value == value  # not NaN
+
+
+def header(arguments, results):
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    phases = ", ".join(f"{name} {seconds / 60:.1f} min" for name, seconds in results["phases"])
+    return [
+        "# Benchmark results",
+        "",
+        f"`make bench` on {time.strftime('%Y-%m-%d')} at commit `{commit or 'unknown'}`: {os.cpu_count()} cores "
+        f"(shared with other work: ±15 % between runs; ratios within one run hold), loopback. "
+        f"The run took {results['duration_seconds'] / 60:.1f} minutes after the build ({phases}).",
+        "",
+        "- Servers: **grpc-c++** (gRPC C++ 1.51 callback API, `CxxServer/bench_server.cc`) and **grpc-swift-2** "
+        "(`Sources/BenchServer`). Both answer `grpc.testing.TestService/UnaryCall` with `response_size` zero bytes.",
+        f"- Small calls: 100-byte request and response payloads; {arguments.calls_sequential} calls at 1 in flight, "
+        f"{arguments.calls} at 100 and at 1,000 in flight, on one connection, after 200 warm-up calls; medians of {arguments.rounds} "
+        "interleaved rounds (h2load, authrpc, authrpc-session, grpc-swift-2, then again).",
+        "- CPU is the client's own user+sys time per call: for the Swift clients over the timed calls only "
+        "(getrusage around them), for h2load its whole process (wait4). Context switches (voluntary and "
+        "involuntary, all threads) are counted the same way: at 1 in flight they are most of the CPU gap.",
+        "- Allocations: `libMallocCounter.so` preloaded (LD_PRELOAD) counts every malloc/calloc/realloc/memalign and "
+        "free of the client process; BenchClient reads it just before and after the timed calls, so set-up and "
+        "warm-up are excluded. h2load's figure is the difference between a 1,000-call and a longer run. "
+        "Allocation runs are separate from the timed runs, so counting never slows the CPU figures.",
+        "",
+    ]
+
+
+def summary(results):
+    load, allocs, big = results.get("load", []), results.get("allocations", []), results.get("big", [])
+    rows = []
+
+    def row(figure, server, mine, floor, swift, target, ok, unit="", digits=1):
+        if not known(mine):
+            return
+        def show(value):
+            return f"{value:.{digits}f}{unit}" if known(value) else ""
+        mark = "" if ok is None else verdict(ok)
+        rows.append(f"| {figure} | {server} | {show(mine)} | {show(floor)} | {show(swift)} | "
+                    f"{f'{ratio(mine, floor):.2f}×' if known(floor) else ''} | {f'{ratio(mine, swift):.2f}×' if known(swift) else ''} | "
+                    f"{target} | {mark} |")
+
+    for server in ("grpc-c++", "grpc-swift-2"):
+        for transport in ("h2c", "tls"):
+            def fig(client, concurrency, key, records=load):
+                return median(records, key, impl=client, server=server, transport=transport, concurrency=concurrency)
+            for concurrency in (100, 1):
+                mine, floor, swift = (fig(c, concurrency, "cpu_us_per_call") for c in ("authrpc", "h2load", "grpc-swift"))
+                row(f"CPU per call, {transport}, {concurrency} in flight", server, mine, floor, swift,
+                    "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2", ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5, " µs")
+            mine, floor, swift = (fig(c, 1, "p50_us") for c in ("authrpc", "h2load", "grpc-swift"))
+            row(f"p50 latency, {transport}, 1 in flight", server, mine, floor, swift,
+                "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0)
+            mine, floor, swift = (fig(c, 100, "calls_per_second") for c in ("authrpc", "h2load", "grpc-swift"))
+            row(f"calls/s, {transport}, 100 in flight", server, mine, floor, swift, "≥ 0.9× h2load", ratio(mine, floor) >= 0.9, "", 0)
+            session = ratio(fig("authrpc-session", 100, "cpu_us_per_call"), fig("authrpc", 100, "cpu_us_per_call"))
+            row(f"AuthSession (cached token) vs static token, CPU, {transport}, 100 in flight", server, session,
+                float("nan"), float("nan"), "≤ 1.05×", session <= 1.05, "×", 2)
+            for concurrency in (1, 100):
+                mine, floor, swift = (fig(c, concurrency, "mallocs_per_call", allocs) for c in ("authrpc", "h2load", "grpc-swift"))
+                limit = budget.limit_for("authrpc", transport, concurrency) if server == "grpc-c++" else None
+                row(f"mallocs per call, {transport}, {concurrency} in flight", server, mine, floor, swift,
+                    "" if limit is None else f"budget {limit}", None if limit is None else mine <= limit)
+    memory_figures = inflight_figures(results)
+    if memory_figures:
+        own = memory_figures["own_rss"]
+        row(f"RSS per call in flight ({results['settings']['in_flight']:,}), library's own (authrpc − bare continuation)",
+            "grpc-c++", own, float("nan"), memory_figures["grpc-swift_rss"] - memory_figures["baseline_rss"],
+            "< 2 KiB", own < 2 * KIB, " B", 0)
+    if "million" in results:
+        growth = million_growth(results["million"])
+        row(f"{results['million']['calls']:,} sequential calls, RSS growth after the first 10,000", "grpc-c++",
+            growth["rss"] / KIB, float("nan"), float("nan"), "< 1 MiB", growth["rss"] < MIB, " KiB", 0)
+    for transport, target in (("h2c", 1.0), ("tls", 0.5)):
+        for direction in ("response", "request"):
+            for server in ("grpc-c++", "grpc-swift-2"):
+                def gb(client):
+                    return median(big, "gb_per_second", impl=client, server=server, transport=transport, direction=direction, concurrency=1)
+                mine = gb("authrpc")
+                row(f"4 MiB {direction}s, {transport}, 1 in flight", server, mine, gb("h2load"), gb("grpc-swift"),
+                    f"≥ {target} GB/s", mine >= target, " GB/s", 2)
+    if not rows:
+        return []
+    return ["## Against the targets (PERFORMANCE.md, issue 10)", "",
+            "| figure | server | authrpc | h2load | grpc-swift-2 | vs h2load | vs grpc-swift-2 | target | |",
+            "|---|---|---|---|---|---|---|---|---|"] + rows + [""]
+
+
+def small_calls(results):
+    load, allocs = results["load"], results["allocations"]
+    lines = ["## Small calls (100-byte payloads)", "",
+             "| server | transport | in flight | client | calls/s | p50 µs | p99 µs | CPU µs/call | context switches/call | mallocs/call |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for server in ("grpc-c++", "grpc-swift-2"):
+        for transport in ("h2c", "tls"):
+            for concurrency in (1, 100, 1000):
+                for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
+                    match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
+                    lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(load, 'calls_per_second', **match):.0f} | "
+                                 f"{median(load, 'p50_us', **match):.0f} | {median(load, 'p99_us', **match):.0f} | "
+                                 f"{median(load, 'cpu_us_per_call', **match):.1f} | {median(load, 'context_switches_per_call', **match):.2f} | "
+                                 f"{median(allocs, 'mallocs_per_call', **match):.1f} |")
+    return lines + ["", "Latency plot: `results.png`.", ""]
+
+
+def allocations(results):
+    allocs = results["allocations"]
+    lines = ["## Allocations per call", "",
+             "Over the timed calls only (see above). `harness alone` runs the same load loop with no call: what "
+             "BenchClient itself adds per call (its worker tasks). The budget (`allocation-budget.json`, mallocs per "
+             f"call against grpc-c++) is checked by `make bench` and `bench.py --quick`; {budget_note()}",
+             "",
+             "| server | transport | in flight | client | mallocs | reallocs | frees | bytes asked | budget |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for server in ("grpc-c++", "grpc-swift-2"):
+        for transport in ("h2c", "tls"):
+            for concurrency in (1, 100, 1000):
+                for client in ("authrpc", "authrpc-session", "grpc-swift", "h2load", "noop"):
+                    match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
+                    limit = budget.limit_for(client, transport, concurrency) if server == "grpc-c++" else None
+                    lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(allocs, 'mallocs_per_call', **match):.2f} | "
+                                 f"{median(allocs, 'reallocs_per_call', **match):.2f} | {median(allocs, 'frees_per_call', **match):.2f} | "
+                                 f"{median(allocs, 'malloc_bytes_per_call', **match):.0f} | {'' if limit is None else limit} |")
+    return lines + [""]
+
+
+def budget_note():
+    try:
+        document = budget.load()
+    except FileNotFoundError:
+        return "no budget is committed yet."
+    return f"the budget was set on {document['measured_on']} from that day's figures plus {int(budget.MARGIN * 100)} %."
+
+
+def inflight_figures(results):
+    records = results.get("inflight", [])
+    if not records:
+        return {}
+    figures = {}
+    for impl in ("baseline", "authrpc", "grpc-swift"):
+        figures[f"{impl}_rss"] = median(records, "rss_growth_per_call_bytes", impl=impl)
+        figures[f"{impl}_heap"] = median(records, "heap_growth_per_call_bytes", impl=impl)
+        figures[f"{impl}_mallocs"] = median(records, "mallocs_per_call_held", impl=impl)
+    figures["own_rss"] = figures["authrpc_rss"] - figures["baseline_rss"]
+    figures["own_heap"] = figures["authrpc_heap"] - figures["baseline_heap"]
+    return figures
+
+
+def memory(results):
+    figures = inflight_figures(results)
+    if not figures:
+        return []
+    n = results["settings"]["in_flight"]
+    lines = ["## Memory per call in flight", "",
+             f"{n:,} calls in flight at once on one h2c connection: the grpc-c++ server parks every call that carries "
+             "`x-bench-hold` until BenchClient, having seen the server count all of them (`x-bench-control: held`), "
+             "measures and releases them (`x-bench-control: release`). The baseline is the same process (same channel, "
+             f"same warm-up) with {n:,} tasks each waiting on a bare `UnsafeContinuation`. RSS from /proc/self/statm; "
+             "heap = bytes in live malloc blocks (allocator-sized) from the preloaded counter. Medians of "
+             f"{results['settings']['rounds']} interleaved rounds.", "",
+             "| shape | RSS growth per call | heap growth per call | mallocs per call while parking |", "|---|---|---|---|"]
+    for impl, name in (("baseline", "tasks on a bare continuation"), ("authrpc", "authrpc calls in flight"),
+                       ("grpc-swift", "grpc-swift-2 calls in flight")):
+        lines.append(f"| {name} | {figures[impl + '_rss']:.0f} B | {figures[impl + '_heap']:.0f} B | {figures[impl + '_mallocs']:.1f} |")
+    lines.append(f"| **authrpc's own (authrpc − baseline)** | **{figures['own_rss']:.0f} B** | **{figures['own_heap']:.0f} B** | |")
+    lines.append(f"| grpc-swift-2's own | {figures['grpc-swift_rss'] - figures['baseline_rss']:.0f} B | "
+                 f"{figures['grpc-swift_heap'] - figures['baseline_heap']:.0f} B | |")
+    lines += ["", f"Target: < 2 KiB (2,048 B) of the library's own per call in flight: {verdict(figures['own_rss'] < 2 * KIB)}.", ""]
+    return lines
+
+
+def million_growth(run):
+    samples = run["samples"]
+    first = next(s for s in samples if s["calls"] >= 10000)
+    last = samples[-1]
+    growth = {"rss": last["rss_bytes"] - first["rss_bytes"], "fds": last["fds"] - first["fds"],
+              "rss_max": max(s["rss_bytes"] for s in samples if s["calls"] >= 10000) - first["rss_bytes"]}
+    if "heap_live_bytes" in first:
+        growth["heap"] = last["heap_live_bytes"] - first["heap_live_bytes"]
+    return growth
+
+
+def million(results):
+    run = results.get("million")
+    if not run:
+        return []
+    growth = million_growth(run)
+    samples = run["samples"]
+    first = next(s for s in samples if s["calls"] >= 10000)
+    lines = ["## A million sequential calls", "",
+             f"{run['calls']:,} calls one after another on one channel (authrpc, static token, grpc-c++ server, h2c), "
+             f"in {run['seconds']:.0f} s ({run['calls_per_second']:.0f} calls/s, {run['cpu_us_per_call']:.1f} µs CPU per call, "
+             "malloc counter preloaded). Sampled every 10,000 calls; growth is measured from the 10,000th call.", "",
+             "| figure | at 10,000 calls | at the end | growth | target |", "|---|---|---|---|---|",
+             f"| RSS | {first['rss_bytes'] / MIB:.2f} MiB | {samples[-1]['rss_bytes'] / MIB:.2f} MiB | {growth['rss'] / KIB:+.0f} KiB "
+             f"(peak {growth['rss_max'] / KIB:+.0f} KiB) | < 1 MiB: {verdict(growth['rss'] < MIB)} |"]
+    if "heap" in growth:
+        lines.append(f"| live heap | {first['heap_live_bytes'] / MIB:.2f} MiB | {samples[-1]['heap_live_bytes'] / MIB:.2f} MiB | "
+                     f"{growth['heap'] / KIB:+.1f} KiB | |")
+    lines.append(f"| open descriptors | {first['fds']} | {samples[-1]['fds']} | {growth['fds']:+d} | none |")
+    return lines + ["", "Curve: `million.png`.", ""]
+
+
+def big_messages(results):
+    big = results["big"]
+    runs = " and ".join(f"{calls} calls at {concurrency} in flight" for concurrency, calls in results["big_runs"])
+    lines = ["## 4 MiB messages", "",
+             "4 MiB (4,194,304-byte) payloads: responses (a small request asking for 4 MiB) and requests (4 MiB up, an "
+             f"empty response), {runs}, after 4 warm-up calls, medians of "
+             f"{results['settings']['big_rounds']} interleaved rounds. GB/s = 10⁹ payload bytes per second of wall time, one "
+             "direction. Targets: ≥ 1 GB/s on h2c, ≥ 0.5 GB/s on TLS.", "",
+             "| server | transport | direction | in flight | h2load GB/s | authrpc GB/s | grpc-swift-2 GB/s | authrpc CPU ms/call | authrpc vs h2load |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for server in ("grpc-c++", "grpc-swift-2"):
+        for transport in ("h2c", "tls"):
+            for direction in ("response", "request"):
+                for concurrency in (1, 8):
+                    match = dict(server=server, transport=transport, direction=direction, concurrency=concurrency)
+                    h2load, mine, swift = (median(big, "gb_per_second", impl=c, **match) for c in ("h2load", "authrpc", "grpc-swift"))
+                    cpu = median(big, "cpu_us_per_call", impl="authrpc", **match) / 1000
+                    lines.append(f"| {server} | {transport} | {direction}s | {concurrency} | {h2load:.2f} | {mine:.2f} | {swift:.2f} | "
+                                 f"{cpu:.2f} | {ratio(mine, h2load):.2f}× |")
+    return lines + ["", "Plot: `bigmessages.png`.", ""]
+
+
+def flow_control_section(results):
+    windows = results["flow_control"]
+    lines = ["## Flow-control windows", "",
+             "What each side lets the other send before a WINDOW_UPDATE (HTTP/2 default: 65,535 bytes per stream and per "
+             "connection). The servers' figures are read from their first SETTINGS and connection WINDOW_UPDATE "
+             "(`nghttp -nv` against the h2c port, this run); the clients' from their configuration.", "",
+             "| peer | stream window (SETTINGS_INITIAL_WINDOW_SIZE) | connection window | max frame size | notes |",
+             "|---|---|---|---|---|"]
+    for row in windows:
+        lines.append(f"| {row['peer']} | {row['stream']} | {row['connection']} | {row['frame']} | {row['notes']} |")
+    return lines + [""]
+
+
+def size(value):
+    if value is None:
+        return "?"
+    if value >= MIB and value % (MIB // 16) in (0, MIB // 16 - 1):
+        return f"{value:,} ({value / MIB:.0f} MiB)"
+    return f"{value:,}"
+
+
+def flow_control(servers):
+    """The windows every peer uses, for the report."""
+    rows = []
+    config = os.path.join(ROOT, "Sources", "HTTP2Client", "HTTP2ConnectionConfiguration.swift")
+    with open(config) as handle:
+        source = handle.read()
+
+    def constant(name):
+        found = re.search(rf"var {name}: \w+ = ([\d\s<>*]+)", source)
+        return eval_int(found.group(1)) if found else None
+    rows.append({"peer": "authrpc client (`HTTP2ConnectionConfiguration`)", "stream": size(constant("initialStreamWindowSize")),
+                 "connection": size(constant("connectionWindowSize")), "frame": "16,384 (default)",
+                 "notes": "connection window raised by WINDOW_UPDATE right after the preface"})
+    rows.append({"peer": "grpc-swift-2 client (NIO transport defaults)", "stream": size(8 * MIB), "connection": size(8 * MIB),
+                 "frame": "16,384", "notes": "`HTTP2ClientTransport.Config.HTTP2.defaults`: targetWindowSize 8 MiB"})
+    rows.append({"peer": "h2load", "stream": size((1 << 30) - 1), "connection": size((1 << 30) - 1), "frame": "16,384",
+                 "notes": "defaults `-w 30 -W 30`"})
+    for server in servers.values():
+        settings = server_settings(server)
+        notes = {"grpc-c++": "16 MiB lookahead asked (`GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES`); with gRPC's default BDP "
+                             "probing it announces 4 MiB − 1 and grows windows with the measured bandwidth-delay product, so "
+                             "a 4 MiB request may wait for one WINDOW_UPDATE",
+                 "grpc-swift-2": "`targetWindowSize` 16 MiB; the connection window starts at 65,535 and is topped up "
+                                 "as data is read"}.get(server.name, "")
+        rows.append({"peer": f"{server.name} server", "stream": size(settings.get("SETTINGS_INITIAL_WINDOW_SIZE")),
+                     "connection": size(settings.get("connection")) if settings.get("connection") else "65,535 at first",
+                     "frame": size(settings.get("SETTINGS_MAX_FRAME_SIZE", 16384)), "notes": notes})
+    return rows
+
+
+def eval_int(expression):
+    value = 0
+    for part in expression.split("*"):
+        shift = [int(x) for x in part.split("<<")]
+        term = shift[0] << (shift[1] if len(shift) > 1 else 0)
+        value = term if value == 0 else value * term
+    return value
+
+
+def server_settings(server):
+    """The server's first SETTINGS and its connection-level WINDOW_UPDATE, as nghttp sees them."""
+    url = f"http://127.0.0.1:{server.ports['h2c']}/grpc.testing.TestService/UnaryCall"
+    try:
+        output = subprocess.run(["nghttp", "-nv", "-H", "content-type: application/grpc", "-H", "te: trailers", url],
+                                capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    settings = {}
+    block = re.search(r"recv SETTINGS frame <length=\d+, flags=0x00, stream_id=0>\n(.*?)\n\[", output, re.S)
+    if block:
+        for name, value in re.findall(r"\[(SETTINGS_\w+)\(0x\w+\):(\d+)\]", block.group(1)):
+            settings[name] = int(value)
+    update = re.search(r"recv WINDOW_UPDATE frame <length=4, flags=0x00, stream_id=0>\n\s*\(window_size_increment=(\d+)\)", output)
+    if update:
+        settings["connection"] = 65535 + int(update.group(1))
+    return settings
