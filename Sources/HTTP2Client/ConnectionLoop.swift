@@ -521,16 +521,20 @@ final class ConnectionLoop: @unchecked Sendable {
         let output = self.output
         while true {
             // Gather up to a bounded backlog; nghttp2 keeps the rest queued until it drains.
-            var gathered = 0
-            while output.count < Self.maxUnsentBytes {
+            // `bounded` says the bound, not nghttp2, ended the gathering (also when a backlog
+            // left by a refused write is already at the bound).
+            var bounded = true
+            while output.count < configuration.maxUnsentBytes {
                 var chunk: UnsafePointer<UInt8>?
                 let count = nghttp2_session_mem_send(session, &chunk)
                 if count < 0 {
                     throw .protocolError(String(cString: nghttp2_strerror(Int32(count))))
                 }
-                if count == 0 { break }
+                if count == 0 {
+                    bounded = false
+                    break
+                }
                 frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
-                gathered += count
             }
             if let tls {
                 if !frames.isEmpty {
@@ -551,14 +555,11 @@ final class ConnectionLoop: @unchecked Sendable {
                     throw .connectionClosed(reason: reason, streamWasSent: true)
                 }
             }
-            // Everything went out. If the backlog bound stopped the gathering, nghttp2 has more:
-            // go round again, since nothing else would wake the loop for it.
-            if gathered == 0 || nghttp2_session_want_write(session) == 0 { return }
+            // Everything went out. If the bound stopped the gathering, nghttp2 may have more: go
+            // round again, since no frame from the server need come to wake the loop for it.
+            if !bounded || nghttp2_session_want_write(session) == 0 { return }
         }
     }
-
-    /// The most bytes gathered before writing: bounds memory when the socket is slower than nghttp2.
-    private static let maxUnsentBytes = 4 << 20
 
     /// Unsent output: over h2c the frames themselves, over TLS their records.
     private var output: ByteQueue { tls == nil ? frames : records }

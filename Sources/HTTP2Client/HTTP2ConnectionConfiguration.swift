@@ -12,6 +12,9 @@ package struct HTTP2ConnectionConfiguration: Sendable {
     /// SETTINGS_MAX_HEADER_LIST_SIZE and enforced: past it the stream is reset and fails with
     /// ``HTTP2Error/responseHeaderListTooLarge(limit:)``. 16 KiB, gRPC C-core's hard limit.
     package var maxHeaderListSize: UInt32 = 16 << 10
+    /// The most output gathered from nghttp2 before it is written: bounds memory when the socket
+    /// is slower than nghttp2. Tests lower it to make the bound bite on every write.
+    package var maxUnsentBytes = 4 << 20
     /// When set, a PING is sent after this much silence from the peer.
     package var keepaliveInterval: Duration?
     /// How long to wait for the PING acknowledgement before giving up on the connection.

@@ -209,6 +209,17 @@ struct StreamTests {
         }
     }
 
+    @Test("a body larger than the gathering bound goes out whole though the server sends nothing until it ends", arguments: [1, 16 << 10])
+    func bodyPastTheGatheringBound(bound: Int) async throws {
+        // The server gives no window back (its 16 MiB stream window covers the body), so no
+        // frame arrives while the body goes out: after the socket refuses a write, the loop must
+        // keep gathering from nghttp2 by itself once the backlog has gone out.
+        let connection = try await FaultPeer.connect { $0.maxUnsentBytes = bound }
+        let size = 12 << 20
+        let response = try await connection.send(FaultPeer.request("QuietSink", message: [UInt8](repeating: 0x33, count: size), deadline: .now + .seconds(30)))
+        #expect(String(decoding: response.body.dropFirst(5), as: UTF8.self) == "\(size + 5)")
+    }
+
     @Test("keepalive: PINGs go out while a stream waits, and an unanswered one ends the connection")
     func keepalive() async throws {
         // A generous timeout for the answered PINGs: the fault server shares two cores with the

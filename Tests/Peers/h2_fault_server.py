@@ -242,6 +242,7 @@ class Connection:
         self.scenarios = {
             "EchoRequest": self.echo_request,
             "Echo": self.echo,
+            "QuietSink": self.quiet_sink,
             "TrailersOnly": self.trailers_only_scenario,
             "HTTPStatus": self.http_status,
             "NonGRPCContentType": self.non_grpc_content_type,
@@ -552,8 +553,10 @@ class Connection:
             stream = self.streams.get(event.stream_id)
             if stream is not None:
                 stream.body += event.data
-            # Give the window straight back so the client never stalls on us.
-            if event.flow_controlled_length:
+            # Give the window straight back so the client never stalls on us (QuietSink keeps
+            # it: the stream window it announced covers the body, and no frame wakes the client).
+            quiet = stream is not None and stream.scenario == "QuietSink"
+            if event.flow_controlled_length and not quiet:
                 try:
                     self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 except h2.exceptions.StreamClosedError:
@@ -645,6 +648,12 @@ class Connection:
     def echo(self, stream):
         self.normal_headers(stream)
         self.message_and_ok(stream, stream.message)
+
+    def quiet_sink(self, stream):
+        """Takes the whole body without sending a frame until it ends (no WINDOW_UPDATE: the
+        announced stream window must cover it), then answers with the body's length in ASCII."""
+        self.normal_headers(stream)
+        self.message_and_ok(stream, str(len(stream.body)).encode("ascii"))
 
     def trailers_only_scenario(self, stream):
         self.trailers_only(stream, 16, "token%20expired", [("www-authenticate", 'Bearer error="invalid_token"')])

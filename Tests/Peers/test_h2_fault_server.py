@@ -251,6 +251,15 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(response.body[0], 1)
         self.assertEqual(gzip.decompress(response.message), b"squeeze me")
 
+    def test_quiet_sink_counts_the_body_and_gives_no_window_back(self):
+        client = self.client()
+        response = client.call("QuietSink", message=b"x" * 16000)
+        self.assertEqual(response.message, str(16000 + 5).encode("ascii"))
+        # No WINDOW_UPDATE (type 8) for the stream, and none for the connection but the one that
+        # opens its window at the start.
+        updates = [stream_id for kind, _, stream_id, _ in client.frames if kind == 0x8]
+        self.assertEqual(updates, [0])
+
     def test_trailers_only_is_one_header_block(self):
         client = self.client()
         response = client.call("TrailersOnly")
