@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // Authenticated unary gRPC calls over libnghttp2 + OpenSSL, with an OAuth 2.0 AuthSession.
 import PackageDescription
 

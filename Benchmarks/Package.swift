@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // The performance comparison: swift-authrpc against grpc-swift-2 and h2load, on one grpc-swift-2
 // server. Its own package, so grpc-swift-2 never enters the library's dependency graph.
 import Foundation

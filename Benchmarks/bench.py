@@ -44,6 +44,7 @@ SERVERS = ["grpc-c++", "grpc-swift-2"]
 TRANSPORTS = ["h2c", "tls"]
 BIG = 4 << 20  # bytes of payload in a big message
 BIG_RUNS = ((1, 96), (8, 192))  # (in flight, calls) per 4 MiB run: 0.4 to 0.8 GiB each
+QUICK_CLIENTS = ("authrpc", "authrpc-io")  # the swift-authrpc clients `--quick` measures
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 
 
@@ -55,6 +56,7 @@ def main():
                         help="perf profile of swift-authrpc (--transport, --concurrency) against the C++ server; writes nothing")
     parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile")
     parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
+    parser.add_argument("--client", choices=QUICK_CLIENTS, default="authrpc", help="for --profile")
     parser.add_argument("--update-budget", action="store_true",
                         help="write allocation-budget.json from this run's figures (plus a margin) instead of checking it")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
@@ -93,7 +95,7 @@ def main():
         if arguments.profile:
             # Five times a timed run's calls, so start-up (dynamic linking) is a small share of the samples.
             profile.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.concurrency,
-                        5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential))
+                        5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential), arguments.client)
             over = []
         elif arguments.quick:
             over = quick(arguments, runner, servers[BUDGET_SERVER])
@@ -122,29 +124,31 @@ def progress(label, result, *keys):
 
 
 def quick(arguments, runner, server):
-    """CPU and allocations per call for swift-authrpc (and h2load's CPU, for the ratio)."""
+    """CPU and allocations per call for swift-authrpc, its tasks on the default executor and on the
+    channel's (and h2load's CPU, for the ratio)."""
     runs, mallocs, rows = {}, {}, []
     for transport in TRANSPORTS:
         for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
             for _ in range(arguments.rounds):
-                for client in ("h2load", "authrpc"):
+                for client in ("h2load",) + QUICK_CLIENTS:
                     runs.setdefault(client, []).append(runner.load(client, server, transport, concurrency, calls))
-            counted = runner.load("authrpc", server, transport, concurrency, calls, count_mallocs=True)
-            mallocs[("authrpc", transport, concurrency)] = counted["mallocs_per_call"]
 
             def mid(client, key):
                 return statistics.median(r[key] for r in runs[client][-arguments.rounds:])
-            rows.append((transport, concurrency, mid("authrpc", "cpu_us_per_call"), mid("h2load", "cpu_us_per_call"),
-                         mid("authrpc", "context_switches_per_call"), mid("h2load", "context_switches_per_call"), counted))
+            for client in QUICK_CLIENTS:
+                counted = runner.load(client, server, transport, concurrency, calls, count_mallocs=True)
+                mallocs[(client, transport, concurrency)] = counted["mallocs_per_call"]
+                rows.append((client, transport, concurrency, mid(client, "cpu_us_per_call"), mid("h2load", "cpu_us_per_call"),
+                             mid(client, "context_switches_per_call"), mid("h2load", "context_switches_per_call"), counted))
     print(f"\nswift-authrpc against {server.name}, medians of {arguments.rounds} interleaved rounds "
           f"({arguments.calls_sequential} calls at 1 in flight, {arguments.calls} at 100); switches = context switches")
-    print(f"{'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'h2load µs':>10} {'ratio':>6} {'switches':>9} {'h2load':>7} "
-          f"{'mallocs':>8} {'frees':>8} {'bytes':>8} {'budget':>7}")
-    for transport, concurrency, mine, theirs, switches, their_switches, counted in rows:
-        limit = budget.limit_for("authrpc", transport, concurrency)
-        print(f"{transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} {their_switches:7.2f} "
-              f"{counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} {counted['malloc_bytes_per_call']:8.0f} "
-              f"{'-' if limit is None else limit:>7}")
+    print(f"{'client':11} {'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'h2load µs':>10} {'ratio':>6} {'switches':>9} "
+          f"{'h2load':>7} {'mallocs':>8} {'frees':>8} {'bytes':>8} {'budget':>7}")
+    for client, transport, concurrency, mine, theirs, switches, their_switches, counted in rows:
+        limit = budget.limit_for(client, transport, concurrency)
+        print(f"{client:11} {transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} "
+              f"{their_switches:7.2f} {counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} "
+              f"{counted['malloc_bytes_per_call']:8.0f} {'-' if limit is None else limit:>7}")
     return settle_budget(arguments, mallocs, server.name)
 
 

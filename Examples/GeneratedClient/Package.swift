@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // An app of its own that calls the sandbox through a client generated at build time: a .proto and
 // authrpc-swift-config.json in the target, swift-authrpc's AuthRPCGenerator plugin on it.
 import PackageDescription

@@ -18,6 +18,10 @@ public final class Channel: Sendable {
     public let transportSecurity: TransportSecurity
     /// The options a call uses when it passes none.
     public let defaultCallOptions: CallOptions
+    /// Runs tasks on the thread of this channel's connection, so calls made from them are
+    /// answered without a thread switch: pass it to `withTaskExecutorPreference(_:operation:)`.
+    /// See ``ChannelExecutor`` for what may run there.
+    public let executor = ChannelExecutor()
 
     let connections: ConnectionManager
     let scheme: String
@@ -109,7 +113,7 @@ public final class Channel: Sendable {
         requestLine.append(name: ":scheme", value: scheme)
         self.requestLine = requestLine
         self.logger = logger
-        self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, logger: logger)
+        self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, executor: executor, logger: logger)
     }
 
     /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after

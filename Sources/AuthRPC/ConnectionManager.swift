@@ -24,9 +24,12 @@ final class ConnectionManager: Sendable {
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
     private let guarded: Locked<Guarded>
+    /// Told which connection's thread runs the jobs of tasks that prefer the channel's executor.
+    private let executor: ChannelExecutor
 
-    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, backoff: ConnectionBackoff, logger: Logger) {
+    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, backoff: ConnectionBackoff, executor: ChannelExecutor, logger: Logger) {
         self.target = target
+        self.executor = executor
         self.configuration = configuration
         self.logger = logger
         guarded = Locked(Guarded(backoff: ConnectionBackoffState(backoff)))
@@ -42,7 +45,7 @@ final class ConnectionManager: Sendable {
     /// A connection that takes new streams, connecting first when there is none. Waiting for a
     /// connection attempt ends at `deadline` or on cancellation; the attempt itself goes on for
     /// the next callers.
-    func connection(deadline: ContinuousClock.Instant?) async throws(RPCError) -> HTTP2Connection {
+    nonisolated(nonsending) func connection(deadline: ContinuousClock.Instant?) async throws(RPCError) -> HTTP2Connection {
         let step = guarded.withLock { guarded -> Step in
             switch guarded.state {
             case .ready(_, let connection) where connection.isAcceptingStreams:
@@ -110,6 +113,7 @@ final class ConnectionManager: Sendable {
             return true
         }
         if keep {
+            executor.use(connection)
             logger.debug("connected", metadata: ["target": "\(target)"])
         } else {
             // The channel closed while this attempt ran.
@@ -128,10 +132,12 @@ final class ConnectionManager: Sendable {
 
     /// GOAWAY or loss on the current connection: the next call makes a new one.
     private func connection(_ generation: Int, reported event: HTTP2ConnectionEvent) {
-        guarded.withLock { guarded in
-            guard case .ready(generation, _) = guarded.state else { return }
+        let ended = guarded.withLock { guarded -> HTTP2Connection? in
+            guard case .ready(generation, let connection) = guarded.state else { return nil }
             guarded.state = .idle
+            return connection
         }
+        if let ended { executor.stopUsing(ended) }
         logger.debug("connection ended", metadata: ["target": "\(target)", "event": "\(event)"])
     }
 
@@ -142,6 +148,7 @@ final class ConnectionManager: Sendable {
             if case .ready(_, let connection) = guarded.state { return connection }
             return nil
         }
+        executor.stopUsing(nil)
         connection?.close(graceful: true)
     }
 }

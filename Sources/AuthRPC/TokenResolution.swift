@@ -1,7 +1,7 @@
 /// Turns a call's credentials into the token to send, under the call's deadline and cancellation.
 enum TokenResolution {
     /// The token to send for the call `context` describes, or `nil` for a call without credentials.
-    static func token(for credentials: CallCredentials?, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String? {
+    nonisolated(nonsending) static func token(for credentials: CallCredentials?, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String? {
         switch credentials {
         case nil:
             return nil

@@ -11,7 +11,7 @@ extension Channel {
     ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
     /// - Returns: The response message with the response headers and trailers.
     /// - Throws: ``RPCError`` for every failure.
-    public func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    nonisolated(nonsending) public func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor,
         request: Request,
         responseType: Response.Type = Response.self,
@@ -30,7 +30,7 @@ extension Channel {
     /// token from an ``InvalidatableAuthTokenProvider`` is retried once with a fresh token.
     ///
     /// - Throws: ``RPCError`` for every failure.
-    public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
+    nonisolated(nonsending) public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
         _ method: MethodDescriptor,
         request: Serializer.Message,
         serializer: Serializer,
@@ -65,7 +65,7 @@ extension Channel {
     // Inlined into `unary`, so a waiting call holds one async frame here instead of two (each
     // frame that does not fit the task's current slab costs a new ~1 KiB slab per call in flight).
     @inline(__always)
-    private func exchange<Deserializer: MessageDeserializer>(
+    nonisolated(nonsending) private func exchange<Deserializer: MessageDeserializer>(
         _ method: MethodDescriptor,
         body: [UInt8],
         token: String?,

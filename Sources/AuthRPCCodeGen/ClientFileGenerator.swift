@@ -146,7 +146,8 @@ package struct ClientFileGenerator {
             "/// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a")
         p.print("///   local failure (deadline, credentials, transport).")
         if method.options.deprecated { p.print("@available(*, deprecated)") }
-        p.print("\(access)func \(function)(_ request: \(input)\(requestDefault), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<\(output)> {")
+        // Runs on the caller's executor, as `Channel.unary` does: no hop on the way in or out.
+        p.print("nonisolated(nonsending) \(access)func \(function)(_ request: \(input)\(requestDefault), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<\(output)> {")
         p.printIndented("try await channel.unary(Methods.\(function), request: request, responseType: \(output).self, options: options)")
         p.print("}")
     }

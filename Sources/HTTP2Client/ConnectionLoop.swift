@@ -26,6 +26,12 @@ package enum HTTP2ConnectionEvent: Sendable {
     case closed(HTTP2Error?)
 }
 
+/// A job of a task that prefers the connection's thread, with the executor it runs on.
+struct ScheduledJob: Sendable {
+    let job: UnownedJob
+    let executor: UnownedTaskExecutor
+}
+
 /// State shared between the I/O thread and the threads that hand it commands.
 struct ConnectionInbox {
     enum Phase {
@@ -38,15 +44,30 @@ struct ConnectionInbox {
 
     var phase = Phase.connecting
     var commands: [ConnectionCommand] = []
+    /// Jobs to run on the I/O thread, taken once per turn of the loop.
+    var jobs: [ScheduledJob] = []
+    /// The I/O thread is (about to be) asleep in poll(2) or a connect wait, so whoever queues
+    /// work must wake it. While it runs it takes the queues itself before it sleeps, and a
+    /// command or job queued from its own thread (a resumed caller submitting its next call)
+    /// costs no wake-up at all.
+    var polling = true
     /// A wake-up was signalled and the loop has not yet taken the commands.
     var wakePending = false
+
+    /// Whether the caller that just queued work must signal the wake-up.
+    mutating func needsWakeup() -> Bool {
+        guard polling, !wakePending else { return false }
+        wakePending = true
+        return true
+    }
 }
 
 /// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session,
 /// and is the only thread that ever calls nghttp2 or OpenSSL for this connection.
 ///
-/// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, then gather
-/// every pending frame from nghttp2 into one buffer and write it with one `send`.
+/// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, run the jobs of
+/// tasks that prefer this thread (and take the requests they made), then gather every pending
+/// frame from nghttp2 into one buffer and write it with one `send`.
 final class ConnectionLoop: @unchecked Sendable {
     // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
@@ -71,6 +92,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
     private var takenCommands: [ConnectionCommand] = []
+    private var takenJobs: [ScheduledJob] = []
 
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let cipherBuffer: UnsafeMutableRawBufferPointer
@@ -108,28 +130,43 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - Commands from other threads
 
-    /// Queues a command and wakes the loop (one wake-up per batch of commands).
+    /// Queues a command and wakes the loop when it sleeps (one wake-up per batch of commands).
     /// Returns the error to fail with when the connection no longer takes streams.
     func enqueue(_ command: ConnectionCommand) -> HTTP2Error? {
-        let (refusal, wake): (HTTP2Error?, Bool) = inbox.withLock { inbox in
+        let (refusal, wake, answerEmpty): (HTTP2Error?, Bool, Bool) = inbox.withLock { inbox in
             if case .submit = command {
                 switch inbox.phase {
                 case .draining(let error), .closed(let error):
-                    return (Self.notSent(error), false)
+                    return (Self.notSent(error), false, false)
                 case .connecting, .ready:
                     break
                 }
             } else if case .closed = inbox.phase {
-                if case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
-                return (nil, false)
+                return (nil, false, true)
             }
             inbox.commands.append(command)
-            let wake = !inbox.wakePending
-            inbox.wakePending = true
-            return (nil, wake)
+            return (nil, inbox.needsWakeup(), false)
         }
         if wake { wakeup.signal() }
+        // Resumed outside the lock: the resumed task may run on this loop and queue work at once.
+        if answerEmpty, case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
         return refusal
+    }
+
+    /// Queues a job to run on the I/O thread, between reading and writing. Returns false when
+    /// the loop runs no more jobs (not connected yet, or ended); the caller runs it elsewhere.
+    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor) -> Bool {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            switch inbox.phase {
+            case .connecting, .closed:
+                return (false, false)
+            case .ready, .draining:
+                inbox.jobs.append(ScheduledJob(job: job, executor: executor))
+                return (true, inbox.needsWakeup())
+            }
+        }
+        if wake { wakeup.signal() }
+        return accepted
     }
 
     // MARK: - The thread
@@ -207,7 +244,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func loop() {
         while closeReason == nil {
-            let timeout = pollTimeout()
+            let timeout = readyToSleep() ? pollTimeout() : 0
             var fds = [pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
                        pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 2, timeout)
@@ -215,10 +252,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
                 break
             }
-            if fds[1].revents != 0 {
-                wakeup.drain()
-                takeCommands()
-            }
+            takeCommands()
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.
             if closeReason != nil { break }
@@ -231,6 +265,8 @@ final class ConnectionLoop: @unchecked Sendable {
             expireDeadlines()
             checkKeepalive()
             if closeReason != nil { break }
+            runJobs()
+            if closeReason != nil { break }
             resetStreamsOverLimit()
             do throws(HTTP2Error) {
                 try flush()
@@ -240,6 +276,28 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             if shouldStop() { break }
         }
+    }
+
+    /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
+    private func readyToSleep() -> Bool {
+        inbox.withLock { inbox in
+            guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
+            inbox.polling = true
+            return true
+        }
+    }
+
+    /// Runs the jobs queued so far (callers resumed on this thread), then takes the commands they
+    /// queued (their next requests) so those go out in this turn's write. Jobs queued while these
+    /// run wait for the next turn, so reading and writing always get their turn.
+    private func runJobs() {
+        inbox.withLock { swap(&$0.jobs, &takenJobs) }
+        guard !takenJobs.isEmpty else { return }
+        for scheduled in takenJobs {
+            scheduled.job.runSynchronously(on: scheduled.executor)
+        }
+        takenJobs.removeAll(keepingCapacity: true)
+        takeCommands()
     }
 
     /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
@@ -270,10 +328,13 @@ final class ConnectionLoop: @unchecked Sendable {
     // MARK: - Commands
 
     private func takeCommands() {
-        inbox.withLock { inbox in
+        let signalled = inbox.withLock { inbox -> Bool in
             swap(&inbox.commands, &takenCommands)
-            inbox.wakePending = false
+            inbox.polling = false
+            defer { inbox.wakePending = false }
+            return inbox.wakePending
         }
+        if signalled { wakeup.drain() }
         for command in takenCommands {
             switch command {
             case .submit(let stream):
@@ -631,6 +692,14 @@ final class ConnectionLoop: @unchecked Sendable {
         socket?.closeSocket()
         socket = nil
         failQueuedCommands(with: .connectionClosed(reason: "connection closed", streamWasSent: false))
+        // The phase is closed, so no job joins these: they run on the shared pool instead.
+        let orphans = inbox.withLock { inbox -> [ScheduledJob] in
+            defer { inbox.jobs = [] }
+            return inbox.jobs
+        }
+        for scheduled in orphans {
+            globalConcurrentExecutor.enqueue(ExecutorJob(scheduled.job))
+        }
         onEvent(.closed(error))
     }
 

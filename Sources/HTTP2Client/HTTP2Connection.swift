@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import CPlatform
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One HTTP/2 connection (TCP, TLS when configured, one nghttp2 session) that carries many
 /// concurrent request/response exchanges.
@@ -34,21 +39,30 @@ package final class HTTP2Connection: Sendable {
         let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
             let thread = Thread {
+                // Foundation does not pass a thread's name to the OS on Linux.
+                #if canImport(Glibc)
+                cplatform_name_current_thread(Self.threadName)
+                #elseif canImport(Darwin)
+                pthread_setname_np(Self.threadName)
+                #endif
                 loop.run { error in continuation.resume(returning: error) }
             }
-            thread.name = "authrpc-h2 \(target)"
+            thread.name = "\(Self.threadName) \(target)"
             thread.start()
         }
         if let result { throw result }
         return HTTP2Connection(loop: loop)
     }
 
+    /// What `top -H`, perf and debuggers call a connection's I/O thread.
+    package static let threadName = "authrpc-h2"
+
     /// Sends `request` on a new stream and returns the complete response.
     ///
     /// Throws ``HTTP2Error/cancelled`` when the calling task is cancelled and
     /// ``HTTP2Error/deadlineExceeded`` when the request's deadline passes; either way the stream
     /// is reset with CANCEL and everything it held is released.
-    package func send(_ request: consuming HTTP2Request) async throws(HTTP2Error) -> HTTP2Response {
+    nonisolated(nonsending) package func send(_ request: consuming HTTP2Request) async throws(HTTP2Error) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
         let stream = HTTP2Stream(request: request)
@@ -72,6 +86,13 @@ package final class HTTP2Connection: Sendable {
         return await withUnsafeContinuation { continuation in
             _ = loop.enqueue(.reportFootprint(continuation))
         }
+    }
+
+    /// Runs `job` on this connection's I/O thread, between its reads and its write, as
+    /// `executor`. Returns false when the thread runs no more jobs (the connection has ended);
+    /// the caller must then run the job elsewhere.
+    package func enqueue(_ job: UnownedJob, runningOn executor: UnownedTaskExecutor) -> Bool {
+        loop.enqueue(job, on: executor)
     }
 
     /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).

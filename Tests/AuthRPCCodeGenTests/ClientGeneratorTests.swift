@@ -84,13 +84,13 @@ struct ClientGeneratorTests {
         return try #require(result.files.values.first)
     }
 
-    @Test("A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC")
+    @Test("A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC that runs on the caller's executor")
     func clientShape() throws {
         let source = try Self.generatedSource(options: ["Visibility=Public"])
         #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Sendable {"))
         #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
         #expect(source.contains("public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"))
-        #expect(source.contains("public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"))
+        #expect(source.contains("    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"))
         #expect(source.contains("try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"))
         #expect(source.contains("public init(channel: Channel) {"))
         #expect(source.contains("import AuthRPC\nimport SwiftProtobuf\n"))
@@ -108,10 +108,10 @@ struct ClientGeneratorTests {
     @Test("option deprecated marks the method (and its descriptor) or the whole client @available(*, deprecated)")
     func deprecation() throws {
         let source = try Self.generatedSource()
-        #expect(source.contains("    @available(*, deprecated)\n    func legacyMake("))
+        #expect(source.contains("    @available(*, deprecated)\n    nonisolated(nonsending) func legacyMake("))
         #expect(source.contains("        @available(*, deprecated)\n        static let legacyMake ="))
         #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Sendable {"))
-        #expect(!source.contains("@available(*, deprecated)\n    func makeWidget("))
+        #expect(!source.contains("@available(*, deprecated)\n    nonisolated(nonsending) func makeWidget("))
     }
 
     @Test("Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client")

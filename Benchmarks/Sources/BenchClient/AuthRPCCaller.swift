@@ -3,15 +3,17 @@ import AuthSampleService
 import Foundation
 import OAuth2
 
-/// swift-authrpc: one `Channel`, a static token or an `AuthSession` whose token is fresh.
+/// swift-authrpc: one `Channel`, a static token or an `AuthSession` whose token is fresh; its
+/// tasks on the default executor, or on the channel's (the connection's I/O thread).
 struct AuthRPCCaller: UnaryCaller {
     let client: Grpc_Testing_TestServiceClient
     let options: CallOptions
     /// `options` plus the metadata that has the server park the call.
     let heldOptions: CallOptions
     let request: Grpc_Testing_SimpleRequest
+    let preferredExecutor: (any TaskExecutor)?
 
-    init(_ setup: BenchSetup, useSession: Bool) throws {
+    init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false) throws {
         let security: TransportSecurity = setup.tls
             ? .tls(TLSConfiguration(trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))))
             : .plaintext
@@ -32,9 +34,10 @@ struct AuthRPCCaller: UnaryCaller {
         held.initialMetadata.addString("1", forKey: BenchSetup.holdKey)
         self.heldOptions = held
         self.request = setup.makeRequest()
+        self.preferredExecutor = onChannelExecutor ? channel.executor : nil
     }
 
-    func call() async throws {
+    nonisolated(nonsending) func call() async throws {
         _ = try await client.unaryCall(request, options: options)
     }
 

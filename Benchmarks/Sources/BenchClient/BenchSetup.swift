@@ -31,12 +31,19 @@ struct BenchSetup: Sendable {
 /// One implementation's unary call.
 protocol UnaryCaller: Sendable {
     /// Makes one call with the prebuilt request and options; throws on any non-OK outcome.
-    func call() async throws
+    /// Runs on the caller's executor (no hop in or out), for every implementation alike.
+    nonisolated(nonsending) func call() async throws
     /// Makes one call the server parks until it is told to release it.
     func heldCall() async throws
     /// Sends a control command (`held`, `release`) and returns the server's count.
     func control(_ command: String) async throws -> Int
     func shutdown() async
+    /// The executor the bench's tasks prefer (`withTaskExecutorPreference`); nil for the default.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension UnaryCaller {
+    var preferredExecutor: (any TaskExecutor)? { nil }
 }
 
 /// A server answer that was not what the bench asked for.

@@ -36,7 +36,7 @@ final class GRPCSwiftCaller: UnaryCaller {
         self.options = options
     }
 
-    func call() async throws {
+    nonisolated(nonsending) func call() async throws {
         _ = try await unary(request)
     }
 

@@ -34,7 +34,8 @@ struct Options {
 
     static let usage = """
         usage: BenchClient MODE --impl IMPL --transport h2c|tls --port PORT --ca CA.pem [--name value ...]
-          IMPL: authrpc (static token), authrpc-session (AuthSession, cached token), grpc-swift, noop
+          IMPL: authrpc (static token), authrpc-io (static token, tasks prefer the channel's
+                executor: its connection's I/O thread), authrpc-session (AuthSession, cached token), grpc-swift, noop
           load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
                       N calls with C in flight on one connection; calls/s, latency, CPU and (when
                       libMallocCounter.so is preloaded) allocations per call over the timed calls

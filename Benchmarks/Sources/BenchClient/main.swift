@@ -22,25 +22,31 @@ let caller: any UnaryCaller
 switch implementation {
 case "authrpc", "baseline": caller = try AuthRPCCaller(setup, useSession: false)
 case "authrpc-session": caller = try AuthRPCCaller(setup, useSession: true)
+case "authrpc-io": caller = try AuthRPCCaller(setup, useSession: false, onChannelExecutor: true)
 case "grpc-swift": caller = try GRPCSwiftCaller(setup)
 case "noop": caller = NoCaller()
 default: Options.fail("unknown implementation \(implementation)")
 }
 
-do {
-    var result: [String: Any]
+/// Runs the mode. Nonisolated, so it runs on the caller's preferred executor rather than the main actor.
+nonisolated func measure(_ caller: any UnaryCaller) async throws -> [String: Any] {
     switch mode {
     case "load":
         let concurrency = options.int("concurrency")
-        result = try await LoadRun.run(caller, calls: calls, concurrency: concurrency, warmup: warmup)
+        return try await LoadRun.run(caller, calls: calls, concurrency: concurrency, warmup: warmup)
             .json(implementation: implementation, transport: transport, concurrency: concurrency)
     case "inflight":
-        result = try await InFlightRun.run(caller, calls: calls, warmup: warmup, baseline: implementation == "baseline")
+        return try await InFlightRun.run(caller, calls: calls, warmup: warmup, baseline: implementation == "baseline")
     case "sequential":
-        result = try await SequentialRun.run(caller, calls: calls, sampleEvery: options.int("sample-every", default: 10_000), warmup: warmup)
+        return try await SequentialRun.run(caller, calls: calls, sampleEvery: options.int("sample-every", default: 10_000), warmup: warmup)
     default:
         Options.fail("unknown mode \(mode)")
     }
+}
+
+do {
+    // Every task of the run (warm-up, workers, parked calls) prefers the caller's executor.
+    var result = try await withTaskExecutorPreference(caller.preferredExecutor) { try await measure(caller) }
     await caller.shutdown()
     result["impl"] = implementation
     result["transport"] = transport

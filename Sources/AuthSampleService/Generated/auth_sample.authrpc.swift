@@ -41,7 +41,7 @@ public struct AuthSample_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Response`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func unaryCall(_ request: AuthSample_Request, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
+    nonisolated(nonsending) public func unaryCall(_ request: AuthSample_Request, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
         try await channel.unary(Methods.unaryCall, request: request, responseType: AuthSample_Response.self, options: options)
     }
 }

@@ -45,7 +45,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func emptyCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func emptyCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.emptyCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 
@@ -57,7 +57,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.SimpleResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func unaryCall(_ request: Grpc_Testing_SimpleRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_SimpleResponse> {
+    nonisolated(nonsending) public func unaryCall(_ request: Grpc_Testing_SimpleRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_SimpleResponse> {
         try await channel.unary(Methods.unaryCall, request: request, responseType: Grpc_Testing_SimpleResponse.self, options: options)
     }
 
@@ -69,7 +69,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.unimplementedCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 }
@@ -104,7 +104,7 @@ public struct Grpc_Testing_UnimplementedServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.unimplementedCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 }

@@ -55,7 +55,7 @@ public struct Google_Cloud_Location_LocationsClient: Sendable {
     /// - Returns: The `google.cloud.location.ListLocationsResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func listLocations(_ request: Google_Cloud_Location_ListLocationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_ListLocationsResponse> {
+    nonisolated(nonsending) public func listLocations(_ request: Google_Cloud_Location_ListLocationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_ListLocationsResponse> {
         try await channel.unary(Methods.listLocations, request: request, responseType: Google_Cloud_Location_ListLocationsResponse.self, options: options)
     }
 
@@ -67,7 +67,7 @@ public struct Google_Cloud_Location_LocationsClient: Sendable {
     /// - Returns: The `google.cloud.location.Location`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func getLocation(_ request: Google_Cloud_Location_GetLocationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_Location> {
+    nonisolated(nonsending) public func getLocation(_ request: Google_Cloud_Location_GetLocationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_Location> {
         try await channel.unary(Methods.getLocation, request: request, responseType: Google_Cloud_Location_Location.self, options: options)
     }
 }

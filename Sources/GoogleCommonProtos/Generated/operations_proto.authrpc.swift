@@ -69,7 +69,7 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.ListOperationsResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func listOperations(_ request: Google_Longrunning_ListOperationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_ListOperationsResponse> {
+    nonisolated(nonsending) public func listOperations(_ request: Google_Longrunning_ListOperationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_ListOperationsResponse> {
         try await channel.unary(Methods.listOperations, request: request, responseType: Google_Longrunning_ListOperationsResponse.self, options: options)
     }
 
@@ -83,7 +83,7 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.Operation`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func getOperation(_ request: Google_Longrunning_GetOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
+    nonisolated(nonsending) public func getOperation(_ request: Google_Longrunning_GetOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
         try await channel.unary(Methods.getOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
     }
 
@@ -98,7 +98,7 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.protobuf.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func deleteOperation(_ request: Google_Longrunning_DeleteOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
+    nonisolated(nonsending) public func deleteOperation(_ request: Google_Longrunning_DeleteOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
         try await channel.unary(Methods.deleteOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
     }
 
@@ -120,7 +120,7 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.protobuf.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func cancelOperation(_ request: Google_Longrunning_CancelOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
+    nonisolated(nonsending) public func cancelOperation(_ request: Google_Longrunning_CancelOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
         try await channel.unary(Methods.cancelOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
     }
 
@@ -140,7 +140,7 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.Operation`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    public func waitOperation(_ request: Google_Longrunning_WaitOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
+    nonisolated(nonsending) public func waitOperation(_ request: Google_Longrunning_WaitOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
         try await channel.unary(Methods.waitOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
     }
 }

@@ -1,0 +1,124 @@
+import AuthRPC
+import Foundation
+import Testing
+import TestSupport
+
+/// Which thread runs a piece of code: its OS name and its kernel thread id (not reused while the
+/// test runs, unlike a `pthread_t`).
+private struct RunningThread: Equatable, CustomStringConvertible {
+    let name: String
+    let id: String
+
+    static var current: RunningThread {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        let stat = (try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)) ?? ""
+        return RunningThread(name: name.trimmingCharacters(in: .newlines), id: String(stat.prefix { $0 != " " }))
+    }
+
+    /// A connection's I/O thread.
+    var isConnectionThread: Bool { name == "authrpc-h2" }
+
+    var description: String { "\(name) (thread \(id))" }
+}
+
+@Suite("Calls from tasks that prefer the channel's executor")
+struct ChannelExecutorTests {
+    @Test("a task that prefers the executor is resumed on the connection's own thread; without it, on the shared pool")
+    func resumedOnTheConnectionThread() async throws {
+        let channel = try await FaultChannel.make()
+        defer { channel.close() }
+        let (first, second) = try await withTaskExecutorPreference(channel.executor) {
+            let first = try await FaultChannel.call(channel, "Echo")
+            let afterFirst = RunningThread.current
+            let second = try await FaultChannel.call(channel, "Echo")
+            let afterSecond = RunningThread.current
+            #expect(first.message == Array("hello".utf8) && second.message == Array("hello".utf8))
+            return (afterFirst, afterSecond)
+        }
+        #expect(first.isConnectionThread, "\(first)")
+        #expect(second == first)
+        _ = try await FaultChannel.call(channel, "Echo")
+        let unpreferred = RunningThread.current
+        #expect(!unpreferred.isConnectionThread, "\(unpreferred)")
+    }
+
+    @Test("200 concurrent calls from child tasks that inherit the preference all succeed on the one connection thread")
+    func manyInFlight() async throws {
+        let channel = try await FaultChannel.make()
+        defer { channel.close() }
+        let threads = try await withTaskExecutorPreference(channel.executor) {
+            try await withThrowingTaskGroup(of: RunningThread.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let message = Array("call \(index)".utf8)
+                        let response = try await FaultChannel.call(channel, "Echo", message: message)
+                        #expect(response.message == message)
+                        return RunningThread.current
+                    }
+                }
+                var threads: [RunningThread] = []
+                for try await thread in group { threads.append(thread) }
+                return threads
+            }
+        }
+        #expect(threads.count == 200)
+        #expect(threads.allSatisfy { $0.isConnectionThread }, "\(Set(threads.map(\.description)))")
+        // One connection, so one thread (the first calls may have been resumed while connecting).
+        #expect(Set(threads.map(\.id)).count == 1, "\(Set(threads.map(\.description)))")
+    }
+
+    @Test("a deadline that passes and a cancelled call both answer the waiting task on the connection's thread")
+    func deadlineAndCancelOnTheConnectionThread() async throws {
+        let channel = try await FaultChannel.make()
+        defer { channel.close() }
+        try await withTaskExecutorPreference(channel.executor) {
+            _ = try await FaultChannel.call(channel, "Echo")
+            let expired = await #expect(throws: RPCError.self) {
+                try await FaultChannel.call(channel, "Hang", options: CallOptions(timeout: .milliseconds(200)))
+            }
+            #expect(expired?.code == .deadlineExceeded)
+            #expect(RunningThread.current.isConnectionThread, "\(RunningThread.current)")
+
+            let hanging = Task { try await FaultChannel.call(channel, "Hang") }
+            try await Task.sleep(for: .milliseconds(100))
+            hanging.cancel()
+            let cancelled = await #expect(throws: RPCError.self) { try await hanging.value }
+            #expect(cancelled?.code == .cancelled)
+            // The channel still works, on the same thread.
+            _ = try await FaultChannel.call(channel, "Echo")
+            #expect(RunningThread.current.isConnectionThread, "\(RunningThread.current)")
+        }
+    }
+
+    @Test("when the connection is lost, the waiting task carries on, and the next connection's thread takes over")
+    func connectionLost() async throws {
+        let channel = try await FaultChannel.make()
+        defer { channel.close() }
+        try await withTaskExecutorPreference(channel.executor) {
+            _ = try await FaultChannel.call(channel, "Echo")
+            let before = RunningThread.current
+            #expect(before.isConnectionThread, "\(before)")
+            let lost = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "CloseAfterRequest") }
+            #expect(lost?.code == .unavailable)
+            // A new connection, so a new thread: jobs moved with it.
+            _ = try await FaultChannel.call(channel, "Echo")
+            let after = RunningThread.current
+            #expect(after.isConnectionThread, "\(after)")
+            #expect(after.id != before.id, "\(before) then \(after)")
+        }
+    }
+
+    @Test("after the channel closes, a task that prefers its executor still runs, on the shared pool")
+    func afterClose() async throws {
+        let channel = try await FaultChannel.make()
+        try await withTaskExecutorPreference(channel.executor) {
+            _ = try await FaultChannel.call(channel, "Echo")
+            channel.close()
+            let refused = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
+            #expect(refused?.code == .unavailable)
+            // Sleeping means being enqueued again: this only returns if the executor still runs jobs.
+            try await Task.sleep(for: .milliseconds(10))
+            #expect(!RunningThread.current.isConnectionThread, "\(RunningThread.current)")
+        }
+    }
+}
