@@ -35,49 +35,51 @@ final class ConnectionManager: Sendable {
         guarded = Locked(Guarded(backoff: ConnectionBackoffState(backoff)))
     }
 
-    /// What a caller should do next, decided under the lock.
-    private enum Step {
+    /// What a caller should do to get a connection.
+    enum Step {
+        /// Use this one: it takes new streams.
         case use(HTTP2Connection)
+        /// Wait for this attempt (``wait(for:deadline:)``).
         case wait(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
-        case fail(RPCError)
     }
 
-    /// A connection that takes new streams, connecting first when there is none. Waiting for a
-    /// connection attempt ends at `deadline` or on cancellation; the attempt itself goes on for
-    /// the next callers.
-    nonisolated(nonsending) func connection(deadline: ContinuousClock.Instant?) async throws(RPCError) -> HTTP2Connection {
-        let step = guarded.withLock { guarded -> Step in
+    /// A connection that takes new streams, or the attempt to wait for (started now when there is
+    /// none). Fails fast (`unavailable`, naming the cause) during the backoff after a failed
+    /// attempt, and once the channel is closed.
+    func nextStep() throws(RPCError) -> Step {
+        let step = guarded.withLock { guarded -> Result<Step, RPCError> in
             switch guarded.state {
             case .ready(_, let connection) where connection.isAcceptingStreams:
-                return .use(connection)
+                return .success(.use(connection))
             case .connecting(_, let attempt):
-                return .wait(attempt)
+                return .success(.wait(attempt))
             case .transientFailure(let error, let retryAt) where ContinuousClock.now < retryAt:
-                return .fail(RPCError(transportFailure: error, deadline: nil))
+                return .failure(RPCError(transportFailure: error, deadline: nil))
             case .closed:
-                return .fail(RPCError(code: .unavailable, message: "the channel is closed"))
+                return .failure(RPCError(code: .unavailable, message: "the channel is closed"))
             case .idle, .ready, .transientFailure:
-                return .wait(startAttempt(&guarded))
+                return .success(.wait(startAttempt(&guarded)))
             }
         }
-        switch step {
-        case .use(let connection):
+        return try step.get()
+    }
+
+    /// Waits for a connection attempt, until `deadline` or cancellation; the attempt itself goes
+    /// on for the next callers.
+    // Never inlined: its frame (the race and its outcomes) exists only while connecting.
+    @inline(never)
+    nonisolated(nonsending) func wait(for attempt: Task<Result<HTTP2Connection, HTTP2Error>, Never>, deadline: ContinuousClock.Instant?) async throws(RPCError) -> HTTP2Connection {
+        switch await race(deadline: deadline, { await attempt.value }) {
+        case .value(.success(let connection)):
             return connection
-        case .fail(let error):
-            throw error
-        case .wait(let attempt):
-            switch await race(deadline: deadline, { await attempt.value }) {
-            case .value(.success(let connection)):
-                return connection
-            case .value(.failure(let error)):
-                throw RPCError(transportFailure: error, deadline: deadline)
-            case .deadlineExceeded:
-                throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while connecting to \(target)")
-            case .cancelled:
-                throw RPCError(code: .cancelled, message: "cancelled while connecting to \(target)")
-            case .failed(let error):
-                throw RPCError(code: .unavailable, message: "connecting to \(target) failed", cause: error)
-            }
+        case .value(.failure(let error)):
+            throw RPCError(transportFailure: error, deadline: deadline)
+        case .deadlineExceeded:
+            throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while connecting to \(target)")
+        case .cancelled:
+            throw RPCError(code: .cancelled, message: "cancelled while connecting to \(target)")
+        case .failed(let error):
+            throw RPCError(code: .unavailable, message: "connecting to \(target) failed", cause: error)
         }
     }
 

@@ -3,15 +3,26 @@ import HTTP2Client
 /// Turns a complete HTTP/2 response into a unary result, following GRPC_CONFORMANCE.md
 /// ("Response" and "Message framing").
 enum ResponseDecoder {
+    /// The whole answer as a unary result: `payload(of:maxMessageBytes:)`, then the message parsed.
     static func decode<Deserializer: MessageDeserializer>(
         _ response: HTTP2Response,
         deserializer: Deserializer,
         maxMessageBytes: Int
     ) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+        switch payload(of: response, maxMessageBytes: maxMessageBytes) {
+        case .success(let payload): return payload.decode(deserializer)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// Everything but parsing the message: metadata, content-type, status, framing and
+    /// decompression. Not generic, so the call's retry loop can act on the status (an
+    /// `unauthenticated` answer) before any message type is involved.
+    static func payload(of response: HTTP2Response, maxMessageBytes: Int) -> Result<ResponsePayload, RPCError> {
         // Trailers-Only: the one header block is the trailers, and there were no headers.
         let headers = response.endedWithHeaders ? Metadata() : Metadata(receivedFields: response.headers)
         let trailers = response.endedWithHeaders ? Metadata(receivedFields: response.headers) : Metadata(receivedFields: response.trailers)
-        func failure(_ code: StatusCode, _ message: String, cause: (any Error)? = nil) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+        func failure(_ code: StatusCode, _ message: String, cause: (any Error)? = nil) -> Result<ResponsePayload, RPCError> {
             .failure(RPCError(code: code, message: message, headers: headers, trailers: trailers, cause: cause))
         }
 
@@ -61,12 +72,7 @@ enum ResponseDecoder {
                     return failure(.internalError, "could not decompress the response message (\(encoding)): \(error)")
                 }
             }
-            do {
-                let decoded = try deserializer.deserialize(bytes)
-                return .success(UnaryResponse(message: decoded, headers: headers, trailers: trailers))
-            } catch {
-                return failure(.internalError, "could not parse the response message: \(error)", cause: error)
-            }
+            return .success(ResponsePayload(messageBytes: bytes, headers: headers, trailers: trailers))
         }
     }
 
@@ -79,6 +85,27 @@ enum ResponseDecoder {
         case 404: return .unimplemented
         case 429, 502, 503, 504: return .unavailable
         default: return .unknown
+        }
+    }
+}
+
+/// An OK answer whose message is not parsed yet.
+@usableFromInline
+struct ResponsePayload {
+    /// The message, unframed and decompressed.
+    @usableFromInline var messageBytes: ArraySlice<UInt8>
+    @usableFromInline var headers: Metadata
+    @usableFromInline var trailers: Metadata
+
+    /// The answer with its message parsed.
+    @inlinable
+    func decode<Deserializer: MessageDeserializer>(_ deserializer: Deserializer) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+        do {
+            let decoded = try deserializer.deserialize(messageBytes)
+            return .success(UnaryResponse(message: decoded, headers: headers, trailers: trailers))
+        } catch {
+            return .failure(RPCError(code: .internalError, message: "could not parse the response message: \(error)",
+                                     headers: headers, trailers: trailers, cause: error))
         }
     }
 }

@@ -1,27 +1,42 @@
 /// Turns a call's credentials into the token to send, under the call's deadline and cancellation.
 enum TokenResolution {
-    /// The token to send for the call `context` describes, or `nil` for a call without credentials.
-    nonisolated(nonsending) static func token(for credentials: CallCredentials?, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String? {
+    /// A token known without waiting, or the provider that must be asked.
+    enum Lookup {
+        /// The token to send; nil for a call without credentials.
+        case resolved(String?)
+        /// The provider has no fresh cached token: ``ask(_:call:deadline:)`` it.
+        case ask(any AuthTokenProvider)
+    }
+
+    /// The token to send for the call `context` describes when it is known now: a static token,
+    /// or a provider's cached one (no task, no hop).
+    static func lookup(_ credentials: CallCredentials?, call context: AuthTokenContext) throws(RPCError) -> Lookup {
         switch credentials {
         case nil:
-            return nil
+            return .resolved(nil)
         case .accessToken(let token):
-            return try checked(token)
+            return .resolved(try checked(token))
         case .provider(let provider):
-            // The fast path: a provider with a fresh cached token answers without a task or a hop.
             if let token = provider.cachedToken(for: context) {
-                return try checked(token)
+                return .resolved(try checked(token))
             }
-            switch await race(deadline: deadline, { try await provider.token(for: context) }) {
-            case .value(let token):
-                return try checked(token)
-            case .failed(let error):
-                throw rpcError(forProviderFailure: error)
-            case .deadlineExceeded:
-                throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while waiting for the access token")
-            case .cancelled:
-                throw RPCError(code: .cancelled, message: "cancelled while waiting for the access token")
-            }
+            return .ask(provider)
+        }
+    }
+
+    /// Asks the provider, in a task of its own raced against the deadline and cancellation.
+    // Never inlined: its frame exists only while a provider is asked.
+    @inline(never)
+    nonisolated(nonsending) static func ask(_ provider: any AuthTokenProvider, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String {
+        switch await race(deadline: deadline, { try await provider.token(for: context) }) {
+        case .value(let token):
+            return try checked(token)
+        case .failed(let error):
+            throw rpcError(forProviderFailure: error)
+        case .deadlineExceeded:
+            throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while waiting for the access token")
+        case .cancelled:
+            throw RPCError(code: .cancelled, message: "cancelled while waiting for the access token")
         }
     }
 

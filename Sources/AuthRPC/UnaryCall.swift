@@ -1,6 +1,31 @@
 import HTTP2Client
 import SwiftProtobuf
 
+/// Where a call stands between its awaits.
+private struct CallProgress {
+    /// Whether `token` holds this attempt's token (nil then means a call without credentials).
+    var tokenResolved = false
+    var token: String?
+    /// A connection waited for, to send on next.
+    var connection: HTTP2Connection?
+    /// The rejected token to invalidate before asking again.
+    var pendingInvalidation: (any InvalidatableAuthTokenProvider, String)?
+    var tokenRetried = false
+    var transparentRetries = 0
+}
+
+/// What a call sends, settled before anything is awaited.
+@usableFromInline
+struct PreparedCall {
+    let options: CallOptions
+    /// When the call must have ended; nil for no deadline.
+    let deadline: ContinuousClock.Instant?
+    /// The framed request message (kept for transparent retries).
+    let body: [UInt8]
+    /// The method and authority, as token providers see them.
+    let context: AuthTokenContext
+}
+
 extension Channel {
     /// Makes a unary call with swift-protobuf messages.
     ///
@@ -11,6 +36,9 @@ extension Channel {
     ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
     /// - Returns: The response message with the response headers and trailers.
     /// - Throws: ``RPCError`` for every failure.
+    // Inlinable (as is the call below): the caller's module specializes the whole generic part
+    // into its own frame, so a waiting call holds no generic frame or buffer of this module's.
+    @inlinable
     nonisolated(nonsending) public func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ method: MethodDescriptor,
         request: Request,
@@ -30,6 +58,7 @@ extension Channel {
     /// token from an ``InvalidatableAuthTokenProvider`` is retried once with a fresh token.
     ///
     /// - Throws: ``RPCError`` for every failure.
+    @inlinable
     nonisolated(nonsending) public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
         _ method: MethodDescriptor,
         request: Serializer.Message,
@@ -37,59 +66,126 @@ extension Channel {
         deserializer: Deserializer,
         options: CallOptions? = nil
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        // Only what crosses a suspension lives in an async frame, and a waiting call keeps every
+        // frame of its chain (each that overflows the task's slab costs a new ~1 KiB slab per
+        // call in flight). So the generic work happens before and after, in plain functions, and
+        // the waiting is done by `perform`, which is not generic and holds little.
+        let call = try prepare(method, request: request, serializer: serializer, options: options)
+        return try await perform(call).decode(deserializer).get()
+    }
+
+    /// Settles everything a call sends before anything is awaited: options, deadline, checks,
+    /// and the framed message.
+    @usableFromInline @inline(never)
+    func prepare<Serializer: MessageSerializer>(
+        _ method: MethodDescriptor, request: Serializer.Message, serializer: Serializer, options: CallOptions?
+    ) throws(RPCError) -> PreparedCall {
         let options = (options ?? defaultCallOptions).addingProviderMetadata()
         let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
         if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
         try options.validateForSending()
         try checkCredentialsAllowed(options)
         let body = try frame(request, serializer: serializer, compression: options.compression)
+        let context = AuthTokenContext(authority: options.authority ?? defaultAuthority, method: method)
+        return PreparedCall(options: options, deadline: deadline, body: body, context: context)
+    }
 
-        let call = AuthTokenContext(authority: options.authority ?? defaultAuthority, method: method)
-        var tokenRetried = false
+    /// Resolves the token, sends the request and checks the answer up to its message bytes,
+    /// retrying what may be retried: a request the server cannot have processed (at most twice,
+    /// within the deadline), and an `unauthenticated` answer to a token from an
+    /// ``InvalidatableAuthTokenProvider`` (once, with a fresh token).
+    ///
+    /// Every decision is made by `nextStep` and `settle`, plain functions; this loop only awaits
+    /// what they ask for, so its frame (kept while the call waits) holds little.
+    @usableFromInline @inline(never)
+    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
+        var progress = CallProgress()
         while true {
-            let token = try await TokenResolution.token(for: options.credentials, call: call, deadline: deadline)
-            do {
-                return try await exchange(method, body: body, token: token, options: options, deadline: deadline, deserializer: deserializer)
-            } catch where error.code == .unauthenticated && !tokenRetried && options.retriesUnauthenticatedOnce {
-                guard let token, case .provider(let provider) = options.credentials,
-                      let invalidatable = provider as? any InvalidatableAuthTokenProvider else { throw error }
-                tokenRetried = true
-                logger.debug("server rejected the token; retrying once with a fresh one", metadata: ["method": "\(method)"])
-                await invalidatable.invalidate(token: token)
+            switch try nextStep(call, &progress) {
+            case .send(let connection):
+                let request = try makeRequest(call, token: progress.token)
+                let result: Result<HTTP2Response, HTTP2Error>
+                do throws(HTTP2Error) {
+                    // Handed over, not borrowed: the header block is freed once submitted rather
+                    // than held by this frame while the call waits.
+                    result = .success(try await connection.send(consume request))
+                } catch {
+                    result = .failure(error)
+                }
+                if let payload = try settle(call, &progress, result) { return payload }
+            case .askProvider(let provider):
+                progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
+                progress.tokenResolved = true
+            case .waitForConnection(let attempt):
+                progress.connection = try await connections.wait(for: attempt, deadline: call.deadline)
+            case .invalidate(let provider, let token):
+                await provider.invalidate(token: token)
             }
         }
     }
 
-    /// Sends the request on a connection and decodes the answer, retrying transparently (at most
-    /// twice, within the deadline) when the server cannot have processed it.
-    // Inlined into `unary`, so a waiting call holds one async frame here instead of two (each
-    // frame that does not fit the task's current slab costs a new ~1 KiB slab per call in flight).
-    @inline(__always)
-    nonisolated(nonsending) private func exchange<Deserializer: MessageDeserializer>(
-        _ method: MethodDescriptor,
-        body: [UInt8],
-        token: String?,
-        options: CallOptions,
-        deadline: ContinuousClock.Instant?,
-        deserializer: Deserializer
-    ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
-        var transparentRetries = 0
-        while true {
-            let connection = try await connections.connection(deadline: deadline)
-            let request = try makeRequest(method, body: body, token: token, options: options, deadline: deadline)
-            let response: HTTP2Response
-            do throws(HTTP2Error) {
-                // Handed over, not borrowed: the header block is freed once submitted rather than
-                // held by this frame while the call waits.
-                response = try await connection.send(consume request)
-            } catch where error.isRetrySafe && transparentRetries < 2 && !Task.isCancelled {
-                transparentRetries += 1
-                logger.debug("request not processed by the server; retrying on a new stream", metadata: ["method": "\(method)", "reason": "\(error)"])
-                continue
-            } catch {
-                throw RPCError(transportFailure: error, deadline: deadline)
+    /// What `perform` awaits next.
+    private enum CallStep {
+        case send(HTTP2Connection)
+        case askProvider(any AuthTokenProvider)
+        case waitForConnection(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
+        case invalidate(any InvalidatableAuthTokenProvider, token: String)
+    }
+
+    @inline(never)
+    private func nextStep(_ call: PreparedCall, _ progress: inout CallProgress) throws(RPCError) -> CallStep {
+        if let (provider, token) = progress.pendingInvalidation {
+            progress.pendingInvalidation = nil
+            return .invalidate(provider, token: token)
+        }
+        if !progress.tokenResolved {
+            switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+            case .resolved(let token):
+                progress.token = token
+                progress.tokenResolved = true
+            case .ask(let provider):
+                return .askProvider(provider)
             }
-            return try ResponseDecoder.decode(response, deserializer: deserializer, maxMessageBytes: options.maxResponseMessageBytes).get()
+        }
+        if let connection = progress.connection {
+            progress.connection = nil
+            return .send(connection)
+        }
+        switch try connections.nextStep() {
+        case .use(let connection): return .send(connection)
+        case .wait(let attempt): return .waitForConnection(attempt)
+        }
+    }
+
+    /// The answer to one attempt: the payload, nil to go round again (`progress` says how), or
+    /// the call's error.
+    @inline(never)
+    private func settle(_ call: PreparedCall, _ progress: inout CallProgress, _ result: consuming Result<HTTP2Response, HTTP2Error>) throws(RPCError) -> ResponsePayload? {
+        switch result {
+        case .failure(let error):
+            guard error.isRetrySafe, progress.transparentRetries < 2, !Task.isCancelled else {
+                throw RPCError(transportFailure: error, deadline: call.deadline)
+            }
+            progress.transparentRetries += 1
+            logger.debug("request not processed by the server; retrying on a new stream",
+                         metadata: ["method": "\(call.context.method)", "reason": "\(error)"])
+            return nil
+        case .success(let response):
+            switch ResponseDecoder.payload(of: response, maxMessageBytes: call.options.maxResponseMessageBytes) {
+            case .success(let payload):
+                return payload
+            case .failure(let error):
+                guard error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
+                      let token = progress.token, case .provider(let provider) = call.options.credentials,
+                      let invalidatable = provider as? any InvalidatableAuthTokenProvider else { throw error }
+                logger.debug("server rejected the token; retrying once with a fresh one", metadata: ["method": "\(call.context.method)"])
+                progress.tokenRetried = true
+                progress.pendingInvalidation = (invalidatable, token)
+                progress.tokenResolved = false
+                progress.token = nil
+                progress.transparentRetries = 0
+                return nil
+            }
         }
     }
 
@@ -124,8 +220,12 @@ extension Channel {
     /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
     /// `authorization`, then the caller's metadata. The fields that do not change between calls
     /// are copied from blocks built once.
-    private func makeRequest(_ method: MethodDescriptor, body: [UInt8], token: String?, options: CallOptions, deadline: ContinuousClock.Instant?) throws(RPCError) -> HTTP2Request {
-        let authority = options.authority ?? defaultAuthority
+    @inline(never)
+    private func makeRequest(_ call: PreparedCall, token: String?) throws(RPCError) -> HTTP2Request {
+        let options = call.options
+        let method = call.context.method
+        let deadline = call.deadline
+        let authority = call.context.authority
         var headers = HTTP2HeaderBlock()
         headers.reserveCapacity(fields: 11 + options.initialMetadata.count,
                                 byteCount: 192 + method.path.utf8.count + authority.utf8.count + (token?.utf8.count ?? 0))
@@ -150,7 +250,7 @@ extension Channel {
         }
         return HTTP2Request(
             headerBlock: headers,
-            body: body,
+            body: call.body,
             deadline: deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
             maxResponseBodyBytes: options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : options.maxResponseMessageBytes + Framing.prefixLength)
