@@ -39,7 +39,7 @@ from benchkit import budget, plots, profile, report  # noqa: E402
 from benchkit.clients import Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_server, build_swift  # noqa: E402
 
-CLIENTS = ["h2load", "authrpc", "authrpc-session", "grpc-swift"]
+CLIENTS = ["h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"]
 SERVERS = ["grpc-c++", "grpc-swift-2"]
 TRANSPORTS = ["h2c", "tls"]
 BIG = 4 << 20  # bytes of payload in a big message
@@ -189,7 +189,7 @@ def allocations(arguments, runner, servers):
     for server_name in SERVERS:
         for transport in TRANSPORTS:
             for concurrency, calls in in_flight_runs(arguments):
-                for client in ("authrpc", "authrpc-session", "grpc-swift", "noop"):
+                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "noop"):
                     result = runner.load(client, servers[server_name], transport, concurrency, calls, count_mallocs=True)
                     records.append(result)
                     progress(f"mallocs {server_name:12} {transport} c={concurrency:<3} {client}", result,

@@ -26,7 +26,7 @@ def latency(pyplot, path, load):
         for axis, concurrency in zip(row, (1, 100, 1000)):
             labels, p50, p99 = [], [], []
             for transport in ("h2c", "tls"):
-                for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
+                for client in ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     labels.append(f"{CLIENT_NAMES[client]}\n{transport}")
                     p50.append(median(load, "p50_us", **match))

@@ -10,7 +10,7 @@ import time
 from . import budget
 from .processes import ROOT
 
-CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-session": "authrpc-session",
+CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on Channel.executor", "authrpc-session": "authrpc-session",
                 "grpc-swift": "grpc-swift-2", "noop": "harness alone"}
 KIB, MIB = 1024, 1024 * 1024
 
@@ -68,7 +68,9 @@ def header(arguments, results):
         "(`Sources/BenchServer`). Both answer `grpc.testing.TestService/UnaryCall` with `response_size` zero bytes.",
         f"- Small calls: 100-byte request and response payloads; {arguments.calls_sequential} calls at 1 in flight, "
         f"{arguments.calls} at 100 and at 1,000 in flight, on one connection, after 200 warm-up calls; medians of {arguments.rounds} "
-        "interleaved rounds (h2load, authrpc, authrpc-session, grpc-swift-2, then again).",
+        "interleaved rounds (h2load, authrpc, authrpc on Channel.executor, authrpc-session, grpc-swift-2, then again). "
+        "`authrpc` runs its tasks on the default (global) executor; `authrpc on Channel.executor` runs them with "
+        "`withTaskExecutorPreference(channel.executor)`, on the connection's I/O thread.",
         "- CPU is the client's own user+sys time per call: for the Swift clients over the timed calls only "
         "(getrusage around them), for h2load its whole process (wait4). Context switches (voluntary and "
         "involuntary, all threads) are counted the same way: at 1 in flight they are most of the CPU gap.",
@@ -98,15 +100,16 @@ def summary(results):
         for transport in ("h2c", "tls"):
             def fig(client, concurrency, key, records=load):
                 return median(records, key, impl=client, server=server, transport=transport, concurrency=concurrency)
-            for concurrency in (100, 1):
-                mine, floor, swift = (fig(c, concurrency, "cpu_us_per_call") for c in ("authrpc", "h2load", "grpc-swift"))
-                row(f"CPU per call, {transport}, {concurrency} in flight", server, mine, floor, swift,
-                    "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2", ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5, " µs")
-            mine, floor, swift = (fig(c, 1, "p50_us") for c in ("authrpc", "h2load", "grpc-swift"))
-            row(f"p50 latency, {transport}, 1 in flight", server, mine, floor, swift,
-                "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0)
-            mine, floor, swift = (fig(c, 100, "calls_per_second") for c in ("authrpc", "h2load", "grpc-swift"))
-            row(f"calls/s, {transport}, 100 in flight", server, mine, floor, swift, "≥ 0.9× h2load", ratio(mine, floor) >= 0.9, "", 0)
+            for client, how in (("authrpc", ""), ("authrpc-io", ", on Channel.executor")):
+                for concurrency in (100, 1):
+                    mine, floor, swift = (fig(c, concurrency, "cpu_us_per_call") for c in (client, "h2load", "grpc-swift"))
+                    row(f"CPU per call, {transport}, {concurrency} in flight{how}", server, mine, floor, swift,
+                        "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2", ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5, " µs")
+                mine, floor, swift = (fig(c, 1, "p50_us") for c in (client, "h2load", "grpc-swift"))
+                row(f"p50 latency, {transport}, 1 in flight{how}", server, mine, floor, swift,
+                    "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0)
+                mine, floor, swift = (fig(c, 100, "calls_per_second") for c in (client, "h2load", "grpc-swift"))
+                row(f"calls/s, {transport}, 100 in flight{how}", server, mine, floor, swift, "≥ 0.9× h2load", ratio(mine, floor) >= 0.9, "", 0)
             session = ratio(fig("authrpc-session", 100, "cpu_us_per_call"), fig("authrpc", 100, "cpu_us_per_call"))
             row(f"AuthSession (cached token) vs static token, CPU, {transport}, 100 in flight", server, session,
                 float("nan"), float("nan"), "≤ 1.05×", session <= 1.05, "×", 2)
@@ -148,7 +151,7 @@ def small_calls(results):
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for concurrency in (1, 100, 1000):
-                for client in ("h2load", "authrpc", "authrpc-session", "grpc-swift"):
+                for client in ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(load, 'calls_per_second', **match):.0f} | "
                                  f"{median(load, 'p50_us', **match):.0f} | {median(load, 'p99_us', **match):.0f} | "
@@ -169,7 +172,7 @@ def allocations(results):
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for concurrency in (1, 100, 1000):
-                for client in ("authrpc", "authrpc-session", "grpc-swift", "h2load", "noop"):
+                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "h2load", "noop"):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     limit = budget.limit_for(client, transport, concurrency) if server == "grpc-c++" else None
                     lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(allocs, 'mallocs_per_call', **match):.2f} | "
