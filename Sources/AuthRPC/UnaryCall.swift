@@ -132,6 +132,8 @@ extension Channel {
         case invalidate(any InvalidatableAuthTokenProvider, token: String)
     }
 
+    /// What to await next: an invalidation owed, the provider when no token is known, the
+    /// connection attempt when no connection takes streams, else the send itself.
     @inline(never)
     private func nextStep(_ call: PreparedCall, _ progress: inout CallProgress) throws(RPCError) -> CallStep {
         if let (provider, token) = progress.pendingInvalidation {
