@@ -212,7 +212,7 @@ def memory(results):
              f"{n:,} calls in flight at once on one h2c connection: the grpc-c++ server parks every call that carries "
              "`x-bench-hold` until BenchClient, having seen the server count all of them (`x-bench-control: held`), "
              "measures and releases them (`x-bench-control: release`). The baseline is the same process (same channel, "
-             f"same warm-up) with {n:,} tasks each waiting on a bare `UnsafeContinuation`. RSS from /proc/self/statm; "
+             f"same warm-up) with {n:,} tasks each waiting on a bare `UnsafeContinuation`, reached through the same protocol call as the held calls (`UnaryCaller.heldCall()`), so the harness's own frames count on both sides. RSS from /proc/self/statm; "
              "heap = bytes in live malloc blocks (allocator-sized) from the preloaded counter. Medians of "
              f"{results['settings']['rounds']} interleaved rounds.", "",
              "| shape | RSS growth per call | heap growth per call | mallocs per call while parking |", "|---|---|---|---|"]

@@ -120,7 +120,7 @@ class ExamplePackageTest(unittest.TestCase):
         client = self.generated("sandbox_test_service.authrpc.swift")
         self.assertIn("struct Grpc_Testing_TestServiceClient: Sendable {", client)
         self.assertIn("/// Not generated: `StreamingOutputCall` (server streaming).", client)
-        self.assertIn("    @available(*, deprecated)\n    func whoAmI(", client)
+        self.assertIn("    @available(*, deprecated)\n    nonisolated(nonsending) func whoAmI(", client)
         self.assertIn("struct Sandbox_Identity_WhoAmIRequest", self.generated("sandbox_identity.pb.swift"))
         self.assertIn("declares no services", self.generated("sandbox_identity.authrpc.swift"))
 

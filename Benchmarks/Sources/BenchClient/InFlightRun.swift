@@ -9,18 +9,15 @@ enum InFlightRun {
     static func run(_ caller: any UnaryCaller, calls: Int, warmup: Int, baseline: Bool) async throws -> [String: Any] {
         for _ in 0..<warmup { try await caller.call() }
         let lot = ParkingLot(capacity: baseline ? calls : 0)
+        // The baseline's tasks reach their continuation through the same protocol call, so the
+        // harness's own frames count on both sides.
+        let held: any UnaryCaller = baseline ? ParkedCaller(lot: lot) : caller
         let before = Snapshot()
         var held = before
         var released = 0
         try await withThrowingDiscardingTaskGroup { group in
             for _ in 0..<calls {
-                group.addTask {
-                    if baseline {
-                        await withUnsafeContinuation { lot.park($0) }
-                    } else {
-                        try await caller.heldCall()
-                    }
-                }
+                group.addTask { try await held.heldCall() }
             }
             let deadline = ContinuousClock.now + .seconds(120)
             while try await (baseline ? lot.count : caller.control("held")) < calls {
@@ -56,6 +53,16 @@ enum InFlightRun {
         var descriptors = ProcessMemory.openDescriptors()
         var mallocs = MallocCounts.now()
     }
+}
+
+/// The baseline's held call: a bare continuation in the parking lot, nothing else.
+private struct ParkedCaller: UnaryCaller {
+    let lot: ParkingLot
+
+    nonisolated(nonsending) func call() async throws {}
+    func heldCall() async throws { await withUnsafeContinuation { lot.park($0) } }
+    func control(_ command: String) async throws -> Int { lot.count }
+    func shutdown() async {}
 }
 
 /// Where the baseline's tasks wait: a bare continuation each, resumed all at once.
