@@ -11,13 +11,13 @@ enum InFlightRun {
         let lot = ParkingLot(capacity: baseline ? calls : 0)
         // The baseline's tasks reach their continuation through the same protocol call, so the
         // harness's own frames count on both sides.
-        let held: any UnaryCaller = baseline ? ParkedCaller(lot: lot) : caller
+        let holder: any UnaryCaller = baseline ? ParkedCaller(lot: lot) : caller
         let before = Snapshot()
         var held = before
         var released = 0
         try await withThrowingDiscardingTaskGroup { group in
             for _ in 0..<calls {
-                group.addTask { try await held.heldCall() }
+                group.addTask { try await holder.heldCall() }
             }
             let deadline = ContinuousClock.now + .seconds(120)
             while try await (baseline ? lot.count : caller.control("held")) < calls {
