@@ -47,21 +47,20 @@ final class ConnectionManager: Sendable {
     /// none). Fails fast (`unavailable`, naming the cause) during the backoff after a failed
     /// attempt, and once the channel is closed.
     func nextStep() throws(RPCError) -> Step {
-        let step = guarded.withLock { guarded -> Result<Step, RPCError> in
+        try guarded.withLock { guarded throws(RPCError) -> Step in
             switch guarded.state {
             case .ready(_, let connection) where connection.isAcceptingStreams:
-                return .success(.use(connection))
+                return .use(connection)
             case .connecting(_, let attempt):
-                return .success(.wait(attempt))
+                return .wait(attempt)
             case .transientFailure(let error, let retryAt) where ContinuousClock.now < retryAt:
-                return .failure(RPCError(transportFailure: error, deadline: nil))
+                throw RPCError(transportFailure: error, deadline: nil)
             case .closed:
-                return .failure(RPCError(code: .unavailable, message: "the channel is closed"))
+                throw RPCError(code: .unavailable, message: "the channel is closed")
             case .idle, .ready, .transientFailure:
-                return .success(.wait(startAttempt(&guarded)))
+                return .wait(startAttempt(&guarded))
             }
         }
-        return try step.get()
     }
 
     /// Waits for a connection attempt, until `deadline` or cancellation; the attempt itself goes

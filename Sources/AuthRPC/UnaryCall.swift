@@ -224,38 +224,34 @@ extension Channel {
     /// are copied from blocks built once.
     @inline(never)
     private func makeRequest(_ call: PreparedCall, token: String?) throws(RPCError) -> HTTP2Request {
-        let options = call.options
-        let method = call.context.method
-        let deadline = call.deadline
-        let authority = call.context.authority
         var headers = HTTP2HeaderBlock()
-        headers.reserveCapacity(fields: 11 + options.initialMetadata.count,
-                                byteCount: 192 + method.path.utf8.count + authority.utf8.count + (token?.utf8.count ?? 0))
+        headers.reserveCapacity(fields: 11 + call.options.initialMetadata.count,
+                                byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count + (token?.utf8.count ?? 0))
         headers.append(contentsOf: requestLine)
-        headers.append(name: ":path", value: method.path)
-        headers.append(name: ":authority", value: authority)
-        if let deadline {
+        headers.append(name: ":path", value: call.context.method.path)
+        headers.append(name: ":authority", value: call.context.authority)
+        if let deadline = call.deadline {
             let remaining = deadline - .now
             guard remaining > .zero else { throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent") }
             headers.append(name: "grpc-timeout", value: GRPCTimeout.encode(remaining))
         }
-        if options.compression == nil && options.userAgentPrefix == nil {
+        if call.options.compression == nil && call.options.userAgentPrefix == nil {
             headers.append(contentsOf: Self.plainCallFields)
         } else {
-            Self.appendCallFields(to: &headers, compression: options.compression, userAgentPrefix: options.userAgentPrefix)
+            Self.appendCallFields(to: &headers, compression: call.options.compression, userAgentPrefix: call.options.userAgentPrefix)
         }
         if let token {
             headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)
         }
-        for (key, value) in options.initialMetadata where token == nil || key != "authorization" {
+        for (key, value) in call.options.initialMetadata where token == nil || key != "authorization" {
             headers.append(name: key, value: Metadata.wireValue(value))
         }
         return HTTP2Request(
             headerBlock: headers,
             body: call.body,
-            deadline: deadline,
+            deadline: call.deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
-            maxResponseBodyBytes: options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : options.maxResponseMessageBytes + Framing.prefixLength)
+            maxResponseBodyBytes: call.options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : call.options.maxResponseMessageBytes + Framing.prefixLength)
     }
 
     /// `te` to `user-agent` for a call without compression or a user-agent prefix, built once.

@@ -55,7 +55,7 @@ package final class HTTP2Connection: Sendable {
     }
 
     /// What `top -H`, perf and debuggers call a connection's I/O thread.
-    package static let threadName = "authrpc-h2"
+    static let threadName = "authrpc-h2"
 
     /// Sends `request` on a new stream and returns the complete response.
     ///
