@@ -258,8 +258,9 @@ final class FileAuthSessionStoreTests {
         }
         #expect(waited >= .milliseconds(150))
         #expect(StoreFixtures.mode(of: holder.lockFilePath) == 0o600)
-        // Released after the body returned.
-        let entered = try await other.withExclusiveAccess(timeout: .zero) { () async throws(OAuthError) in true }
+        // Released after the body returned. Not `.zero`: a process another test forks at that
+        // moment holds a copy of the lock's descriptor (and so the flock) until it execs.
+        let entered = try await other.withExclusiveAccess(timeout: .seconds(2)) { () async throws(OAuthError) in true }
         #expect(entered)
     }
 
