@@ -2,6 +2,16 @@
 // Authenticated unary gRPC calls over libnghttp2 + OpenSSL, with an OAuth 2.0 AuthSession.
 import PackageDescription
 
+// Every hand-written target: Swift 6 mode, and the compiler checks each file's imports (a module
+// used in a public signature must be imported `public`; a member is visible only where its
+// module is imported) and spells existentials (as grpc-swift-2's defaultSwiftSettings).
+let defaultSwiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "swift-authrpc",
     platforms: [.macOS(.v15)],
@@ -21,7 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
-        // C shims: module maps and the few macros Swift cannot import.
+        // C shims: module maps and the few macros Swift cannot import. Each is imported
+        // `internal` by the one target that owns its concept.
         .systemLibrary(
             name: "CNGHTTP2",
             pkgConfig: "libnghttp2",
@@ -39,20 +50,38 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
-        // HTTP/2 client: connection, TLS, nghttp2 session, I/O thread, streams. Knows nothing of gRPC.
+        // Internal: locks, wake-ups, errno text and descriptors (as NIOConcurrencyHelpers and
+        // NIO's System.swift). No product.
         .target(
-            name: "HTTP2Client",
-            dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CPlatform"]
+            name: "AuthRPCSystem",
+            dependencies: ["CPlatform"],
+            swiftSettings: defaultSwiftSettings
         ),
 
-        // gRPC unary calls: Channel, CallOptions, Metadata, Status/RPCError, framing, codecs, credentials.
+        // Internal: SHA-256, RSA keys with RS256 signing and verification, random bytes, all from
+        // OpenSSL (as swift-crypto's CryptoBoringWrapper). No product.
+        .target(
+            name: "AuthCrypto",
+            dependencies: ["COpenSSL", "AuthRPCSystem"],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // HTTP/2 transport: the I/O loop, nghttp2 sessions, streams, TLS, sockets. Knows nothing of gRPC.
+        .target(
+            name: "HTTP2Client",
+            dependencies: ["CNGHTTP2", "COpenSSL", "AuthRPCSystem", "AuthCrypto"],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // gRPC unary calls: Channel, CallOptions, Metadata, RPCError, framing, compression, credentials.
         .target(
             name: "AuthRPC",
             dependencies: [
-                "HTTP2Client",
+                "HTTP2Client", "AuthRPCSystem", "CZlib",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
 
         // Generated messages and typed clients for grpc.testing.TestService.
@@ -61,7 +90,8 @@ let package = Package(
             dependencies: [
                 "AuthRPC",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
 
         // Generated messages and clients for Google's common services (google.longrunning.Operations,
@@ -71,15 +101,24 @@ let package = Package(
             dependencies: [
                 "AuthRPC",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
 
         // The client generator: typed AuthRPC clients for the services of any .proto file.
         .target(
             name: "AuthRPCCodeGen",
-            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")]
+            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")],
+            swiftSettings: defaultSwiftSettings
         ),
-        .executableTarget(name: "protoc-gen-authrpc-swift", dependencies: ["AuthRPCCodeGen"]),
+        .executableTarget(
+            name: "protoc-gen-authrpc-swift",
+            dependencies: [
+                "AuthRPCCodeGen",
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
 
         // The build-tool plugin: protoc with protoc-gen-swift and protoc-gen-authrpc-swift over a
         // target's .proto files, configured by its authrpc-swift-config.json.
@@ -95,50 +134,96 @@ let package = Package(
         // OAuth 2.0 sessions (refresh, flows, stores) that plug in as a call's token provider.
         .target(
             name: "OAuth2",
-            dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AuthRPC", "AuthCrypto", "AuthRPCSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
 
         // Google credentials (service accounts, authorized users, Compute Engine, ADC) as token sources.
         .target(
             name: "GoogleAuth",
-            dependencies: ["OAuth2", "AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
 
         // The auth sample CLI: sign in, then call grpc.testing.TestService/UnaryCall.
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth", "HTTP2Client",
+                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth", "AuthRPCSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Examples/AuthSample"
+            path: "Examples/AuthSample",
+            swiftSettings: defaultSwiftSettings
         ),
 
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
-            dependencies: ["AuthRPC", "HTTP2Client", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/TestSupport"
+            dependencies: ["AuthRPC", "AuthRPCSystem", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport",
+            swiftSettings: defaultSwiftSettings
         ),
         // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
         .executableTarget(
             name: "ChaosSoak",
             dependencies: ["AuthRPC", "AuthSampleService", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/ChaosSoak"
+            path: "Tests/ChaosSoak",
+            swiftSettings: defaultSwiftSettings
         ),
-        .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "TestSupport"]),
-        .testTarget(name: "AuthRPCTests", dependencies: ["HTTP2Client", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "InteropTests", dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"]),
-        .testTarget(name: "OAuth2Tests", dependencies: ["HTTP2Client", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
-        .testTarget(name: "AuthSampleTests", dependencies: ["HTTP2Client", "TestSupport"]),
-        .testTarget(name: "GoogleAuthTests", dependencies: ["HTTP2Client", "GoogleAuth", "OAuth2", "AuthRPC", "AuthSampleService", "TestSupport"]),
+        .testTarget(
+            name: "AuthRPCSystemTests",
+            dependencies: ["AuthRPCSystem"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthCryptoTests",
+            dependencies: ["AuthCrypto", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "HTTP2ClientTests",
+            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCTests",
+            dependencies: ["HTTP2Client", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "OAuth2Tests",
+            dependencies: ["OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthSampleTests",
+            dependencies: ["AuthRPCSystem", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "GoogleAuthTests",
+            dependencies: ["GoogleAuth", "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
         .testTarget(
             name: "AuthRPCCodeGenTests",
             dependencies: [
                 "AuthRPCCodeGen", "TestSupport",
                 .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
-            ]
+            ],
+            swiftSettings: defaultSwiftSettings
         ),
     ]
 )
@@ -150,12 +235,12 @@ let package = Package(
 // - under `make fuzz` (AUTHRPC_FUZZ=1, its own scratch path .build-fuzz), the libFuzzer driver.
 // Both reach internal parsers with @testable imports (debug builds are compiled for testing).
 let fuzzDependencies: [Target.Dependency] = [
-    "HTTP2Client", "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth",
+    "HTTP2Client", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2", "GoogleAuth",
     .product(name: "SwiftProtobuf", package: "swift-protobuf"),
 ]
 let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]
 if Context.environment["AUTHRPC_FUZZ"] == "1" {
-    package.targets.append(.executableTarget(name: "AuthRPCFuzzer", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Replay"]))
+    package.targets.append(.executableTarget(name: "AuthRPCFuzzer", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Replay"], swiftSettings: defaultSwiftSettings))
 } else {
-    package.targets.append(.testTarget(name: "FuzzReplay", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Driver"]))
+    package.targets.append(.testTarget(name: "FuzzReplay", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Driver"], swiftSettings: defaultSwiftSettings))
 }

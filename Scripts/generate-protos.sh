@@ -49,11 +49,11 @@ generate() {
         local arguments=(-I Protos -I "$well_known"
             --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out"
             --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath
-            --swift_opt=ProtoPathModuleMappings="$mappings")
+            --swift_opt=ProtoPathModuleMappings="$mappings" --swift_opt=UseAccessLevelOnImports=true)
         if [[ "$what" == messages+clients ]]; then
             arguments+=(--plugin=protoc-gen-authrpc-swift="$bin/protoc-gen-authrpc-swift" --authrpc-swift_out="$out"
                 --authrpc-swift_opt=Visibility=Public --authrpc-swift_opt=FileNaming=DropPath
-                --authrpc-swift_opt=ProtoPathModuleMappings="$mappings")
+                --authrpc-swift_opt=ProtoPathModuleMappings="$mappings" --authrpc-swift_opt=UseAccessLevelOnImports=true)
         fi
         protoc "${arguments[@]}" "$proto"
     done

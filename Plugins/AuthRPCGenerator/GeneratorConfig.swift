@@ -10,7 +10,8 @@ import Foundation
 ///   "visibility": "internal",
 ///   "importPaths": ["../../Protos"],
 ///   "protocPath": "/usr/bin/protoc",
-///   "moduleMappings": "module_mappings.asciipb"
+///   "moduleMappings": "module_mappings.asciipb",
+///   "accessLevelOnImports": true
 /// }
 /// ```
 ///
@@ -20,7 +21,7 @@ struct GeneratorConfig: Equatable {
     static let fileName = "authrpc-swift-config.json"
 
     /// The keys a config may have; any other key is an error (a typo would otherwise be ignored).
-    static let keys = ["messages", "clients", "visibility", "importPaths", "protocPath", "moduleMappings"]
+    static let keys = ["messages", "clients", "visibility", "importPaths", "protocPath", "moduleMappings", "accessLevelOnImports"]
 
     /// The visibilities protoc-gen-swift and protoc-gen-authrpc-swift accept.
     static let visibilities = ["internal", "public", "package"]
@@ -37,6 +38,10 @@ struct GeneratorConfig: Equatable {
     var protocPath: String?
     /// A `ProtoPathModuleMappings` file (text-format `SwiftProtobuf_GenSwift_ModuleMappings`).
     var moduleMappings: String?
+    /// Write imports with the generated code's access level (`public import SwiftProtobuf`), for
+    /// targets built with `InternalImportsByDefault`; default `false`. Both generators'
+    /// `UseAccessLevelOnImports`.
+    var accessLevelOnImports = false
 
     /// Parses `data`, the content of the config file at `path` (named in every error).
     init(json data: Data, path: String) throws(GeneratorConfigError) {
@@ -76,6 +81,8 @@ struct GeneratorConfig: Equatable {
             case ("protocPath", _): throw mismatch(key, "a path to protoc")
             case ("moduleMappings", .string(let path)) where !path.isEmpty: moduleMappings = path
             case ("moduleMappings", _): throw mismatch(key, "a path to a module mappings file")
+            case ("accessLevelOnImports", .bool(let flag)): accessLevelOnImports = flag
+            case ("accessLevelOnImports", _): throw mismatch(key, "true or false")
             default: break
             }
         }

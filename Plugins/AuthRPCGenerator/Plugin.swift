@@ -62,12 +62,14 @@ struct AuthRPCGenerator: BuildToolPlugin {
                 arguments += ["--plugin=protoc-gen-swift=\(swiftPlugin.path)", "--swift_out=\(output.path)",
                               "--swift_opt=Visibility=\(config.visibility)", "--swift_opt=FileNaming=PathToUnderscores"]
                 if let mappings { arguments.append("--swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
+                if config.accessLevelOnImports { arguments.append("--swift_opt=UseAccessLevelOnImports=true") }
                 outputs.append(output.appendingPathComponent(stem + ".pb.swift"))
             }
             if config.clients {
                 arguments += ["--plugin=protoc-gen-authrpc-swift=\(clientPlugin.path)", "--authrpc-swift_out=\(output.path)",
                               "--authrpc-swift_opt=Visibility=\(config.visibility)", "--authrpc-swift_opt=FileNaming=PathToUnderscores"]
                 if let mappings { arguments.append("--authrpc-swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
+                if config.accessLevelOnImports { arguments.append("--authrpc-swift_opt=UseAccessLevelOnImports=true") }
                 outputs.append(output.appendingPathComponent(stem + ".authrpc.swift"))
             }
             arguments.append(name)

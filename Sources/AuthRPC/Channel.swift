@@ -1,5 +1,5 @@
 import HTTP2Client
-import Logging
+public import Logging
 
 /// A client's view of one gRPC server: one HTTP/2 connection (made on the first call, replaced
 /// when it ends) carrying any number of concurrent unary calls.

@@ -1,5 +1,5 @@
-import SwiftProtobuf
-import SwiftProtobufPluginLibrary
+package import SwiftProtobuf
+package import SwiftProtobufPluginLibrary
 
 /// protoc-gen-authrpc-swift as a protoc plugin: one `.authrpc.swift` file per `.proto` file
 /// protoc asks for.

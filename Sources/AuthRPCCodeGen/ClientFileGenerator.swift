@@ -1,5 +1,6 @@
 import Foundation
-import SwiftProtobufPluginLibrary
+package import SwiftProtobufPluginLibrary
+import SwiftProtobuf
 
 /// Writes the Swift source of one `.proto` file's clients: for each service, a `Sendable` struct
 /// on an AuthRPC `Channel` with one `async throws(RPCError)` method per unary RPC, a
@@ -54,7 +55,7 @@ package struct ClientFileGenerator {
             if !syntaxComments.hasSuffix("\n\n") { p.print() }
         }
         for module in importedModules() {
-            p.print("import \(module)")
+            p.print("\(options.useAccessLevelOnImports ? options.visibility.importModifier : "")import \(module)")
         }
     }
 

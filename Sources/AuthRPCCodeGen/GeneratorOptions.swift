@@ -1,4 +1,4 @@
-import SwiftProtobufPluginLibrary
+package import SwiftProtobufPluginLibrary
 
 /// What the generator was asked for: protoc's `--authrpc-swift_opt` parameters, with the names and
 /// meanings protoc-gen-swift gives them, so generated clients compile beside its output.
@@ -8,6 +8,15 @@ package struct GeneratorOptions {
         case `internal` = "Internal"
         case `public` = "Public"
         case `package` = "Package"
+
+        /// The access level written before an import (`internal` spelled out).
+        var importModifier: String {
+            switch self {
+            case .internal: "internal "
+            case .public: "public "
+            case .package: "package "
+            }
+        }
 
         /// The modifier written before each declaration (none for `internal`).
         var modifier: String {
@@ -34,9 +43,13 @@ package struct GeneratorOptions {
     /// Which Swift module holds the types of which `.proto` file (protoc-gen-swift's
     /// `ProtoPathModuleMappings`); none by default: everything in one module.
     package private(set) var moduleMappings = ProtoFileToModuleMappings()
+    /// Whether imports carry the generated code's access level (`public import AuthRPC`), as
+    /// protoc-gen-swift's `UseAccessLevelOnImports` does; needed by modules built with
+    /// `InternalImportsByDefault`. Off by default: plain `import`.
+    package private(set) var useAccessLevelOnImports = false
 
     /// The parameter names this generator understands.
-    package static let parameterNames = ["Visibility", "FileNaming", "ProtoPathModuleMappings"]
+    package static let parameterNames = ["Visibility", "FileNaming", "ProtoPathModuleMappings", "UseAccessLevelOnImports"]
 
     /// Parses protoc's parameter pairs; throws for an unknown name or value.
     package init(pairs: [(key: String, value: String)]) throws(GeneratorError) {
@@ -59,6 +72,11 @@ package struct GeneratorOptions {
                 } catch {
                     throw .unreadableModuleMappings(path: value, reason: "\(error)")
                 }
+            case "UseAccessLevelOnImports":
+                guard let flag = Bool(value) else {
+                    throw .invalidParameterValue(name: key, value: value, allowed: ["true", "false"])
+                }
+                useAccessLevelOnImports = flag
             default:
                 throw .unknownParameter(name: key)
             }

@@ -1,7 +1,7 @@
-import AuthRPC
+public import AuthRPC
 import Foundation
-import Logging
-import OAuth2
+public import Logging
+public import OAuth2
 
 /// A Google credential as a call's token provider, with ``AuthSession``'s guarantees: a fresh
 /// token is read without a task or an actor hop, one token request serves every caller waiting at

@@ -1,4 +1,4 @@
-import OAuth2
+public import OAuth2
 
 /// An ``AccessTokenSource`` for a Google credential, which can say who it acts as.
 public protocol GoogleTokenSource: AccessTokenSource {

@@ -1,6 +1,6 @@
 import Foundation
+import AuthRPCSystem
 #if canImport(Glibc)
-import CPlatform
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -39,12 +39,7 @@ package final class HTTP2Connection: Sendable {
         let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
             let thread = Thread {
-                // Foundation does not pass a thread's name to the OS on Linux.
-                #if canImport(Glibc)
-                cplatform_name_current_thread(Self.threadName)
-                #elseif canImport(Darwin)
-                pthread_setname_np(Self.threadName)
-                #endif
+                CurrentThread.setName(Self.threadName)
                 loop.run { error in continuation.resume(returning: error) }
             }
             thread.name = "\(Self.threadName) \(target)"

@@ -1,4 +1,4 @@
-import AuthRPC
+public import AuthRPC
 
 /// Why an OAuth 2.0 operation failed, classified so a caller knows what to do next.
 ///

@@ -139,6 +139,15 @@ struct ClientGeneratorTests {
         #expect(try Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
     }
 
+    @Test("UseAccessLevelOnImports writes each import with the generated code's access level, as protoc-gen-swift does")
+    func accessLevelOnImports() throws {
+        #expect(try Self.generatedSource().contains("\nimport AuthRPC\n"))
+        #expect(try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains("\npublic import AuthRPC\n"))
+        #expect(try Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains("\npackage import AuthRPC\n"))
+        #expect(try Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains("\ninternal import AuthRPC\n"))
+        #expect(try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains("\nimport AuthRPC\n"))
+    }
+
     @Test("FileNaming places the output like protoc-gen-swift does")
     func fileNaming() throws {
         #expect(try Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
@@ -181,10 +190,12 @@ struct ClientGeneratorTests {
     func badParameters() throws {
         let unknown = try Self.generate(options: ["Visiblity=Public"])
         #expect(unknown.status != 0)
-        #expect(unknown.stderr.contains("unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings)"))
+        #expect(unknown.stderr.contains("unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports)"))
         let badValue = try Self.generate(options: ["Visibility=Open"])
         #expect(badValue.status != 0)
         #expect(badValue.stderr.contains("parameter 'Visibility' cannot be 'Open' (one of: Internal, Public, Package)"))
+        let badFlag = try Self.generate(options: ["UseAccessLevelOnImports=yes"])
+        #expect(badFlag.stderr.contains("parameter 'UseAccessLevelOnImports' cannot be 'yes' (one of: true, false)"))
         let missingMappings = try Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"])
         #expect(missingMappings.stderr.contains("cannot use ProtoPathModuleMappings=/nonexistent/mappings.asciipb"))
     }

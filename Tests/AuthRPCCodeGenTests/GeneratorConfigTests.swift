@@ -26,13 +26,14 @@ struct GeneratorConfigTests {
         #expect(config.messages && config.clients)
         #expect(config.visibility == "Internal")
         #expect(config.importPaths.isEmpty && config.protocPath == nil && config.moduleMappings == nil)
+        #expect(!config.accessLevelOnImports)
     }
 
     @Test("Every key is read; visibility in any case becomes the generators' spelling")
     func everyKey() throws {
         let config = try Self.parse("""
             {"messages": false, "clients": true, "visibility": "PUBLIC", "importPaths": ["../../Protos", "vendor"],
-             "protocPath": "/usr/bin/protoc", "moduleMappings": "mappings.asciipb"}
+             "protocPath": "/usr/bin/protoc", "moduleMappings": "mappings.asciipb", "accessLevelOnImports": true}
             """)
         #expect(config == {
             var expected = try! Self.parse("{}")
@@ -41,6 +42,7 @@ struct GeneratorConfigTests {
             expected.importPaths = ["../../Protos", "vendor"]
             expected.protocPath = "/usr/bin/protoc"
             expected.moduleMappings = "mappings.asciipb"
+            expected.accessLevelOnImports = true
             return expected
         }())
     }
@@ -48,13 +50,14 @@ struct GeneratorConfigTests {
     @Test("An unknown key (a typo) is an error naming the file, the key and the keys there are")
     func unknownKey() {
         let error = Self.problem(#"{"visiblity": "public"}"#)
-        #expect(error?.description == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\"")
+        #expect(error?.description == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\", \"accessLevelOnImports\"")
     }
 
     @Test("A bad value is an error naming the key and what it may be")
     func badValues() {
         #expect(Self.problem(#"{"visibility": "open"}"#)?.description
             == "\(Self.path) has \"visibility\": \"open\": use one of \"internal\", \"public\", \"package\"")
+        #expect(Self.problem(#"{"accessLevelOnImports": "yes"}"#)?.problem == "has \"accessLevelOnImports\" that is not true or false")
         #expect(Self.problem(#"{"messages": 1}"#)?.description == "\(Self.path) has \"messages\" that is not true or false: make \"messages\" true or false")
         #expect(Self.problem(#"{"importPaths": "Protos"}"#)?.problem == "has \"importPaths\" that is not an array of directory paths")
         #expect(Self.problem(#"{"importPaths": [""]}"#)?.problem == "has \"importPaths\" that is not an array of directory paths")

@@ -11,6 +11,7 @@ import AuthRPC
 import AuthSampleService
 import Foundation
 import Logging
+import SwiftProtobuf
 
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,8 @@ import GoogleAuth
 import OAuth2
 import Testing
 import TestSupport
+import AuthRPC
+import AuthSampleService
 
 /// Our resolution and google-auth's `google.auth.default()`, in the same environment, must pick
 /// the same credential (type and principal).

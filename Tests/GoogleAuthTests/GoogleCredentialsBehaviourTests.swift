@@ -4,6 +4,7 @@ import GoogleAuth
 import OAuth2
 import Testing
 import TestSupport
+import AuthSampleService
 
 /// What GoogleCredentials share with AuthSession, each against the sandbox: per-audience JWTs,
 /// the quota project header, the expiry margin, failures classified as the call's status, and

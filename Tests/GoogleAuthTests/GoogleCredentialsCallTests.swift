@@ -4,6 +4,7 @@ import GoogleAuth
 import OAuth2
 import Testing
 import TestSupport
+import AuthSampleService
 
 /// Each kind of Google credential, as `CallOptions.authTokenProvider`, calls the grpcio test
 /// service, which says who called; a fresh token is reused, not asked for again.

@@ -1,5 +1,5 @@
-import Logging
-import HTTP2Client
+public import Logging
+import AuthRPCSystem
 
 /// Collects every log line a `Logger` writes, so tests can assert on what was (and was not) logged.
 public final class LogCapture: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the package and its Python environment live, found from this file's path.
 public enum PackageRoot {

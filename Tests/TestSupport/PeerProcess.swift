@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A Python peer (the sandbox or the HTTP/2 fault server) running as a child process.
 ///

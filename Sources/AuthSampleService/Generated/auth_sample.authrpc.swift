@@ -9,7 +9,7 @@
 /// The server answers which user and which OAuth scope it saw on the call.
 /// It is a wire-compatible subset of interop.proto's SimpleRequest/SimpleResponse.
 
-import AuthRPC
+public import AuthRPC
 
 /// Served at /grpc.testing.TestService/UnaryCall.
 ///

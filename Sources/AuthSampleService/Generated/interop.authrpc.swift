@@ -9,7 +9,7 @@
 /// that unary clients exercise. Field numbers match the originals so any real interop
 /// server answers these messages.
 
-import AuthRPC
+public import AuthRPC
 
 /// The interop test service (unary methods only).
 ///

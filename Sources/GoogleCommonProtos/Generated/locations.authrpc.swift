@@ -19,7 +19,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-import AuthRPC
+public import AuthRPC
 
 /// An abstract interface that provides location-related information for
 /// a service. Service-specific metadata is provided through the

@@ -19,8 +19,8 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-import AuthRPC
-import SwiftProtobuf
+public import AuthRPC
+public import SwiftProtobuf
 
 /// Manages long-running operations with an API service.
 ///

@@ -1,0 +1,124 @@
+import Foundation
+public import Logging
+public import OAuth2
+
+/// Access tokens for a Compute Engine instance's default service account, from the metadata
+/// server: `GET http://<host>/computeMetadata/v1/instance/service-accounts/default/token`
+/// (`?scopes=a,b` when scopes are given), with `Metadata-Flavor: Google`.
+///
+/// An answer without `Metadata-Flavor: Google` did not come from a metadata server (a proxy, a
+/// captive portal, another service on the address) and is refused. The host is
+/// `metadata.google.internal` unless given (``ApplicationDefaultCredentials`` uses
+/// `GCE_METADATA_HOST`); the link-local address is never used by default.
+public struct ComputeEngineTokenSource: GoogleTokenSource {
+    /// The metadata server's name on Compute Engine.
+    public static let defaultHost = "metadata.google.internal"
+    /// The header a metadata request and its answer carry.
+    public static let flavorHeader = "Metadata-Flavor"
+    /// Its value.
+    public static let flavor = "Google"
+    /// The largest answer read: a token answer is a few hundred bytes.
+    static let maximumAnswerSize = 64 * 1024
+    /// How long a metadata request may take: the server is on the local network or the host.
+    static let requestTimeout: Duration = .seconds(10)
+
+    /// `HOST` or `HOST:PORT` of the metadata server.
+    public let host: String
+    /// The scopes asked for; empty for the instance's own.
+    public let scopes: [String]
+
+    private let transport: any OAuthTransport
+    private let logger: Logger
+
+    /// A source asking the metadata server at `host`.
+    ///
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when `host` is not `HOST[:PORT]`, or a
+    ///   scope is empty or has a comma or space.
+    public init(
+        host: String = defaultHost,
+        scopes: [String] = [],
+        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        logger: Logger = Logger(label: "swift-authrpc.google")
+    ) throws(OAuthError) {
+        guard ServiceHost.host(ofAuthority: host) != nil else {
+            throw OAuthError(.invalidConfiguration, "the metadata server \"\(host.prefix(100))\" is not HOST or HOST:PORT")
+        }
+        for scope in scopes where scope.isEmpty || scope.contains(where: { $0 == "," || $0 == " " || $0.isNewline }) {
+            throw OAuthError(.invalidConfiguration, "scope \"\(scope.prefix(80))\" is empty or contains a comma or space")
+        }
+        self.host = host
+        self.scopes = scopes
+        self.transport = transport
+        self.logger = logger
+    }
+
+    /// Asks the metadata server for a token.
+    ///
+    /// - Throws: ``OAuthError``: ``OAuthError/Kind/transient`` when the server cannot be reached,
+    ///   answers 5xx/408/429, or answers 200 without a usable token; ``OAuthError/Kind/invalidConfiguration``
+    ///   when the answer lacks `Metadata-Flavor: Google` or says there is no such account (404)
+    ///   or refuses (other 4xx).
+    public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
+        var path = "/computeMetadata/v1/instance/service-accounts/default/token"
+        if !scopes.isEmpty {
+            path += "?scopes=" + scopes.map { Self.percentEncoded($0) }.joined(separator: ",")
+        }
+        logger.debug("asking the metadata server for a token", metadata: ["host": "\(host)"])
+        let response = try await get(path, purpose: "metadata token")
+        return try GrantRequest.token(in: response.body, receivedAt: Date(), from: "the metadata server at \(host)")
+    }
+
+    /// The default service account's email, as the metadata server reports it.
+    ///
+    /// - Throws: ``OAuthError`` as ``fetchToken()`` does.
+    public func serviceAccountEmail() async throws(OAuthError) -> String {
+        let response = try await get("/computeMetadata/v1/instance/service-accounts/default/email", purpose: "metadata email")
+        let email = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !email.isEmpty, email.count <= 256, email.contains("@"), !email.contains(where: { $0.isWhitespace }) else {
+            throw OAuthError(.transient, "the metadata server at \(host) answered without an email address")
+        }
+        return email
+    }
+
+    /// A flavoured GET of `path`, its answer checked: from a metadata server, 2xx, bounded.
+    private func get(_ path: String, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+        guard let url = URL(string: "http://\(host)\(path)") else {
+            throw OAuthError(.invalidConfiguration, "cannot make a metadata URL for \(host)")
+        }
+        let request = OAuthHTTPRequest(url: url, method: "GET", headers: [(Self.flavorHeader, Self.flavor)], timeout: Self.requestTimeout)
+        let response = try await GrantRequest.send(request, transport: transport, purpose: purpose)
+        let server = "the metadata server at \(host)"
+        guard response.headers[Self.flavorHeader.lowercased()] == Self.flavor else {
+            throw OAuthError(.invalidConfiguration, "\(server) answered HTTP \(response.statusCode) without \(Self.flavorHeader): \(Self.flavor); it is not a Compute Engine metadata server")
+        }
+        guard response.body.count <= Self.maximumAnswerSize else {
+            throw OAuthError(.transient, "\(server) answered with \(response.body.count) bytes; at most \(Self.maximumAnswerSize) are expected")
+        }
+        switch response.statusCode {
+        case 200..<300:
+            return response
+        case 408, 429, 500...:
+            throw OAuthError(.transient, "\(server) answered HTTP \(response.statusCode); try again later")
+        case 404:
+            throw OAuthError(.invalidConfiguration, "\(server) has no default service account (HTTP 404)")
+        default:
+            throw OAuthError(.invalidConfiguration, "\(server) refused the \(purpose) request (HTTP \(response.statusCode))")
+        }
+    }
+
+    /// The instance's default account, until ``serviceAccountEmail()`` says which it is.
+    public var identity: GoogleCredentialIdentity {
+        GoogleCredentialIdentity(kind: .computeEngine, principal: "default", source: "metadata server at \(host)")
+    }
+
+    /// The host and the scopes.
+    public var description: String {
+        "ComputeEngineTokenSource(metadata server at \(host)\(scopes.isEmpty ? "" : ", scopes: \(scopes.joined(separator: " "))"))"
+    }
+
+    private static func percentEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import AuthCrypto
+
+/// The claims this package puts in a JWT (RFC 7519): Google's service-account assertions and
+/// self-signed access tokens.
+struct JWTClaims: Encodable, Sendable {
+    /// The service account's email.
+    var iss: String
+    /// The subject: a user to act for (domain-wide delegation), or the account itself.
+    var sub: String?
+    /// The audience: a token endpoint, or `https://<service host>/`.
+    var aud: String?
+    /// Space-separated scopes.
+    var scope: String?
+    /// Issued at, in seconds since 1970.
+    var iat: Int
+    /// Expires at, in seconds since 1970.
+    var exp: Int
+}
+
+/// JWS compact serialization with RS256 (RFC 7515, 7518): `base64url(header).base64url(claims).
+/// base64url(signature)`, without padding.
+enum JSONWebToken {
+    private struct Header: Encodable {
+        let alg = "RS256"
+        let kid: String
+        let typ = "JWT"
+    }
+
+    /// Signs `claims` with `key`, naming it `keyID` in the header.
+    static func rs256(claims: JWTClaims, keyID: String, key: RSAPrivateKey) throws(CryptoError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let header: Data
+        let payload: Data
+        do {
+            header = try encoder.encode(Header(kid: keyID))
+            payload = try encoder.encode(claims)
+        } catch {
+            throw CryptoError("cannot encode the JWT: \(error)")
+        }
+        let signingInput = base64URL(header) + "." + base64URL(payload)
+        let signature = try key.signRS256(Array(signingInput.utf8))
+        return signingInput + "." + base64URL(Data(signature))
+    }
+
+    /// Base64url (RFC 4648 section 5) without padding.
+    static func base64URL(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,167 @@
+internal import CNGHTTP2
+
+/// The C callbacks nghttp2 calls from inside `mem_recv`/`mem_send`, on the I/O thread.
+///
+/// Each one finds its `ConnectionLoop` through the session's user data and records what
+/// happened; none calls back into nghttp2.
+enum SessionCallbacks {
+    static func install(on callbacks: OpaquePointer?) {
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSent)
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
+    }
+
+    private static func loop(_ userData: UnsafeMutableRawPointer?) -> ConnectionLoop {
+        Unmanaged<ConnectionLoop>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    /// Copies the next part of a request body into nghttp2's frame buffer.
+    static let readRequestBody: nghttp2_data_source_read_callback = { _, _, buffer, length, flags, source, _ in
+        let stream = Unmanaged<HTTP2Stream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
+        let count = stream.request.body.withUnsafeBytes { body -> Int in
+            let count = min(length, body.count - stream.bodyOffset)
+            if count > 0 {
+                buffer!.update(from: body.baseAddress!.assumingMemoryBound(to: UInt8.self) + stream.bodyOffset, count: count)
+            }
+            return count
+        }
+        stream.bodyOffset += count
+        if stream.bodyOffset == stream.request.body.count {
+            flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.requestBodySent()
+        }
+        return count
+    }
+
+    /// Returned from the header callback to stop a block: nghttp2 decodes the rest without
+    /// calling back (keeping HPACK in step) and resets the stream with INTERNAL_ERROR.
+    private static let stopHeaderBlock = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+
+    private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+        let loop = loop(userData)
+        guard let stream = loop.stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
+        // Every block counts, 1xx ones included, as RFC 9113 section 6.5.2 sizes a header list.
+        stream.headerBlockSize += nameLength + valueLength + 32
+        if stream.headerBlockSize > loop.maxHeaderListSize {
+            loop.fail(stream, .responseHeaderListTooLarge(limit: loop.maxHeaderListSize))
+            return stopHeaderBlock
+        }
+        let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
+        let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
+        if stream.sawFinalHeaders {
+            // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
+            if stream.trailers.isEmpty { stream.trailers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
+            stream.trailers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
+            return 0
+        }
+        if stream.inInformationalBlock { return 0 }
+        if nameBytes.first == UInt8(ascii: ":") {
+            if nameBytes.elementsEqual(":status".utf8) {
+                stream.status = Int(String(decoding: valueBytes, as: UTF8.self)) ?? 0
+                if (100..<200).contains(stream.status) {
+                    stream.informationalBlocks += 1
+                    if stream.informationalBlocks > ConnectionLoop.maxInformationalBlocks {
+                        loop.fail(stream, .protocolError("the server sent more than \(ConnectionLoop.maxInformationalBlocks) informational (1xx) responses on one stream"))
+                        return stopHeaderBlock
+                    }
+                    stream.inInformationalBlock = true
+                }
+            }
+            return 0
+        }
+        if stream.headers.isEmpty { stream.headers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
+        stream.headers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
+        return 0
+    }
+
+    private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        let loop = loop(userData)
+        let header = frame.pointee.hd
+        let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch Int(header.type) {
+        case Int(NGHTTP2_HEADERS.rawValue):
+            guard let stream = loop.stream(header.stream_id) else { return 0 }
+            stream.headerBlockSize = 0
+            if stream.inInformationalBlock {
+                // A 1xx block is skipped whole; the final response comes in the next block.
+                stream.inInformationalBlock = false
+                stream.status = 0
+                return 0
+            }
+            if !stream.sawFinalHeaders {
+                stream.sawFinalHeaders = true
+                stream.endedWithHeaders = endsStream
+            }
+            if endsStream { stream.remoteEnded = true }
+        case Int(NGHTTP2_DATA.rawValue):
+            if endsStream, let stream = loop.stream(header.stream_id) { stream.remoteEnded = true }
+        case Int(NGHTTP2_SETTINGS.rawValue):
+            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { loop.didReceiveSettings() }
+        case Int(NGHTTP2_PING.rawValue):
+            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { loop.didReceivePingAck() }
+        case Int(NGHTTP2_GOAWAY.rawValue):
+            let goaway = frame.pointee.goaway
+            let debug = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
+            } ?? ""
+            loop.didReceiveGoaway(lastStreamID: goaway.last_stream_id, errorCode: goaway.error_code, debugData: debug)
+        default:
+            break
+        }
+        return 0
+    }
+
+    private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+        let loop = loop(userData)
+        if let stream = loop.stream(streamID) {
+            loop.didReceiveData(UnsafeRawBufferPointer(start: data, count: length), for: stream)
+        }
+        return 0
+    }
+
+    private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+        loop(userData).streamDidClose(streamID, errorCode: errorCode)
+        return 0
+    }
+
+    private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        switch frame.pointee.hd.type {
+        case UInt8(NGHTTP2_HEADERS.rawValue):
+            loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+        case UInt8(NGHTTP2_GOAWAY.rawValue):
+            // nghttp2 sends GOAWAY with an error when the server broke the protocol; its debug
+            // data says how.
+            let goaway = frame.pointee.goaway
+            guard goaway.error_code != NGHTTP2_NO_ERROR.rawValue else { return 0 }
+            let reason = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
+            } ?? ""
+            loop(userData).didSendGoaway(errorCode: goaway.error_code, reason: reason)
+        default:
+            break
+        }
+        return 0
+    }
+
+    private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, errorCode, userData in
+        guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+        let loop = loop(userData)
+        if let stream = loop.stream(frame.pointee.hd.stream_id) {
+            loop.headersNotSent(for: stream, reason: errorCode)
+        }
+        return 0
+    }
+
+    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
+        guard let frame, let stream = loop(userData).stream(frame.pointee.hd.stream_id) else { return 0 }
+        stream.protocolViolation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
+        return 0
+    }
+}

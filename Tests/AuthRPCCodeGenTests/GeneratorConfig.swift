@@ -1,1 +1,0 @@
-../../Plugins/AuthRPCGenerator/GeneratorConfig.swift

@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import OAuth2
+import Testing
+import TestSupport
+import AuthRPC
+import AuthSampleService
+
+/// The loopback redirect receiver against hostile local processes (real sockets), then the real
+/// redirect from the sandbox issuer.
+@Suite("Loopback redirect against hostile local clients")
+struct LoopbackRedirectTests {
+    func start(_ issuer: SandboxIssuer, limits: LoopbackAuthorizationFlow.ReceiverLimits = .init()) async throws
+        -> (LoopbackAuthorizationFlow.PendingAuthorization, OAuthClient, port: Int, state: String) {
+        let client = try await issuer.makeClient()
+        let flow = LoopbackAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: SandboxIssuer.scopes,
+                                             timeout: .seconds(60), receiverLimits: limits)
+        let pending = try flow.start()
+        let port = try #require(URL(string: pending.redirectURI)?.port)
+        let state = try #require(URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        return (pending, client, port, state)
+    }
+
+    @Test("redirects with a wrong or missing state get 400 and do not end the wait; the real redirect then signs in")
+    func wrongStateDoesNotAbort() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let (pending, client, port, _) = try await start(issuer)
+        let completion = Task { try await pending.complete() }
+        for query in ["code=stolen&state=forged", "code=stolen", "error=access_denied&state=forged", "error=access_denied"] {
+            let forged = try RawLoopbackClient(port: port)
+            try forged.send("GET /oauth2callback?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(await forged.status() == 400, "\(query)")
+        }
+        #expect(try await issuer.counters(of: client)["token_requests", default: 0] == 0)
+        // Still waiting: the browser's redirect, with the right state, completes the sign-in.
+        async let page = URLSession.shared.data(from: pending.authorizationURL)
+        let state = try await completion.value
+        #expect((try await page.1 as? HTTPURLResponse)?.statusCode == 200)
+        #expect(state.grant.type == .authorizationCode)
+        #expect(try await issuer.counters(of: client)["token_requests", default: 0] == 1)
+        let answer = try await issuer.whoAmI(on: try issuer.channel(), options: .init(credentials: .provider(AuthSession(state: state))))
+        #expect(answer.username == issuer.sandbox.user)
+    }
+
+    @Test("a connection that sends no complete request head in time is closed; the wait goes on")
+    func idleConnectionsTimeOut() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let (pending, _, port, _) = try await start(issuer, limits: .init(maximumConnections: 32, requestHeadTimeout: .milliseconds(300)))
+        let completion = Task { try await pending.complete() }
+        let idle = try RawLoopbackClient(port: port)
+        let partial = try RawLoopbackClient(port: port)
+        try partial.send("GET /oauth2callback?code=x")
+        #expect(await idle.readUntilClosed(limit: .seconds(10)).closed)
+        #expect(await partial.readUntilClosed(limit: .seconds(10)).closed)
+        async let page = URLSession.shared.data(from: pending.authorizationURL)
+        _ = try await completion.value
+        #expect((try await page.1 as? HTTPURLResponse)?.statusCode == 200)
+    }
+
+    @Test("past the connection cap the oldest waiting connection is closed to admit the new one")
+    func connectionCapEvictsTheOldest() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let (pending, _, port, _) = try await start(issuer, limits: .init(maximumConnections: 4, requestHeadTimeout: .seconds(120)))
+        let completion = Task { try await pending.complete() }
+        var idle: [RawLoopbackClient] = []
+        for _ in 0..<4 { idle.append(try RawLoopbackClient(port: port)) }
+        // Make sure the receiver has accepted those four before the fifth arrives.
+        let probe = try RawLoopbackClient(port: port)
+        try probe.send("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(await probe.status() == 404)
+        #expect(await idle[0].readUntilClosed(limit: .seconds(10)).closed, "the oldest connection was not closed")
+        #expect(await !idle[3].readUntilClosed(limit: .milliseconds(200)).closed)
+        // The browser still gets through.
+        async let page = URLSession.shared.data(from: pending.authorizationURL)
+        _ = try await completion.value
+        #expect((try await page.1 as? HTTPURLResponse)?.statusCode == 200)
+    }
+
+    @Test("a request head over 16 KiB gets 431 and does not end the wait")
+    func oversizedHeadIsRefused() async throws {
+        let issuer = try await SandboxIssuer.shared()
+        let (pending, _, port, state) = try await start(issuer)
+        let completion = Task { try await pending.complete() }
+        let huge = try RawLoopbackClient(port: port)
+        try huge.send("GET /oauth2callback?state=\(state)&code=x HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n")
+        #expect(await huge.status() == 431)
+        async let page = URLSession.shared.data(from: pending.authorizationURL)
+        _ = try await completion.value
+        #expect((try await page.1 as? HTTPURLResponse)?.statusCode == 200)
+    }
+}
