@@ -214,7 +214,9 @@ let package = Package(
         ),
         .testTarget(
             name: "GoogleAuthTests",
-            dependencies: ["GoogleAuth", "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            dependencies: [
+                "GoogleAuth", "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -240,7 +242,23 @@ let fuzzDependencies: [Target.Dependency] = [
 ]
 let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]
 if Context.environment["AUTHRPC_FUZZ"] == "1" {
-    package.targets.append(.executableTarget(name: "AuthRPCFuzzer", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Replay"], swiftSettings: defaultSwiftSettings))
+    package.targets.append(
+        .executableTarget(
+            name: "AuthRPCFuzzer",
+            dependencies: fuzzDependencies,
+            path: "Fuzz",
+            exclude: fuzzData + ["Replay"],
+            swiftSettings: defaultSwiftSettings
+        )
+    )
 } else {
-    package.targets.append(.testTarget(name: "FuzzReplay", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzData + ["Driver"], swiftSettings: defaultSwiftSettings))
+    package.targets.append(
+        .testTarget(
+            name: "FuzzReplay",
+            dependencies: fuzzDependencies,
+            path: "Fuzz",
+            exclude: fuzzData + ["Driver"],
+            swiftSettings: defaultSwiftSettings
+        )
+    )
 }

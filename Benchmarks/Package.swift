@@ -13,7 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // Preloaded into BenchClient (LD_PRELOAD) for the allocation counts; never linked.
-        .library(name: "MallocCounter", type: .dynamic, targets: ["MallocCounter"]),
+        .library(name: "MallocCounter", type: .dynamic, targets: ["MallocCounter"])
     ],
     dependencies: [
         .package(path: root.path),

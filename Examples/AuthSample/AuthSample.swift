@@ -19,7 +19,8 @@ struct AuthSample: AsyncParsableCommand {
             \(ExitStatus.helpTable)
             """,
         subcommands: [LoginCommand.self, CallCommand.self, StatusCommand.self, LogoutCommand.self],
-        defaultSubcommand: CallCommand.self)
+        defaultSubcommand: CallCommand.self
+    )
 }
 
 /// Options every subcommand shares.

@@ -18,6 +18,6 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             plugins: [.plugin(name: "AuthRPCGenerator", package: "swift-authrpc")]
-        ),
+        )
     ]
 )

@@ -8,7 +8,10 @@ import Foundation
 private let selected: FuzzTarget? = getenv("AUTHRPC_FUZZ_TARGET").flatMap { FuzzTarget.named(String(cString: $0)) }
 
 @_cdecl("LLVMFuzzerInitialize")
-func initialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
+func initialize(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> Int32 {
     if getenv("AUTHRPC_FUZZ_LIST") != nil {
         for target in FuzzTarget.all { print("\(target.name) \(target.maxLength)") }
         exit(0)

@@ -15,7 +15,10 @@ struct CorpusReplayTests {
         return names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appendingPathComponent($0) }
     }
 
-    @Test("every seed and past finding of a target is handled without a trap or a broken rule", arguments: FuzzTarget.all.map(\.name))
+    @Test(
+        "every seed and past finding of a target is handled without a trap or a broken rule",
+        arguments: FuzzTarget.all.map(\.name)
+    )
     func replay(target name: String) async throws {
         let target = try #require(FuzzTarget.named(name))
         let seeds = Self.files(in: "Corpus", of: name)
@@ -29,7 +32,9 @@ struct CorpusReplayTests {
                 var failures: [String] = []
                 for input in inputs {
                     if input.bytes.count > target.maxLength {
-                        failures.append("\(input.name): \(input.bytes.count) bytes, over the target's -max_len \(target.maxLength)")
+                        failures.append(
+                            "\(input.name): \(input.bytes.count) bytes, over the target's -max_len \(target.maxLength)"
+                        )
                     }
                     do throws(OracleViolation) {
                         try target.run(input.bytes)
@@ -50,14 +55,22 @@ struct CorpusReplayTests {
     @Test("every dictionary is a target's and parses as libFuzzer reads it")
     func dictionariesParse() throws {
         let directory = Self.fuzzDirectory.appendingPathComponent("Dictionaries")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }
+            .sorted()
         #expect(!names.isEmpty)
         for name in names {
-            #expect(name.hasSuffix(".dict") && FuzzTarget.named(String(name.dropLast(".dict".count))) != nil,
-                    "Fuzz/Dictionaries/\(name) is not a fuzz target's dictionary")
+            #expect(
+                name.hasSuffix(".dict") && FuzzTarget.named(String(name.dropLast(".dict".count))) != nil,
+                "Fuzz/Dictionaries/\(name) is not a fuzz target's dictionary"
+            )
             let bytes = [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
-            for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-                #expect(Self.isDictionaryLine(line), "Fuzz/Dictionaries/\(name):\(number + 1) is not an entry libFuzzer reads")
+            for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+                .enumerated()
+            {
+                #expect(
+                    Self.isDictionaryLine(line),
+                    "Fuzz/Dictionaries/\(name):\(number + 1) is not an entry libFuzzer reads"
+                )
             }
         }
     }
@@ -67,11 +80,15 @@ struct CorpusReplayTests {
     /// makes libFuzzer refuse the file and stop before running a single input.
     static func isDictionaryLine(_ line: ArraySlice<UInt8>) -> Bool {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
-        func isHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte) }
+        func isHex(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+        }
         let trimmed = line.drop(while: isSpace)
         guard let first = trimmed.first, first != UInt8(ascii: "#") else { return true }
         let entry = Array(trimmed.reversed().drop(while: isSpace).reversed())
-        guard entry.count >= 3, entry.last == UInt8(ascii: "\""), let open = entry.dropLast().firstIndex(of: UInt8(ascii: "\"")) else { return false }
+        guard entry.count >= 3, entry.last == UInt8(ascii: "\""),
+            let open = entry.dropLast().firstIndex(of: UInt8(ascii: "\""))
+        else { return false }
         var value = entry.dropLast()[(open + 1)...]
         guard !value.isEmpty else { return false }
         while let byte = value.popFirst() {
@@ -80,7 +97,8 @@ struct CorpusReplayTests {
             switch value.first {
             case UInt8(ascii: "\\"), UInt8(ascii: "\""):
                 value.removeFirst()
-            case UInt8(ascii: "x") where value.count >= 3 && isHex(value[value.startIndex + 1]) && isHex(value[value.startIndex + 2]):
+            case UInt8(ascii: "x")
+            where value.count >= 3 && isHex(value[value.startIndex + 1]) && isHex(value[value.startIndex + 2]):
                 value.removeFirst(3)
             default:
                 return false
@@ -94,7 +112,8 @@ struct CorpusReplayTests {
         let names = Set(FuzzTarget.all.map(\.name))
         for folder in ["Corpus", "Regressions"] {
             let directory = Self.fuzzDirectory.appendingPathComponent(folder)
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !entry.hasPrefix(".") {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            where !entry.hasPrefix(".") {
                 #expect(names.contains(entry), "Fuzz/\(folder)/\(entry) is not a fuzz target's folder")
             }
         }

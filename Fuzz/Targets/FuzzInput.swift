@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,9 @@ struct FuzzInput {
             }
             var valueStart = colon + 1
             if valueStart < line.endIndex, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
-            return (String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[valueStart...], as: UTF8.self))
+            return (
+                String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[valueStart...], as: UTF8.self)
+            )
         }
     }
 }
@@ -60,7 +63,10 @@ struct FuzzInput {
 /// made by ``writeScratchFile(_:to:)``): one per target, with no parent shared between targets,
 /// since the replay test runs them in parallel and each removes its own when done.
 func scratchDirectory(_ target: String) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("authrpc-fuzz-\(getpid())-\(target)", isDirectory: true)
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+        "authrpc-fuzz-\(getpid())-\(target)",
+        isDirectory: true
+    )
 }
 
 /// Replaces the file at `url` with `bytes` (making its directory, 0700, when missing), without
@@ -69,8 +75,11 @@ func scratchDirectory(_ target: String) -> URL {
 func writeScratchFile(_ bytes: [UInt8], to url: URL) throws(OracleViolation) {
     var descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     if descriptor < 0 && errno == ENOENT {
-        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(),
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     }
     guard descriptor >= 0 else { throw OracleViolation("the fuzzer cannot write \(url.path): errno \(errno)") }

@@ -1,6 +1,7 @@
 import AuthSampleService
 import Foundation
 import HTTP2Client
+
 @testable import AuthRPC
 
 /// `ResponseDecoder.decode`: a complete HTTP/2 response as a unary call's result: status,
@@ -31,14 +32,24 @@ enum GRPCResponseTarget {
         return HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: false)
     }
 
-    private static func check<D: MessageDeserializer>(_ response: HTTP2Response, _ deserializer: D, limit: Int) throws(OracleViolation) where D.Message: Sendable {
+    private static func check<D: MessageDeserializer>(
+        _ response: HTTP2Response,
+        _ deserializer: D,
+        limit: Int
+    ) throws(OracleViolation) where D.Message: Sendable {
         let block = response.endedWithHeaders ? response.headers : response.trailers
         let statusFields = Metadata(receivedFields: block).strings(forKey: "grpc-status")
         switch ResponseDecoder.decode(response, deserializer: deserializer, maxMessageBytes: limit) {
         case .success(let unary):
-            try require(statusFields.first.flatMap(StatusCode.init(grpcStatus:)) == .ok, "a response without grpc-status 0 decoded as OK")
-            try require(response.headers.first { $0.name == "content-type" }.map { $0.value.hasPrefix("application/grpc") } ?? true,
-                        "a response with a non-gRPC content-type decoded as OK")
+            try require(
+                statusFields.first.flatMap(StatusCode.init(grpcStatus:)) == .ok,
+                "a response without grpc-status 0 decoded as OK"
+            )
+            try require(
+                response.headers.first { $0.name == "content-type" }.map { $0.value.hasPrefix("application/grpc") }
+                    ?? true,
+                "a response with a non-gRPC content-type decoded as OK"
+            )
             if let raw = unary.message as? [UInt8] {
                 try require(raw.count <= limit, "an OK message of \(raw.count) bytes passed the limit of \(limit)")
             }
@@ -66,14 +77,19 @@ enum GRPCMetadataTarget {
             if case .binary(let decoded) = value {
                 try require(key.hasSuffix("-bin"), "a binary value under \(key.debugDescription)")
                 for padded in [true, false] {
-                    try require(Base64.decode(Base64.encode(decoded, padded: padded)) == decoded, "base64 did not read back its own encoding")
+                    try require(
+                        Base64.decode(Base64.encode(decoded, padded: padded)) == decoded,
+                        "base64 did not read back its own encoding"
+                    )
                 }
             }
         }
         for field in fields {
             if let code = StatusCode(grpcStatus: field.value) {
-                try require(field.value.utf8.count <= 3 && field.value.utf8.allSatisfy { (0x30...0x39).contains($0) },
-                            "grpc-status \(field.value.debugDescription) parsed as \(code)")
+                try require(
+                    field.value.utf8.count <= 3 && field.value.utf8.allSatisfy { (0x30...0x39).contains($0) },
+                    "grpc-status \(field.value.debugDescription) parsed as \(code)"
+                )
                 try require(Int(field.value) == code.rawValue, "grpc-status \(field.value) parsed as \(code.rawValue)")
             }
             let decoded = PercentEncoding.decodeMessage(field.value)
@@ -87,7 +103,10 @@ enum GRPCMetadataTarget {
         // Any bytes as a base64 value and back.
         let raw = Array(input.rest())
         for padded in [true, false] {
-            try require(Base64.decode(Base64.encode(raw, padded: padded)) == raw, "base64 did not read back \(raw.count) bytes")
+            try require(
+                Base64.decode(Base64.encode(raw, padded: padded)) == raw,
+                "base64 did not read back \(raw.count) bytes"
+            )
         }
     }
 }
@@ -106,7 +125,10 @@ enum GRPCCompressionTarget {
         let limit = limits[Int(selector >> 1) & 7]
         let payload = bytes.dropFirst()
         if let output = try? coding.decompress(payload, limit: limit) {
-            try require(output.count <= limit, "\(coding) decompressed \(output.count) bytes past the limit of \(limit)")
+            try require(
+                output.count <= limit,
+                "\(coding) decompressed \(output.count) bytes past the limit of \(limit)"
+            )
         }
         // Whatever the bytes, compressing them reads back.
         let plain = Array(payload)
@@ -132,10 +154,14 @@ enum GRPCTimeoutTarget {
         let remaining = Duration(secondsComponent: seconds, attosecondsComponent: Int64(attoseconds))
         let text = GRPCTimeout.encode(remaining)
         let digits = text.dropLast()
-        try require((1...8).contains(digits.count) && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber),
-                    "grpc-timeout \(text) for \(remaining) is not 1 to 8 digits")
-        let units: [Character: Duration] = ["n": .nanoseconds(1), "u": .microseconds(1), "m": .milliseconds(1),
-                                            "S": .seconds(1), "M": .seconds(60), "H": .seconds(3600)]
+        try require(
+            (1...8).contains(digits.count) && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber),
+            "grpc-timeout \(text) for \(remaining) is not 1 to 8 digits"
+        )
+        let units: [Character: Duration] = [
+            "n": .nanoseconds(1), "u": .microseconds(1), "m": .milliseconds(1),
+            "S": .seconds(1), "M": .seconds(60), "H": .seconds(3600),
+        ]
         guard let unitCharacter = text.last, let unit = units[unitCharacter], let count = Int64(digits) else {
             throw OracleViolation("grpc-timeout \(text) for \(remaining) has no unit")
         }
@@ -148,7 +174,10 @@ enum GRPCTimeoutTarget {
             let encoded = Double(count) * attosecondsOf(unit)
             let exact = attosecondsOf(remaining)
             try require(encoded >= exact * (1 - 1e-12), "grpc-timeout \(text) is less than the \(remaining) left")
-            try require(encoded <= exact * (1 + 1e-12) + attosecondsOf(unit), "grpc-timeout \(text) is over a \(unitCharacter) above \(remaining)")
+            try require(
+                encoded <= exact * (1 + 1e-12) + attosecondsOf(unit),
+                "grpc-timeout \(text) is over a \(unitCharacter) above \(remaining)"
+            )
         }
     }
 

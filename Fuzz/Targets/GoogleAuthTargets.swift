@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+
 @testable import GoogleAuth
 
 /// The string members of a credential file: what must never be quoted back.
@@ -12,7 +13,8 @@ private func credentialSecrets(_ bytes: [UInt8]) -> [String] {
 /// any part of a line is caught, not only one quoting the whole key.
 private func keyLineStarts(_ bytes: [UInt8]) -> [String] {
     guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-          let key = object["private_key"] as? String else { return [] }
+        let key = object["private_key"] as? String
+    else { return [] }
     return key.split(separator: "\n").filter { !$0.hasPrefix("-----") && $0.count >= 24 }.map { String($0.prefix(24)) }
 }
 
@@ -25,14 +27,19 @@ enum ServiceAccountKeyTarget {
         case .success(let key):
             try require(key.clientEmail.contains("@"), "a client_email without @ was taken")
             let scheme = key.tokenURI.scheme?.lowercased()
-            try require(scheme == "https" || (scheme == "http" && key.tokenURI.host.map(LoopbackHost.contains) == true),
-                        "an insecure token_uri was taken")
+            try require(
+                scheme == "https" || (scheme == "http" && key.tokenURI.host.map(LoopbackHost.contains) == true),
+                "an insecure token_uri was taken"
+            )
             try requireNoSecret(key.description, secrets, "the key's description")
             try require(!key.description.contains("PRIVATE KEY"), "the key's description shows the private key")
             _ = key.identity
         case .failure(let error):
             try requireNoSecret(error.message, secrets + keyLineStarts(bytes), "a refused key file's message")
-            try require(!error.message.contains("PRIVATE KEY-----"), "a refused key file's message quotes the private key")
+            try require(
+                !error.message.contains("PRIVATE KEY-----"),
+                "a refused key file's message quotes the private key"
+            )
         }
     }
 }
@@ -42,9 +49,16 @@ enum ServiceAccountKeyTarget {
 enum AuthorizedUserTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         let secrets = credentialSecrets(bytes)
-        switch Result(catching: { () throws(OAuthError) in try AuthorizedUserCredentials(json: Data(bytes), source: nil) }) {
+        let parsed = Result { () throws(OAuthError) in
+            try AuthorizedUserCredentials(json: Data(bytes), source: nil)
+        }
+        switch parsed {
         case .success(let credentials):
-            try requireNoSecret(credentials.description, secrets + [credentials.clientSecret, credentials.refreshToken], "the credentials' description")
+            try requireNoSecret(
+                credentials.description,
+                secrets + [credentials.clientSecret, credentials.refreshToken],
+                "the credentials' description"
+            )
             _ = credentials.identity
         case .failure(let error):
             try requireNoSecret(error.message, secrets, "a refused authorized_user file's message")
@@ -72,15 +86,23 @@ enum ADCFileTarget {
         let environments: [(ApplicationDefaultCredentials.Environment, holdsSecrets: Bool)] = [
             (.init(variables: ["GOOGLE_APPLICATION_CREDENTIALS": file.path], productNamePath: "/nonexistent"), true),
             (.init(variables: ["CLOUDSDK_CONFIG": directory.path], productNamePath: "/nonexistent"), true),
-            (.init(variables: ["HOME": "/nonexistent", "GCE_METADATA_HOST": firstLine], productNamePath: file.path), false),
+            (
+                .init(variables: ["HOME": "/nonexistent", "GCE_METADATA_HOST": firstLine], productNamePath: file.path),
+                false
+            ),
             (.init(variables: ["HOME": "/nonexistent"], productNamePath: file.path), false),
         ]
         for (environment, holdsSecrets) in environments {
-            switch Result(catching: { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve(in: environment) }) {
+            switch Result(catching: { () throws(OAuthError) in
+                try ApplicationDefaultCredentials.resolve(in: environment)
+            }) {
             case .success(let resolved):
                 try requireNoSecret(resolved.description, secrets, "the resolved credential's description")
                 if case .computeEngine(let host) = resolved.credential {
-                    try require(ServiceHost.host(ofAuthority: host) != nil, "a metadata host that is not HOST[:PORT] was taken")
+                    try require(
+                        ServiceHost.host(ofAuthority: host) != nil,
+                        "a metadata host that is not HOST[:PORT] was taken"
+                    )
                 }
                 _ = resolved.identity
             case .failure(let error):

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
+
 @testable import AuthRPC
 @testable import HTTP2Client
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +35,9 @@ enum HTTP2ClientTarget {
             connection = try server.accept()
         } catch {
             // Says whether the client's task ran at all, or started and never reached connect().
-            throw OracleViolation("\(error) (the client's task \(outcome.started.load(ordering: .acquiring) ? "started" : "never started"))")
+            throw OracleViolation(
+                "\(error) (the client's task \(outcome.started.load(ordering: .acquiring) ? "started" : "never started"))"
+            )
         }
         defer { close(connection) }
         // An empty SETTINGS frame: the server's preface.
@@ -69,23 +73,36 @@ enum HTTP2ClientTarget {
             let closed = self.closed
             let connection: HTTP2Connection
             do {
-                connection = try await HTTP2Connection.connect(to: HTTP2Target(host: "127.0.0.1", port: port), configuration: configuration) { event in
+                connection = try await HTTP2Connection.connect(
+                    to: HTTP2Target(host: "127.0.0.1", port: port),
+                    configuration: configuration
+                ) { event in
                     if case .closed = event { closed.signal() }
                 }
             } catch {
-                violation.withLock { $0 = OracleViolation("the client could not connect to a server that sent SETTINGS: \(error)") }
+                violation.withLock {
+                    $0 = OracleViolation("the client could not connect to a server that sent SETTINGS: \(error)")
+                }
                 closed.signal()
                 return
             }
             let request = HTTP2Request(
-                scheme: "http", authority: "fuzz.test", path: "/fuzz.Fuzz/Call",
-                headers: [HTTP2HeaderField(name: "content-type", value: "application/grpc"), HTTP2HeaderField(name: "te", value: "trailers")],
+                scheme: "http",
+                authority: "fuzz.test",
+                path: "/fuzz.Fuzz/Call",
+                headers: [
+                    HTTP2HeaderField(name: "content-type", value: "application/grpc"),
+                    HTTP2HeaderField(name: "te", value: "trailers"),
+                ],
                 body: Framing.frame(Array("hello".utf8), compressed: false),
-                maxResponseBodyBytes: HTTP2ClientTarget.maxResponseBodyBytes)
+                maxResponseBodyBytes: HTTP2ClientTarget.maxResponseBodyBytes
+            )
             do {
                 let response = try await connection.send(request)
                 if response.body.count > HTTP2ClientTarget.maxResponseBodyBytes {
-                    violation.withLock { $0 = OracleViolation("a response body of \(response.body.count) bytes passed the limit") }
+                    violation.withLock {
+                        $0 = OracleViolation("a response body of \(response.body.count) bytes passed the limit")
+                    }
                 }
                 _ = ResponseDecoder.decode(response, deserializer: RawBytesCodec(), maxMessageBytes: 4 << 20)
             } catch {
@@ -103,8 +120,9 @@ enum HTTP2ClientTarget {
             while received.count >= offset + 9 {
                 let length = Int(received[offset]) << 16 | Int(received[offset + 1]) << 8 | Int(received[offset + 2])
                 let type = received[offset + 3]
-                let stream = (UInt32(received[offset + 5]) << 24 | UInt32(received[offset + 6]) << 16
-                              | UInt32(received[offset + 7]) << 8 | UInt32(received[offset + 8])) & 0x7FFF_FFFF
+                let stream =
+                    (UInt32(received[offset + 5]) << 24 | UInt32(received[offset + 6]) << 16
+                        | UInt32(received[offset + 7]) << 8 | UInt32(received[offset + 8])) & 0x7FFF_FFFF
                 if type == 1 && stream == 1 { return }
                 offset += 9 + length
             }
@@ -120,7 +138,9 @@ enum HTTP2ClientTarget {
         var sent = 0
         while sent < bytes.count {
             guard waitFor(POLLOUT, on: connection) else { throw OracleViolation("the client stopped reading") }
-            let count = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw OracleViolation("the client closed") }
             sent += count
@@ -168,7 +188,8 @@ enum HTTP2ClientTarget {
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let status = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    bind(fd, raw, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, raw, &length) == 0 ? Int32(0) : -1
+                    bind(fd, raw, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, raw, &length) == 0
+                        ? Int32(0) : -1
                 }
             }
             guard fd >= 0, status == 0 else { throw OracleViolation("cannot listen on 127.0.0.1: errno \(errno)") }
@@ -179,7 +200,9 @@ enum HTTP2ClientTarget {
         func accept() throws(OracleViolation) -> Int32 {
             var connection: Int32 = -1
             repeat {
-                guard HTTP2ClientTarget.waitFor(POLLIN, on: fd) else { throw OracleViolation("the client never connected") }
+                guard HTTP2ClientTarget.waitFor(POLLIN, on: fd) else {
+                    throw OracleViolation("the client never connected")
+                }
                 connection = Glibc.accept(fd, nil, nil)
             } while connection < 0 && errno == EINTR
             guard connection >= 0 else { throw OracleViolation("accept failed: errno \(errno)") }
@@ -200,7 +223,10 @@ enum ResourceWatch {
             return state.runs % 256 == 0
         }
         guard due else { return }
-        let now = (fds: (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0, threads: threadCount())
+        let now = (
+            fds: (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0,
+            threads: threadCount()
+        )
         let baseline = state.withLock { state in
             if state.baseline == nil { state.baseline = now }
             return state.baseline!
@@ -212,7 +238,8 @@ enum ResourceWatch {
 
     private static func threadCount() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+        else { return 0 }
         return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 }

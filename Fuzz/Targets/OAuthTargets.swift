@@ -1,5 +1,6 @@
 import Foundation
 import HTTP2Client
+
 @testable import OAuth2
 
 /// A fixed moment with whole seconds, so that what the session file keeps (ISO 8601 seconds) is
@@ -38,12 +39,15 @@ func withPlaceholderSecrets(_ state: AuthState) -> AuthState {
 
 /// The same session, written and read back: what the session file must keep.
 private func requireSameSession(_ a: AuthState, _ b: AuthState) throws(OracleViolation) {
-    try require(a.accessToken == b.accessToken && a.refreshToken == b.refreshToken && a.idToken == b.idToken
-                && a.grantedScopes == b.grantedScopes && a.tokenType == b.tokenType && a.scopes == b.scopes
-                && a.isAccessTokenStale == b.isAccessTokenStale && a.grant == b.grant
-                && a.accessTokenExpiresAt == b.accessTokenExpiresAt && a.accessTokenIssuedAt == b.accessTokenIssuedAt
-                && a.authorizationError == b.authorizationError && a.configuration == b.configuration && a.client == b.client,
-                "the session file did not keep the session")
+    try require(
+        a.accessToken == b.accessToken && a.refreshToken == b.refreshToken && a.idToken == b.idToken
+            && a.grantedScopes == b.grantedScopes && a.tokenType == b.tokenType && a.scopes == b.scopes
+            && a.isAccessTokenStale == b.isAccessTokenStale && a.grant == b.grant
+            && a.accessTokenExpiresAt == b.accessTokenExpiresAt && a.accessTokenIssuedAt == b.accessTokenIssuedAt
+            && a.authorizationError == b.authorizationError && a.configuration == b.configuration
+            && a.client == b.client,
+        "the session file did not keep the session"
+    )
 }
 
 /// `TokenResponse(json:)` and `OAuthErrorResponse(json:)`: a token endpoint's answer, and
@@ -54,21 +58,31 @@ enum TokenResponseTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         let data = Data(bytes)
         let secrets = jsonStrings(bytes, ["access_token", "refresh_token", "id_token"])
-        switch Result(catching: { () throws(OAuthError) in try GrantRequest.token(in: data, receivedAt: receivedAt, from: "the fuzzer") }) {
+        switch Result(catching: { () throws(OAuthError) in
+            try GrantRequest.token(in: data, receivedAt: receivedAt, from: "the fuzzer")
+        }) {
         case .success(let fetched):
-            try require(fetched.lifetime.map { $0 >= .seconds(1) && $0 <= .seconds(TokenResponse.maximumLifetime) } ?? true,
-                        "a fetched token's lifetime is outside the accepted bounds")
+            try require(
+                fetched.lifetime.map { $0 >= .seconds(1) && $0 <= .seconds(TokenResponse.maximumLifetime) } ?? true,
+                "a fetched token's lifetime is outside the accepted bounds"
+            )
             _ = fetched.expiresAt
             // It shows the granted scopes, which a peer may fill with any text, the token's too.
             var placeholder = fetched
             placeholder.accessToken = "placeholder-access-token"
-            try require(placeholder.description == fetched.description, "a fetched token's description shows the access token")
+            try require(
+                placeholder.description == fetched.description,
+                "a fetched token's description shows the access token"
+            )
         case .failure(let error):
             try requireNoSecret(error.message, secrets, "a refused grant answer's message")
         }
         if let error = OAuthErrorResponse(json: data) {
             try require(TokenSyntax.isErrorCode(error.code), "an error code that is not 1*NQSCHAR was taken")
-            try require((error.description?.count ?? 0) <= TokenSyntax.maximumQuotedDescriptionLength + 1, "an error_description was not cut")
+            try require(
+                (error.description?.count ?? 0) <= TokenSyntax.maximumQuotedDescriptionLength + 1,
+                "an error_description was not cut"
+            )
             _ = error.summary
         }
         let response: TokenResponse
@@ -77,21 +91,39 @@ enum TokenResponseTarget {
         } catch {
             try requireNoSecret(error.reason + error.description, secrets, "a refused token answer's reason")
             if let rotated = error.rotatedRefreshToken {
-                try require(TokenSyntax.isRefreshToken(rotated), "a malformed refresh token was kept from a refused answer")
+                try require(
+                    TokenSyntax.isRefreshToken(rotated),
+                    "a malformed refresh token was kept from a refused answer"
+                )
             }
             return
         }
-        try require(TokenSyntax.isBearerToken(response.accessToken), "an access token a Bearer header cannot carry was taken")
-        try require(response.tokenType.map { $0.lowercased() == "bearer" } ?? true, "a token type other than Bearer was taken")
+        try require(
+            TokenSyntax.isBearerToken(response.accessToken),
+            "an access token a Bearer header cannot carry was taken"
+        )
+        try require(
+            response.tokenType.map { $0.lowercased() == "bearer" } ?? true,
+            "a token type other than Bearer was taken"
+        )
         if let lifetime = response.expiresIn {
-            try require(lifetime >= TokenResponse.minimumLifetime && lifetime <= TokenResponse.maximumLifetime,
-                        "expires_in \(lifetime) is outside the accepted bounds")
+            try require(
+                lifetime >= TokenResponse.minimumLifetime && lifetime <= TokenResponse.maximumLifetime,
+                "expires_in \(lifetime) is outside the accepted bounds"
+            )
         }
-        try require(response.refreshToken.map(TokenSyntax.isRefreshToken) ?? true, "a malformed refresh token was taken")
+        try require(
+            response.refreshToken.map(TokenSyntax.isRefreshToken) ?? true,
+            "a malformed refresh token was taken"
+        )
         try require(response.idToken.map(TokenSyntax.isCompactJWT) ?? true, "a malformed ID token was taken")
 
-        var state = AuthState(configuration: .google, client: OAuthClient(id: "fuzz-client"), scopes: ["openid"],
-                              grant: GrantRecord(type: .deviceCode, date: receivedAt, id: "fuzz-grant"))
+        var state = AuthState(
+            configuration: .google,
+            client: OAuthClient(id: "fuzz-client"),
+            scopes: ["openid"],
+            grant: GrantRecord(type: .deviceCode, date: receivedAt, id: "fuzz-grant")
+        )
         state.apply(response, receivedAt: receivedAt)
         try require(state.isAccessTokenFresh(at: receivedAt), "a token just received is not fresh")
         try requireDescriptionHidesSecrets(state, "the session's description")
@@ -103,7 +135,9 @@ enum TokenResponseTarget {
         }
         // The file keeps whole seconds: the expiry may come back up to a second earlier.
         var truncated = state
-        truncated.accessTokenExpiresAt = state.accessTokenExpiresAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
+        truncated.accessTokenExpiresAt = state.accessTokenExpiresAt.map {
+            Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down))
+        }
         try requireSameSession(truncated, stored)
         try require(stored.isAccessTokenFresh(at: receivedAt), "a token just received is not fresh once stored")
         _ = (stored.userID, stored.userEmail, stored.userEmailIsVerified)
@@ -124,17 +158,33 @@ enum DeviceAuthorizationTarget {
             return
         }
         let bounds = DeviceAuthorizationFlow.Authorization.intervalBounds
-        try require(authorization.interval >= .seconds(bounds.lowerBound) && authorization.interval <= .seconds(bounds.upperBound),
-                    "the polling interval \(authorization.interval) is outside \(bounds)")
+        try require(
+            authorization.interval >= .seconds(bounds.lowerBound)
+                && authorization.interval <= .seconds(bounds.upperBound),
+            "the polling interval \(authorization.interval) is outside \(bounds)"
+        )
         let lifetime = authorization.expiresAt.timeIntervalSince(receivedAt)
-        try require(DeviceAuthorizationFlow.Authorization.lifetimeBounds.contains(lifetime), "the codes' lifetime \(lifetime) is outside its bounds")
+        try require(
+            DeviceAuthorizationFlow.Authorization.lifetimeBounds.contains(lifetime),
+            "the codes' lifetime \(lifetime) is outside its bounds"
+        )
         try require(EndpointSecurity.allows(authorization.verificationURI), "an insecure verification page was taken")
-        try require(authorization.verificationURIComplete.map(EndpointSecurity.allows) ?? true, "an insecure complete verification page was taken")
-        try require(!authorization.userCode.isEmpty && authorization.userCode.utf8.count <= 128, "a user code outside 1...128 bytes was taken")
+        try require(
+            authorization.verificationURIComplete.map(EndpointSecurity.allows) ?? true,
+            "an insecure complete verification page was taken"
+        )
+        try require(
+            !authorization.userCode.isEmpty && authorization.userCode.utf8.count <= 128,
+            "a user code outside 1...128 bytes was taken"
+        )
         // The description shows the user code and the page, which a peer may fill with the device
         // code's text; it must not show the device code otherwise.
         let shown = authorization.userCode + authorization.verificationURI.absoluteString
-        try requireNoSecret(authorization.description, [authorization.deviceCode].filter { !shown.contains($0) }, "the authorization's description")
+        try requireNoSecret(
+            authorization.description,
+            [authorization.deviceCode].filter { !shown.contains($0) },
+            "the authorization's description"
+        )
     }
 }
 
@@ -159,8 +209,12 @@ enum DiscoveryDocumentTarget {
             try require(fromDocument.count < 2000, "a discovery error message of \(error.message.count) characters")
             return
         }
-        let endpoints = [configuration.tokenEndpoint] + [configuration.authorizationEndpoint, configuration.deviceAuthorizationEndpoint,
-                                                         configuration.revocationEndpoint, configuration.userinfoEndpoint].compactMap { $0 }
+        let endpoints =
+            [configuration.tokenEndpoint]
+            + [
+                configuration.authorizationEndpoint, configuration.deviceAuthorizationEndpoint,
+                configuration.revocationEndpoint, configuration.userinfoEndpoint,
+            ].compactMap { $0 }
         for endpoint in endpoints {
             try require(EndpointSecurity.allows(endpoint), "an endpoint that may not carry secrets was taken")
         }
@@ -173,14 +227,21 @@ enum IDTokenTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         _ = IDTokenClaims(jwt: String(decoding: bytes, as: UTF8.self))
         let payload = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=",
+                with: ""
+            )
         let claims = IDTokenClaims(jwt: "eyJhbGciOiJSUzI1NiJ9.\(payload).c2ln")
         if claims == nil, let object = try? JSONSerialization.jsonObject(with: Data(bytes)), object is [String: Any] {
             throw OracleViolation("the claims of a JSON object payload were not read")
         }
-        let state = AuthState(configuration: .google, client: OAuthClient(id: "fuzz-client"), scopes: [],
-                              grant: GrantRecord(type: .deviceCode, date: receivedAt, id: "fuzz-grant"),
-                              idToken: "eyJhbGciOiJSUzI1NiJ9.\(payload).c2ln")
+        let state = AuthState(
+            configuration: .google,
+            client: OAuthClient(id: "fuzz-client"),
+            scopes: [],
+            grant: GrantRecord(type: .deviceCode, date: receivedAt, id: "fuzz-grant"),
+            idToken: "eyJhbGciOiJSUzI1NiJ9.\(payload).c2ln"
+        )
         _ = (state.userID, state.userEmail, state.userEmailIsVerified)
     }
 }
@@ -206,10 +267,14 @@ enum GTMOAuth2Target {
         } catch {
             throw OracleViolation("a GTMOAuth2 string written from a decoded item does not decode: \(error.message)")
         }
-        try require(again.state.accessToken == item.state.accessToken && again.state.refreshToken == item.state.refreshToken
-                    && again.state.effectiveScopes == item.state.effectiveScopes && again.serviceProvider == item.serviceProvider
-                    && again.userID == item.userID && again.userEmail == item.userEmail && again.userEmailIsVerified == item.userEmailIsVerified,
-                    "a GTMOAuth2 item did not survive encode and decode")
+        try require(
+            again.state.accessToken == item.state.accessToken && again.state.refreshToken == item.state.refreshToken
+                && again.state.effectiveScopes == item.state.effectiveScopes
+                && again.serviceProvider == item.serviceProvider
+                && again.userID == item.userID && again.userEmail == item.userEmail
+                && again.userEmailIsVerified == item.userEmailIsVerified,
+            "a GTMOAuth2 item did not survive encode and decode"
+        )
     }
 }
 
@@ -225,7 +290,11 @@ enum SessionFileTarget {
         do throws(OAuthError) {
             state = try FileAuthSessionStore(fileURL: file).retrieve()
         } catch {
-            try requireNoSecret(error.message, jsonStrings(bytes, ["accessToken", "refreshToken", "idToken"]), "a refused session file's message")
+            try requireNoSecret(
+                error.message,
+                jsonStrings(bytes, ["accessToken", "refreshToken", "idToken"]),
+                "a refused session file's message"
+            )
             return
         }
         guard let state else { throw OracleViolation("the session file just written was not found") }
@@ -233,7 +302,8 @@ enum SessionFileTarget {
         _ = state.isAccessTokenFresh(at: receivedAt)
         _ = state.freshUntil(tolerance: .seconds(60))
         _ = (state.userID, state.userEmail, state.userEmailIsVerified, state.isAuthorized)
-        let encoded: Data, stored: AuthState
+        let encoded: Data
+        let stored: AuthState
         do throws(OAuthError) {
             encoded = try state.encoded()
             stored = try AuthState(decoding: encoded)
@@ -252,15 +322,22 @@ enum LoopbackRequestTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         let parse = LoopbackRequestReceiver.parseHead(bytes)
         let prefix = LoopbackRequestReceiver.parseHead(bytes.prefix(bytes.count / 2))
-        try require(prefix == .incomplete || prefix == parse, "a head complete in a prefix changed as more bytes arrived")
+        try require(
+            prefix == .incomplete || prefix == parse,
+            "a head complete in a prefix changed as more bytes arrived"
+        )
         if case .complete(let head) = parse {
-            try require(head.target.first == "/" && head.target.utf8.allSatisfy { (0x21...0x7E).contains($0) },
-                        "request target \(head.target.debugDescription) is not origin-form visible ASCII")
+            try require(
+                head.target.first == "/" && head.target.utf8.allSatisfy { (0x21...0x7E).contains($0) },
+                "request target \(head.target.debugDescription) is not origin-form visible ASCII"
+            )
             try require(!head.method.isEmpty, "an empty method was taken")
             _ = head.path
             _ = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: head.target)
         }
-        _ = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: String(decoding: bytes, as: UTF8.self))
+        _ = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(
+            of: String(decoding: bytes, as: UTF8.self)
+        )
     }
 }
 
@@ -270,30 +347,49 @@ enum OAuthSyntaxTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         let text = String(decoding: bytes, as: UTF8.self)
         if let number = JSONNumber.value(of: text) {
-            try require(!number.isNaN && number == Double(text), "\(text.debugDescription) read as the number \(number)")
+            try require(
+                !number.isNaN && number == Double(text),
+                "\(text.debugDescription) read as the number \(number)"
+            )
         }
         if TokenSyntax.isBearerToken(text) {
-            try require(text.utf8.count <= TokenSyntax.maximumAccessTokenLength && !text.contains(" "), "a bearer token outside its syntax was taken")
+            try require(
+                text.utf8.count <= TokenSyntax.maximumAccessTokenLength && !text.contains(" "),
+                "a bearer token outside its syntax was taken"
+            )
         }
         if let scopes = TokenSyntax.scopeTokens(text) {
-            try require(scopes.joined(separator: " ") == text.split(separator: " ").joined(separator: " "), "scope tokens do not rebuild the scope")
+            try require(
+                scopes.joined(separator: " ") == text.split(separator: " ").joined(separator: " "),
+                "scope tokens do not rebuild the scope"
+            )
         }
         _ = TokenSyntax.isRefreshToken(text) || TokenSyntax.isCompactJWT(text) || TokenSyntax.isErrorCode(text)
         for limit in [0, 1, 32, 200] {
-            try require(TokenSyntax.bounded(text, to: limit).count <= limit + 1, "bounded text is longer than its limit")
+            try require(
+                TokenSyntax.bounded(text, to: limit).count <= limit + 1,
+                "bounded text is longer than its limit"
+            )
         }
         let pairs = FormEncoding.decode(text)
         let again = FormEncoding.decode(FormEncoding.encode(pairs))
-        try require(again.map(\.0) == pairs.map(\.0) && again.map(\.1) == pairs.map(\.1), "form pairs did not survive encode and decode")
+        try require(
+            again.map(\.0) == pairs.map(\.0) && again.map(\.1) == pairs.map(\.1),
+            "form pairs did not survive encode and decode"
+        )
         for plusIsSpace in [false, true] {
-            try require(FormEncoding.percentDecode(FormEncoding.percentEncode(text), plusIsSpace: plusIsSpace) == text,
-                        "percent-encoding did not read back")
+            try require(
+                FormEncoding.percentDecode(FormEncoding.percentEncode(text), plusIsSpace: plusIsSpace) == text,
+                "percent-encoding did not read back"
+            )
         }
         _ = EndpointSecurity.isLoopback(text)
         if let url = URL(string: text), EndpointSecurity.allows(url) {
             let scheme = url.scheme?.lowercased()
-            try require(scheme == "https" || (scheme == "http" && url.host.map(EndpointSecurity.isLoopback) == true),
-                        "\(text.debugDescription) may carry secrets but is neither https nor loopback http")
+            try require(
+                scheme == "https" || (scheme == "http" && url.host.map(EndpointSecurity.isLoopback) == true),
+                "\(text.debugDescription) may carry secrets but is neither https nor loopback http"
+            )
         }
     }
 }

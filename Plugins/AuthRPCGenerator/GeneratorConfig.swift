@@ -21,7 +21,9 @@ struct GeneratorConfig: Equatable {
     static let fileName = "authrpc-swift-config.json"
 
     /// The keys a config may have; any other key is an error (a typo would otherwise be ignored).
-    static let keys = ["messages", "clients", "visibility", "importPaths", "protocPath", "moduleMappings", "accessLevelOnImports"]
+    static let keys = [
+        "messages", "clients", "visibility", "importPaths", "protocPath", "moduleMappings", "accessLevelOnImports",
+    ]
 
     /// The visibilities protoc-gen-swift and protoc-gen-authrpc-swift accept.
     static let visibilities = ["internal", "public", "package"]
@@ -49,15 +51,25 @@ struct GeneratorConfig: Equatable {
         do {
             dictionary = try JSONDecoder().decode([String: JSONValue].self, from: data)
         } catch {
-            throw GeneratorConfigError(path: path, problem: "is not a JSON object",
-                                       fix: "write a JSON object such as {\"visibility\": \"public\"}")
+            throw GeneratorConfigError(
+                path: path,
+                problem: "is not a JSON object",
+                fix: "write a JSON object such as {\"visibility\": \"public\"}"
+            )
         }
         for key in dictionary.keys.sorted() where !Self.keys.contains(key) {
-            throw GeneratorConfigError(path: path, problem: "has an unknown key \"\(key)\"",
-                                       fix: "use only \(Self.keys.map { "\"\($0)\"" }.joined(separator: ", "))")
+            throw GeneratorConfigError(
+                path: path,
+                problem: "has an unknown key \"\(key)\"",
+                fix: "use only \(Self.keys.map { "\"\($0)\"" }.joined(separator: ", "))"
+            )
         }
         func mismatch(_ key: String, _ described: String) -> GeneratorConfigError {
-            GeneratorConfigError(path: path, problem: "has \"\(key)\" that is not \(described)", fix: "make \"\(key)\" \(described)")
+            GeneratorConfigError(
+                path: path,
+                problem: "has \"\(key)\" that is not \(described)",
+                fix: "make \"\(key)\" \(described)"
+            )
         }
         for (key, value) in dictionary {
             switch (key, value) {
@@ -66,14 +78,19 @@ struct GeneratorConfig: Equatable {
             case ("messages", _), ("clients", _): throw mismatch(key, "true or false")
             case ("visibility", .string(let visibility)):
                 guard Self.visibilities.contains(visibility.lowercased()) else {
-                    throw GeneratorConfigError(path: path, problem: "has \"visibility\": \"\(visibility)\"",
-                                               fix: "use one of \(Self.visibilities.map { "\"\($0)\"" }.joined(separator: ", "))")
+                    throw GeneratorConfigError(
+                        path: path,
+                        problem: "has \"visibility\": \"\(visibility)\"",
+                        fix: "use one of \(Self.visibilities.map { "\"\($0)\"" }.joined(separator: ", "))"
+                    )
                 }
                 self.visibility = visibility.prefix(1).uppercased() + visibility.dropFirst().lowercased()
             case ("visibility", _): throw mismatch(key, "a string")
             case ("importPaths", .array(let items)):
                 importPaths = try items.map { item throws(GeneratorConfigError) in
-                    guard case .string(let path) = item, !path.isEmpty else { throw mismatch(key, "an array of directory paths") }
+                    guard case .string(let path) = item, !path.isEmpty else {
+                        throw mismatch(key, "an array of directory paths")
+                    }
                     return path
                 }
             case ("importPaths", _): throw mismatch(key, "an array of directory paths")
@@ -87,8 +104,11 @@ struct GeneratorConfig: Equatable {
             }
         }
         if !messages && !clients {
-            throw GeneratorConfigError(path: path, problem: "turns off both \"messages\" and \"clients\"",
-                                       fix: "set one of them to true, or remove the config and the .proto files")
+            throw GeneratorConfigError(
+                path: path,
+                problem: "turns off both \"messages\" and \"clients\"",
+                fix: "set one of them to true, or remove the config and the .proto files"
+            )
         }
     }
 }

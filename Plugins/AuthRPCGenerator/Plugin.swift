@@ -12,28 +12,39 @@ import PackagePlugin
 struct AuthRPCGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
         guard let target = target as? SwiftSourceModuleTarget else {
-            throw GeneratorConfigError(path: "target '\(target.name)'", problem: "is not a Swift target",
-                                       fix: "apply the AuthRPCGenerator plugin to a Swift target")
+            throw GeneratorConfigError(
+                path: "target '\(target.name)'",
+                problem: "is not a Swift target",
+                fix: "apply the AuthRPCGenerator plugin to a Swift target"
+            )
         }
         let protos = target.sourceFiles(withSuffix: ".proto").map(\.url).sorted { $0.path < $1.path }
         let configs = target.sourceFiles.map(\.url).filter { $0.lastPathComponent == GeneratorConfig.fileName }
         guard !protos.isEmpty else { return [] }
         guard let configURL = configs.first else {
             throw GeneratorConfigError(
-                path: target.directoryURL.path, problem: "has .proto files but no \(GeneratorConfig.fileName)",
-                fix: "add one (\"{}\" takes the defaults) next to the .proto files")
+                path: target.directoryURL.path,
+                problem: "has .proto files but no \(GeneratorConfig.fileName)",
+                fix: "add one (\"{}\" takes the defaults) next to the .proto files"
+            )
         }
         guard configs.count == 1 else {
             throw GeneratorConfigError(
-                path: target.directoryURL.path, problem: "has \(configs.count) \(GeneratorConfig.fileName) files (\(configs.map(\.path).joined(separator: ", ")))",
-                fix: "keep one, in the directory that contains the .proto files")
+                path: target.directoryURL.path,
+                problem:
+                    "has \(configs.count) \(GeneratorConfig.fileName) files (\(configs.map(\.path).joined(separator: ", ")))",
+                fix: "keep one, in the directory that contains the .proto files"
+            )
         }
         let config = try GeneratorConfig(json: try Data(contentsOf: configURL), path: configURL.path)
         let base = configURL.deletingLastPathComponent()
         let configured = config.importPaths.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL }
         for (entry, directory) in zip(config.importPaths, configured) where !isDirectory(directory) {
-            throw GeneratorConfigError(path: configURL.path, problem: "lists \"\(entry)\" in \"importPaths\", which is not a directory (\(directory.path))",
-                                       fix: "fix or remove that entry")
+            throw GeneratorConfigError(
+                path: configURL.path,
+                problem: "lists \"\(entry)\" in \"importPaths\", which is not a directory (\(directory.path))",
+                fix: "fix or remove that entry"
+            )
         }
         // The well-known types last, from the swift-protobuf the generated code links against, so
         // they match it and no system package is needed for them.
@@ -42,8 +53,11 @@ struct AuthRPCGenerator: BuildToolPlugin {
         let mappings = try config.moduleMappings.map { path throws(GeneratorConfigError) -> URL in
             let url = URL(fileURLWithPath: path, relativeTo: base).standardizedFileURL
             guard FileManager.default.isReadableFile(atPath: url.path) else {
-                throw GeneratorConfigError(path: configURL.path, problem: "names \"moduleMappings\": \"\(path)\", which cannot be read (\(url.path))",
-                                           fix: "point it at a module mappings file, or remove the key")
+                throw GeneratorConfigError(
+                    path: configURL.path,
+                    problem: "names \"moduleMappings\": \"\(path)\", which cannot be read (\(url.path))",
+                    fix: "point it at a module mappings file, or remove the key"
+                )
             }
             return url
         }
@@ -59,15 +73,20 @@ struct AuthRPCGenerator: BuildToolPlugin {
             var arguments = importPaths.map { "--proto_path=\($0.path)" }
             var outputs: [URL] = []
             if config.messages {
-                arguments += ["--plugin=protoc-gen-swift=\(swiftPlugin.path)", "--swift_out=\(output.path)",
-                              "--swift_opt=Visibility=\(config.visibility)", "--swift_opt=FileNaming=PathToUnderscores"]
+                arguments += [
+                    "--plugin=protoc-gen-swift=\(swiftPlugin.path)", "--swift_out=\(output.path)",
+                    "--swift_opt=Visibility=\(config.visibility)", "--swift_opt=FileNaming=PathToUnderscores",
+                ]
                 if let mappings { arguments.append("--swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
                 if config.accessLevelOnImports { arguments.append("--swift_opt=UseAccessLevelOnImports=true") }
                 outputs.append(output.appendingPathComponent(stem + ".pb.swift"))
             }
             if config.clients {
-                arguments += ["--plugin=protoc-gen-authrpc-swift=\(clientPlugin.path)", "--authrpc-swift_out=\(output.path)",
-                              "--authrpc-swift_opt=Visibility=\(config.visibility)", "--authrpc-swift_opt=FileNaming=PathToUnderscores"]
+                arguments += [
+                    "--plugin=protoc-gen-authrpc-swift=\(clientPlugin.path)", "--authrpc-swift_out=\(output.path)",
+                    "--authrpc-swift_opt=Visibility=\(config.visibility)",
+                    "--authrpc-swift_opt=FileNaming=PathToUnderscores",
+                ]
                 if let mappings { arguments.append("--authrpc-swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
                 if config.accessLevelOnImports { arguments.append("--authrpc-swift_opt=UseAccessLevelOnImports=true") }
                 outputs.append(output.appendingPathComponent(stem + ".authrpc.swift"))
@@ -78,7 +97,8 @@ struct AuthRPCGenerator: BuildToolPlugin {
                 executable: protoc,
                 arguments: arguments,
                 inputFiles: protos + [configURL, swiftPlugin, clientPlugin] + (mappings.map { [$0] } ?? []),
-                outputFiles: outputs)
+                outputFiles: outputs
+            )
         }
     }
 
@@ -87,8 +107,11 @@ struct AuthRPCGenerator: BuildToolPlugin {
         let basePath = base.standardizedFileURL.path + "/"
         let path = proto.standardizedFileURL.path
         guard path.hasPrefix(basePath) else {
-            throw GeneratorConfigError(path: path, problem: "is not below the directory of \(configPath)",
-                                       fix: "move the .proto file (or the config) so the config's directory contains it")
+            throw GeneratorConfigError(
+                path: path,
+                problem: "is not below the directory of \(configPath)",
+                fix: "move the .proto file (or the config) so the config's directory contains it"
+            )
         }
         return String(path.dropFirst(basePath.count))
     }
@@ -98,12 +121,16 @@ struct AuthRPCGenerator: BuildToolPlugin {
     private func checkImports(of proto: URL, importPaths: [URL], protoc: URL, configPath: String) throws {
         let source = try String(contentsOf: proto, encoding: .utf8)
         for anImport in ProtoImports.imports(in: source) where !ProtoImports.isWellKnown(anImport.path) {
-            let found = importPaths.contains { FileManager.default.fileExists(atPath: $0.appendingPathComponent(anImport.path).path) }
+            let found = importPaths.contains {
+                FileManager.default.fileExists(atPath: $0.appendingPathComponent(anImport.path).path)
+            }
             if !found {
                 throw GeneratorConfigError(
                     path: "\(proto.path):\(anImport.line)",
-                    problem: "imports \"\(anImport.path)\", which is in none of the import paths (\(importPaths.map(\.path).joined(separator: ", ")))",
-                    fix: "add the directory that contains \(anImport.path) to \"importPaths\" in \(configPath)")
+                    problem:
+                        "imports \"\(anImport.path)\", which is in none of the import paths (\(importPaths.map(\.path).joined(separator: ", ")))",
+                    fix: "add the directory that contains \(anImport.path) to \"importPaths\" in \(configPath)"
+                )
             }
         }
     }

@@ -30,7 +30,9 @@ package final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible 
         ERR_clear_error()
         var text = pem
         let loaded: OpaquePointer? = text.withUTF8 { bytes -> OpaquePointer? in
-            guard bytes.count <= Int(Int32.max), let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
+            guard bytes.count <= Int(Int32.max), let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else {
+                return nil
+            }
             defer { BIO_free(bio) }
             // A password callback that has none: OpenSSL's default would prompt on the terminal.
             return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)

@@ -70,7 +70,11 @@ public final class Channel: Sendable {
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
-            throw RPCError(code: .invalidArgument, message: "maxResponseHeaderListSize must be from 1 to \(UInt32.max) bytes, not \(maxResponseHeaderListSize)")
+            throw RPCError(
+                code: .invalidArgument,
+                message:
+                    "maxResponseHeaderListSize must be from 1 to \(UInt32.max) bytes, not \(maxResponseHeaderListSize)"
+            )
         }
         if let problem = connectionBackoff.problem {
             throw RPCError(code: .invalidArgument, message: "invalid connectionBackoff: \(problem)")
@@ -79,7 +83,11 @@ public final class Channel: Sendable {
         configuration.maxHeaderListSize = headerListLimit
         if let keepalive {
             guard keepalive.interval > .zero, keepalive.timeout > .zero else {
-                throw RPCError(code: .invalidArgument, message: "keepalive interval and timeout must be longer than zero (they are \(keepalive.interval) and \(keepalive.timeout))")
+                throw RPCError(
+                    code: .invalidArgument,
+                    message:
+                        "keepalive interval and timeout must be longer than zero (they are \(keepalive.interval) and \(keepalive.timeout))"
+                )
             }
             // As with call timeouts, anything longer than 99,999,999 hours counts as that.
             configuration.keepaliveInterval = min(keepalive.interval, CallOptions.longestTimeout)
@@ -94,11 +102,18 @@ public final class Channel: Sendable {
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
-                throw RPCError(code: .invalidArgument, message: "unusable TLS configuration: \(error)", cause: TransportError(error))
+                throw RPCError(
+                    code: .invalidArgument,
+                    message: "unusable TLS configuration: \(error)",
+                    cause: TransportError(error)
+                )
             }
             if let name = tls.serverHostnameOverride {
                 if let problem = Authority.hostProblem(in: name) {
-                    throw RPCError(code: .invalidArgument, message: "invalid serverHostnameOverride (expected a host name or IP address): \(problem)")
+                    throw RPCError(
+                        code: .invalidArgument,
+                        message: "invalid serverHostnameOverride (expected a host name or IP address): \(problem)"
+                    )
                 }
                 configuration.tlsServerNameOverride = name
                 authority = name.contains(":") ? "[\(name)]" : name
@@ -113,7 +128,13 @@ public final class Channel: Sendable {
         requestLine.append(name: ":scheme", value: scheme)
         self.requestLine = requestLine
         self.logger = logger
-        self.connections = ConnectionManager(target: parsed, configuration: configuration, backoff: connectionBackoff, executor: executor, logger: logger)
+        self.connections = ConnectionManager(
+            target: parsed,
+            configuration: configuration,
+            backoff: connectionBackoff,
+            executor: executor,
+            logger: logger
+        )
     }
 
     /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after

@@ -172,7 +172,10 @@ extension Metadata {
         }
         guard !key.hasPrefix("grpc-") else { throw refuse("the 'grpc-' prefix is reserved for gRPC itself") }
         guard !reservedKeys.contains(key) else {
-            throw refuse(key == "user-agent" ? "set CallOptions.userAgentPrefix instead" : "this header is managed by the library")
+            throw refuse(
+                key == "user-agent"
+                    ? "set CallOptions.userAgentPrefix instead" : "this header is managed by the library"
+            )
         }
         let isBinaryKey = key.hasSuffix("-bin")
         switch value {
@@ -190,7 +193,8 @@ extension Metadata {
     }
 
     private static func isKeyByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
     }
 

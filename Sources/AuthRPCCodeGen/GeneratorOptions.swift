@@ -49,7 +49,9 @@ package struct GeneratorOptions {
     package private(set) var useAccessLevelOnImports = false
 
     /// The parameter names this generator understands.
-    package static let parameterNames = ["Visibility", "FileNaming", "ProtoPathModuleMappings", "UseAccessLevelOnImports"]
+    package static let parameterNames = [
+        "Visibility", "FileNaming", "ProtoPathModuleMappings", "UseAccessLevelOnImports",
+    ]
 
     /// Parses protoc's parameter pairs; throws for an unknown name or value.
     package init(pairs: [(key: String, value: String)]) throws(GeneratorError) {

@@ -15,7 +15,8 @@ enum SwiftNames {
         let name = NamingUtils.toLowerCamelCase(method.name)
         if clientMemberNames.contains(name) { return name + "_" }
         if swiftKeywordsUsedInDeclarations.contains(name) || swiftKeywordsUsedInStatements.contains(name)
-            || swiftKeywordsUsedInExpressionsAndTypes.contains(name) {
+            || swiftKeywordsUsedInExpressionsAndTypes.contains(name)
+        {
             return "`\(name)`"
         }
         return name

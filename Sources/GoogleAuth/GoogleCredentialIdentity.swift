@@ -25,7 +25,13 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     public var quotaProjectID: String?
 
     /// Creates an identity.
-    public init(kind: Kind, principal: String, source: String? = nil, projectID: String? = nil, quotaProjectID: String? = nil) {
+    public init(
+        kind: Kind,
+        principal: String,
+        source: String? = nil,
+        projectID: String? = nil,
+        quotaProjectID: String? = nil
+    ) {
         self.kind = kind
         self.principal = principal
         self.source = source

@@ -70,9 +70,19 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        let engine = TokenEngine(expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, backoffScope: .everyFailure)
-        try self.init(tokens: .source(source, engine), identity: source.identity, quotaProjectID: quotaProjectID,
-                      expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+        let engine = TokenEngine(
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            backoffScope: .everyFailure
+        )
+        try self.init(
+            tokens: .source(source, engine),
+            identity: source.identity,
+            quotaProjectID: quotaProjectID,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            logger: logger
+        )
     }
 
     /// Self-signed JWTs of the service account `key` as access tokens ("JWT access", what gRPC
@@ -97,17 +107,38 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        let jwts = try SelfSignedJWTs(key: key, scopes: scopes, lifetime: lifetime, expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff)
-        try self.init(tokens: .selfSigned(jwts), identity: key.identity, quotaProjectID: quotaProjectID,
-                      expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+        let jwts = try SelfSignedJWTs(
+            key: key,
+            scopes: scopes,
+            lifetime: lifetime,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff
+        )
+        try self.init(
+            tokens: .selfSigned(jwts),
+            identity: key.identity,
+            quotaProjectID: quotaProjectID,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            logger: logger
+        )
     }
 
-    private init(tokens: Tokens, identity: GoogleCredentialIdentity, quotaProjectID: String?, expiryTolerance: Duration,
-                 refreshBackoff: RefreshBackoff, logger: Logger) throws(OAuthError) {
+    private init(
+        tokens: Tokens,
+        identity: GoogleCredentialIdentity,
+        quotaProjectID: String?,
+        expiryTolerance: Duration,
+        refreshBackoff: RefreshBackoff,
+        logger: Logger
+    ) throws(OAuthError) {
         var identity = identity
         if let quotaProjectID {
             guard QuotaProject.isValid(quotaProjectID) else {
-                throw OAuthError(.invalidConfiguration, "the quota project \"\(quotaProjectID.prefix(64))\" is not a project id (printable ASCII, no spaces, at most 128 characters)")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "the quota project \"\(quotaProjectID.prefix(64))\" is not a project id (printable ASCII, no spaces, at most 128 characters)"
+                )
             }
             identity.quotaProjectID = quotaProjectID
         }
@@ -139,7 +170,10 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
                     engine.accept(fetched, generation: generation)
                     return .token(fetched.accessToken)
                 } catch {
-                    self.logger.debug("getting a token failed", metadata: ["credentials": "\(self.identity)", "error": "\(error)"])
+                    self.logger.debug(
+                        "getting a token failed",
+                        metadata: ["credentials": "\(self.identity)", "error": "\(error)"]
+                    )
                     return .failure(error)
                 }
             }

@@ -1,5 +1,6 @@
-import Foundation
 import AuthRPCSystem
+import Foundation
+
 #if canImport(Glibc)
 #elseif canImport(Darwin)
 import Darwin
@@ -57,7 +58,9 @@ package final class HTTP2Connection: Sendable {
     /// Throws ``HTTP2Error/cancelled`` when the calling task is cancelled and
     /// ``HTTP2Error/deadlineExceeded`` when the request's deadline passes; either way the stream
     /// is reset with CANCEL and everything it held is released.
-    nonisolated(nonsending) package func send(_ request: consuming HTTP2Request) async throws(HTTP2Error) -> HTTP2Response {
+    nonisolated(nonsending) package func send(
+        _ request: consuming HTTP2Request
+    ) async throws(HTTP2Error) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
         let stream = HTTP2Stream(request: request)

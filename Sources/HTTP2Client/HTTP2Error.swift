@@ -43,7 +43,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return !sent
         case .streamReset(let code):
             return code == HTTP2ErrorCode.refusedStream
-        case .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge, .keepaliveTimeout, .protocolError:
+        case .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge,
+            .keepaliveTimeout, .protocolError:
             return false
         }
     }
@@ -72,7 +73,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
         case .headerListTooLarge(let size, let limit):
             return "request header list of \(size) bytes exceeds the server's limit of \(limit) bytes"
         case .responseHeaderListTooLarge(let limit):
-            return "response header list larger than the limit of \(limit) bytes (name + value + 32 per field); the stream was reset"
+            return
+                "response header list larger than the limit of \(limit) bytes (name + value + 32 per field); the stream was reset"
         case .keepaliveTimeout:
             return "keepalive ping not answered in time"
         case .protocolError(let reason):

@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import TestSupport
 import AuthCrypto
+import Foundation
+import TestSupport
+import Testing
 
 @Suite("Crypto from OpenSSL: SHA-256, random bytes, RSA keys and RS256")
 struct CryptoTests {
@@ -9,21 +9,33 @@ struct CryptoTests {
 
     func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=",
+                with: ""
+            )
     }
 
     @Test("SHA-256: FIPS 180-4 vectors (empty, abc, two blocks, 1000 bytes)")
     func sha256() throws {
         #expect(hex(try SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(hex(try SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex(try SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(hex(try SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1000))) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+        #expect(
+            hex(try SHA256.hash(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
+        #expect(
+            hex(try SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        )
+        #expect(
+            hex(try SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1000)))
+                == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
+        )
     }
 
     @Test("random bytes: the count asked for, different every time, a negative count refused")
     func randomBytes() throws {
-        let a = try SecureRandom.bytes(32), b = try SecureRandom.bytes(32)
+        let a = try SecureRandom.bytes(32)
+        let b = try SecureRandom.bytes(32)
         #expect(a.count == 32 && b.count == 32)
         #expect(a != b)
         #expect(try SecureRandom.bytes(0).isEmpty)
@@ -54,37 +66,39 @@ struct CryptoTests {
     @Test("keys that are not usable RSA private keys are refused with a reason, never quoting the PEM")
     func refusedKeys() throws {
         let ecKey = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
-        yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
-        oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
-        -----END PRIVATE KEY-----
-        """
+            -----BEGIN PRIVATE KEY-----
+            MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
+            yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
+            oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
+            -----END PRIVATE KEY-----
+            """
         let small = """
-        -----BEGIN PRIVATE KEY-----
-        MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
-        1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
-        lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
-        nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
-        Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
-        I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
-        NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
-        CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
-        2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
-        kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
-        T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
-        odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
-        zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
-        iSWv5dyWwwN66JIS
-        -----END PRIVATE KEY-----
-        """
+            -----BEGIN PRIVATE KEY-----
+            MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
+            1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
+            lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
+            nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
+            Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
+            I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
+            NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
+            CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
+            2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
+            kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
+            T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
+            odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
+            zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
+            iSWv5dyWwwN66JIS
+            -----END PRIVATE KEY-----
+            """
         let encrypted = """
-        -----BEGIN ENCRYPTED PRIVATE KEY-----
-        MIIFNTBfBgkqhkiG9w0BBQ0wUjAxBgkqhkiG9w0BBQwwJAQQML4cd1/M8/J9Psmm
-        -----END ENCRYPTED PRIVATE KEY-----
-        """
+            -----BEGIN ENCRYPTED PRIVATE KEY-----
+            MIIFNTBfBgkqhkiG9w0BBQ0wUjAxBgkqhkiG9w0BBQwwJAQQML4cd1/M8/J9Psmm
+            -----END ENCRYPTED PRIVATE KEY-----
+            """
         let pkcs8Body = RFC7515Key.pkcs8.split(separator: "\n").dropFirst().dropLast()
-        let damaged = "-----BEGIN PRIVATE KEY-----\n" + pkcs8Body.dropLast(3).joined(separator: "\n") + "\n-----END PRIVATE KEY-----\n"
+        let damaged =
+            "-----BEGIN PRIVATE KEY-----\n" + pkcs8Body.dropLast(3).joined(separator: "\n")
+            + "\n-----END PRIVATE KEY-----\n"
         let cases: [(pem: String, reason: String)] = [
             ("", "no PEM private key"),
             ("not a key at all", "no PEM private key"),

@@ -1,7 +1,7 @@
 import AuthRPCCodeGen
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// protoc-gen-authrpc-swift as protoc runs it: the built plugin, Debian's protoc, a fixture proto.
 @Suite("protoc-gen-authrpc-swift")
@@ -44,7 +44,11 @@ struct ClientGeneratorTests {
 
     /// Runs protoc with the built plugin over `proto` (named `acme/widgets.proto`), with `options`.
     /// Returns protoc's exit status, the generated files by name, and protoc's standard error.
-    static func generate(_ proto: String = fixture, options: [String] = [], otherFiles: [String: String] = [:]) throws -> (status: Int32, files: [String: String], stderr: String) {
+    static func generate(
+        _ proto: String = fixture,
+        options: [String] = [],
+        otherFiles: [String: String] = [:]
+    ) throws -> (status: Int32, files: [String: String], stderr: String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let input = root.appendingPathComponent("in/acme")
@@ -56,12 +60,17 @@ struct ClientGeneratorTests {
             try text.write(to: input.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
 
-        let wellKnown = PackageRoot.url.appendingPathComponent(".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf")
+        let wellKnown = PackageRoot.url.appendingPathComponent(
+            ".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
+        )
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["protoc", "-I", root.appendingPathComponent("in").path, "-I", wellKnown.path,
-                             "--plugin=protoc-gen-authrpc-swift=\(PackageRoot.builtProduct("protoc-gen-authrpc-swift").path)",
-                             "--authrpc-swift_out=\(output.path)"]
+        process.arguments =
+            [
+                "protoc", "-I", root.appendingPathComponent("in").path, "-I", wellKnown.path,
+                "--plugin=protoc-gen-authrpc-swift=\(PackageRoot.builtProduct("protoc-gen-authrpc-swift").path)",
+                "--authrpc-swift_out=\(output.path)",
+            ]
             + options.map { "--authrpc-swift_opt=\($0)" } + ["acme/widgets.proto"]
         let errors = Pipe()
         process.standardError = errors
@@ -84,14 +93,28 @@ struct ClientGeneratorTests {
         return try #require(result.files.values.first)
     }
 
-    @Test("A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC that runs on the caller's executor")
+    @Test(
+        "A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC that runs on the caller's executor"
+    )
     func clientShape() throws {
         let source = try Self.generatedSource(options: ["Visibility=Public"])
         #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Sendable {"))
         #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
-        #expect(source.contains("public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"))
-        #expect(source.contains("    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"))
-        #expect(source.contains("try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"))
+        #expect(
+            source.contains(
+                "public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"
+            )
+        )
+        #expect(
+            source.contains(
+                "    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"
+            )
+        )
+        #expect(
+            source.contains(
+                "try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"
+            )
+        )
         #expect(source.contains("public init(channel: Channel) {"))
         #expect(source.contains("import AuthRPC\nimport SwiftProtobuf\n"))
     }
@@ -114,10 +137,16 @@ struct ClientGeneratorTests {
         #expect(!source.contains("@available(*, deprecated)\n    nonisolated(nonsending) func makeWidget("))
     }
 
-    @Test("Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client")
+    @Test(
+        "Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client"
+    )
     func streaming() throws {
         let source = try Self.generatedSource()
-        #expect(source.contains("/// Not generated: `Watch` (server streaming), `Upload` (client streaming), `Chat` (bidirectional streaming)."))
+        #expect(
+            source.contains(
+                "/// Not generated: `Watch` (server streaming), `Upload` (client streaming), `Chat` (bidirectional streaming)."
+            )
+        )
         #expect(!source.contains("func watch("))
         #expect(!source.contains("func upload("))
         #expect(!source.contains("static let chat"))
@@ -128,7 +157,11 @@ struct ClientGeneratorTests {
     @Test("Empty requests default to an empty message; keywords are quoted; members the client has get an underscore")
     func names() throws {
         let source = try Self.generatedSource()
-        #expect(source.contains("func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"))
+        #expect(
+            source.contains(
+                "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
+            )
+        )
         #expect(source.contains("func `import`(_ request: Acme_Widgets_V1_Widget, options"))
         #expect(source.contains("func channel_(_ request: Acme_Widgets_V1_Widget, options"))
     }
@@ -142,22 +175,42 @@ struct ClientGeneratorTests {
     @Test("UseAccessLevelOnImports writes each import with the generated code's access level, as protoc-gen-swift does")
     func accessLevelOnImports() throws {
         #expect(try Self.generatedSource().contains("\nimport AuthRPC\n"))
-        #expect(try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains("\npublic import AuthRPC\n"))
-        #expect(try Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains("\npackage import AuthRPC\n"))
-        #expect(try Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains("\ninternal import AuthRPC\n"))
-        #expect(try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains("\nimport AuthRPC\n"))
+        #expect(
+            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains(
+                "\npublic import AuthRPC\n"
+            )
+        )
+        #expect(
+            try Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains(
+                "\npackage import AuthRPC\n"
+            )
+        )
+        #expect(
+            try Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains("\ninternal import AuthRPC\n")
+        )
+        #expect(
+            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains(
+                "\nimport AuthRPC\n"
+            )
+        )
     }
 
     @Test("FileNaming places the output like protoc-gen-swift does")
     func fileNaming() throws {
         #expect(try Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
-        #expect(try Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == ["acme_widgets.authrpc.swift"])
+        #expect(
+            try Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == [
+                "acme_widgets.authrpc.swift"
+            ]
+        )
         #expect(try Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"])
     }
 
     @Test("ProtoPathModuleMappings qualifies types from another module and imports it")
     func moduleMappings() throws {
-        let mappings = FileManager.default.temporaryDirectory.appendingPathComponent("mappings-\(UUID().uuidString).asciipb")
+        let mappings = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mappings-\(UUID().uuidString).asciipb"
+        )
         defer { try? FileManager.default.removeItem(at: mappings) }
         try "mapping { module_name: \"AcmeTypes\" proto_file_path: \"acme/types.proto\" }\n"
             .write(to: mappings, atomically: true, encoding: .utf8)
@@ -169,11 +222,19 @@ struct ClientGeneratorTests {
             message Local { string id = 1; }
             service Parts { rpc Find(Local) returns (acme.types.Part); }
             """
-        let result = try Self.generate(service, options: ["ProtoPathModuleMappings=\(mappings.path)"], otherFiles: ["types.proto": types])
+        let result = try Self.generate(
+            service,
+            options: ["ProtoPathModuleMappings=\(mappings.path)"],
+            otherFiles: ["types.proto": types]
+        )
         try #require(result.status == 0, "protoc failed: \(result.stderr)")
         let source = try #require(result.files["acme/widgets.authrpc.swift"])
         #expect(source.contains("import AcmeTypes\nimport AuthRPC\n"))
-        #expect(source.contains("func find(_ request: Acme_Local, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AcmeTypes.Acme_Types_Part>"))
+        #expect(
+            source.contains(
+                "func find(_ request: Acme_Local, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AcmeTypes.Acme_Types_Part>"
+            )
+        )
         #expect(!source.contains("import SwiftProtobuf"))
     }
 
@@ -190,7 +251,11 @@ struct ClientGeneratorTests {
     func badParameters() throws {
         let unknown = try Self.generate(options: ["Visiblity=Public"])
         #expect(unknown.status != 0)
-        #expect(unknown.stderr.contains("unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports)"))
+        #expect(
+            unknown.stderr.contains(
+                "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports)"
+            )
+        )
         let badValue = try Self.generate(options: ["Visibility=Open"])
         #expect(badValue.status != 0)
         #expect(badValue.stderr.contains("parameter 'Visibility' cannot be 'Open' (one of: Internal, Public, Package)"))
@@ -202,7 +267,9 @@ struct ClientGeneratorTests {
 
     @Test("Two services that would share a Swift name fail with the option that fixes it")
     func collision() throws {
-        let result = try Self.generate("syntax = \"proto3\";\npackage acme;\nmessage M {}\nmessage FooClient {}\nservice Foo { rpc A(M) returns (M); }\n")
+        let result = try Self.generate(
+            "syntax = \"proto3\";\npackage acme;\nmessage M {}\nmessage FooClient {}\nservice Foo { rpc A(M) returns (M); }\n"
+        )
         #expect(result.status != 0)
         #expect(result.stderr.contains("'Acme_FooClient' would be declared twice"))
     }
@@ -210,7 +277,9 @@ struct ClientGeneratorTests {
     @Test("Output file names for each FileNaming")
     func outputFileNames() {
         #expect(GeneratorOptions.FileNaming.fullPath.outputFileName(for: "a/b/c.proto") == "a/b/c.authrpc.swift")
-        #expect(GeneratorOptions.FileNaming.pathToUnderscores.outputFileName(for: "a/b/c.proto") == "a_b_c.authrpc.swift")
+        #expect(
+            GeneratorOptions.FileNaming.pathToUnderscores.outputFileName(for: "a/b/c.proto") == "a_b_c.authrpc.swift"
+        )
         #expect(GeneratorOptions.FileNaming.dropPath.outputFileName(for: "a/b/c.proto") == "c.authrpc.swift")
         #expect(GeneratorOptions.FileNaming.pathToUnderscores.outputFileName(for: "top.proto") == "top.authrpc.swift")
     }

@@ -31,44 +31,72 @@ struct GeneratorConfigTests {
 
     @Test("Every key is read; visibility in any case becomes the generators' spelling")
     func everyKey() throws {
-        let config = try Self.parse("""
+        let config = try Self.parse(
+            """
             {"messages": false, "clients": true, "visibility": "PUBLIC", "importPaths": ["../../Protos", "vendor"],
              "protocPath": "/usr/bin/protoc", "moduleMappings": "mappings.asciipb", "accessLevelOnImports": true}
-            """)
-        #expect(config == {
-            var expected = try! Self.parse("{}")
-            expected.messages = false
-            expected.visibility = "Public"
-            expected.importPaths = ["../../Protos", "vendor"]
-            expected.protocPath = "/usr/bin/protoc"
-            expected.moduleMappings = "mappings.asciipb"
-            expected.accessLevelOnImports = true
-            return expected
-        }())
+            """
+        )
+        #expect(
+            config
+                == {
+                    var expected = try! Self.parse("{}")
+                    expected.messages = false
+                    expected.visibility = "Public"
+                    expected.importPaths = ["../../Protos", "vendor"]
+                    expected.protocPath = "/usr/bin/protoc"
+                    expected.moduleMappings = "mappings.asciipb"
+                    expected.accessLevelOnImports = true
+                    return expected
+                }()
+        )
     }
 
     @Test("An unknown key (a typo) is an error naming the file, the key and the keys there are")
     func unknownKey() {
         let error = Self.problem(#"{"visiblity": "public"}"#)
-        #expect(error?.description == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\", \"accessLevelOnImports\"")
+        #expect(
+            error?.description
+                == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\", \"accessLevelOnImports\""
+        )
     }
 
     @Test("A bad value is an error naming the key and what it may be")
     func badValues() {
-        #expect(Self.problem(#"{"visibility": "open"}"#)?.description
-            == "\(Self.path) has \"visibility\": \"open\": use one of \"internal\", \"public\", \"package\"")
-        #expect(Self.problem(#"{"accessLevelOnImports": "yes"}"#)?.problem == "has \"accessLevelOnImports\" that is not true or false")
-        #expect(Self.problem(#"{"messages": 1}"#)?.description == "\(Self.path) has \"messages\" that is not true or false: make \"messages\" true or false")
-        #expect(Self.problem(#"{"importPaths": "Protos"}"#)?.problem == "has \"importPaths\" that is not an array of directory paths")
-        #expect(Self.problem(#"{"importPaths": [""]}"#)?.problem == "has \"importPaths\" that is not an array of directory paths")
+        #expect(
+            Self.problem(#"{"visibility": "open"}"#)?.description
+                == "\(Self.path) has \"visibility\": \"open\": use one of \"internal\", \"public\", \"package\""
+        )
+        #expect(
+            Self.problem(#"{"accessLevelOnImports": "yes"}"#)?.problem
+                == "has \"accessLevelOnImports\" that is not true or false"
+        )
+        #expect(
+            Self.problem(#"{"messages": 1}"#)?.description
+                == "\(Self.path) has \"messages\" that is not true or false: make \"messages\" true or false"
+        )
+        #expect(
+            Self.problem(#"{"importPaths": "Protos"}"#)?.problem
+                == "has \"importPaths\" that is not an array of directory paths"
+        )
+        #expect(
+            Self.problem(#"{"importPaths": [""]}"#)?.problem
+                == "has \"importPaths\" that is not an array of directory paths"
+        )
         #expect(Self.problem(#"{"protocPath": 7}"#)?.problem == "has \"protocPath\" that is not a path to protoc")
-        #expect(Self.problem(#"{"messages": false, "clients": false}"#)?.problem == "turns off both \"messages\" and \"clients\"")
+        #expect(
+            Self.problem(#"{"messages": false, "clients": false}"#)?.problem
+                == "turns off both \"messages\" and \"clients\""
+        )
     }
 
     @Test("Text that is not a JSON object is an error naming the file")
     func notAnObject() {
         for text in ["", "[]", "{\"visibility\": ", "visibility: public"] {
-            #expect(Self.problem(text)?.description == "\(Self.path) is not a JSON object: write a JSON object such as {\"visibility\": \"public\"}")
+            #expect(
+                Self.problem(text)?.description
+                    == "\(Self.path) is not a JSON object: write a JSON object such as {\"visibility\": \"public\"}"
+            )
         }
     }
 
@@ -85,12 +113,14 @@ struct GeneratorConfigTests {
             option java_package = "import";
               import   "indented.proto"  ;
             """
-        #expect(ProtoImports.imports(in: source) == [
-            .init(line: 3, path: "google/api/annotations.proto"),
-            .init(line: 4, path: "acme/shared.proto"),
-            .init(line: 7, path: "acme/weak.proto"),
-            .init(line: 9, path: "indented.proto"),
-        ])
+        #expect(
+            ProtoImports.imports(in: source) == [
+                .init(line: 3, path: "google/api/annotations.proto"),
+                .init(line: 4, path: "acme/shared.proto"),
+                .init(line: 7, path: "acme/weak.proto"),
+                .init(line: 9, path: "indented.proto"),
+            ]
+        )
         #expect(ProtoImports.isWellKnown("google/protobuf/empty.proto"))
         #expect(!ProtoImports.isWellKnown("google/api/annotations.proto"))
     }
@@ -98,22 +128,63 @@ struct GeneratorConfigTests {
     @Test("protoc: the config's path, else PROTOC_PATH, else PATH; each miss says what to do")
     func protoc() throws {
         let base = URL(fileURLWithPath: "/pkg/Sources/Api")
-        let found = try ProtocLocator.locate(configured: nil, base: base, configPath: Self.path, environment: ["PATH": "/nonexistent:/usr/bin"])
+        let found = try ProtocLocator.locate(
+            configured: nil,
+            base: base,
+            configPath: Self.path,
+            environment: ["PATH": "/nonexistent:/usr/bin"]
+        )
         #expect(found.path == "/usr/bin/protoc")
-        #expect(try ProtocLocator.locate(configured: "/usr/bin/protoc", base: base, configPath: Self.path, environment: [:]).path == "/usr/bin/protoc")
-        #expect(try ProtocLocator.locate(configured: "protoc", base: base, configPath: Self.path, environment: ["PATH": "/usr/bin"]).path == "/usr/bin/protoc")
+        #expect(
+            try ProtocLocator.locate(configured: "/usr/bin/protoc", base: base, configPath: Self.path, environment: [:])
+                .path == "/usr/bin/protoc"
+        )
+        #expect(
+            try ProtocLocator.locate(
+                configured: "protoc",
+                base: base,
+                configPath: Self.path,
+                environment: ["PATH": "/usr/bin"]
+            ).path == "/usr/bin/protoc"
+        )
 
-        #expect(throws: GeneratorConfigError(
-            path: Self.path, problem: "needs protoc, and there is no protoc on PATH (/nonexistent)",
-            fix: "install it (Debian/Ubuntu: apt-get install protobuf-compiler; macOS: brew install protobuf) or set \"protocPath\"")) {
-            try ProtocLocator.locate(configured: nil, base: base, configPath: Self.path, environment: ["PATH": "/nonexistent"])
+        #expect(
+            throws: GeneratorConfigError(
+                path: Self.path,
+                problem: "needs protoc, and there is no protoc on PATH (/nonexistent)",
+                fix:
+                    "install it (Debian/Ubuntu: apt-get install protobuf-compiler; macOS: brew install protobuf) or set \"protocPath\""
+            )
+        ) {
+            try ProtocLocator.locate(
+                configured: nil,
+                base: base,
+                configPath: Self.path,
+                environment: ["PATH": "/nonexistent"]
+            )
         }
-        #expect(throws: GeneratorConfigError(
-            path: Self.path, problem: "names \"protocPath\": \"tools/protoc\", which is not an executable file",
-            fix: "point it at protoc (e.g. /usr/bin/protoc), or remove the key to use protoc on PATH")) {
-            try ProtocLocator.locate(configured: "tools/protoc", base: base, configPath: Self.path, environment: ["PATH": "/usr/bin"])
+        #expect(
+            throws: GeneratorConfigError(
+                path: Self.path,
+                problem: "names \"protocPath\": \"tools/protoc\", which is not an executable file",
+                fix: "point it at protoc (e.g. /usr/bin/protoc), or remove the key to use protoc on PATH"
+            )
+        ) {
+            try ProtocLocator.locate(
+                configured: "tools/protoc",
+                base: base,
+                configPath: Self.path,
+                environment: ["PATH": "/usr/bin"]
+            )
         }
-        let viaEnvironment = Result { try ProtocLocator.locate(configured: nil, base: base, configPath: Self.path, environment: ["PROTOC_PATH": "/nonexistent/protoc", "PATH": "/usr/bin"]) }
+        let viaEnvironment = Result {
+            try ProtocLocator.locate(
+                configured: nil,
+                base: base,
+                configPath: Self.path,
+                environment: ["PROTOC_PATH": "/nonexistent/protoc", "PATH": "/usr/bin"]
+            )
+        }
         #expect(throws: GeneratorConfigError.self) { try viaEnvironment.get() }
     }
 }

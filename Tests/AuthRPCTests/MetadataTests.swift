@@ -1,37 +1,44 @@
 import Testing
+
 @testable import AuthRPC
 
 @Suite("Metadata")
 struct MetadataTests {
-    @Test("valid keys and values pass", arguments: [
-        ("x-request-id", Metadata.Value.string("42")),
-        ("a.b_c-d0", .string("printable ~!@#$%^&*()")),
-        ("trace-bin", .binary([0, 1, 255])),
-        ("authorization", .string("Basic abc")),
-    ])
+    @Test(
+        "valid keys and values pass",
+        arguments: [
+            ("x-request-id", Metadata.Value.string("42")),
+            ("a.b_c-d0", .string("printable ~!@#$%^&*()")),
+            ("trace-bin", .binary([0, 1, 255])),
+            ("authorization", .string("Basic abc")),
+        ]
+    )
     func validPairs(key: String, value: Metadata.Value) throws {
         var metadata = Metadata()
         metadata.add(value, forKey: key)
         try metadata.validateForSending()
     }
 
-    @Test("invalid pairs are refused with a message naming the key and the rule", arguments: [
-        ("X-Upper", Metadata.Value.string("v"), "lowercase"),
-        ("", .string("v"), "empty"),
-        ("sp ace", .string("v"), "lowercase"),
-        (":path", .string("/x"), "lowercase"),
-        ("grpc-custom", .string("v"), "reserved"),
-        ("te", .string("trailers"), "managed"),
-        ("content-type", .string("text/plain"), "managed"),
-        ("connection", .string("close"), "managed"),
-        ("user-agent", .string("me"), "userAgentPrefix"),
-        ("x-text", .string("tab\there"), "printable ASCII"),
-        ("x-text", .string("caf\u{E9}"), "printable ASCII"),
-        ("x-text", .string(" leading"), "space"),
-        ("x-text", .string("trailing "), "space"),
-        ("x-bytes", .binary([1]), "-bin"),
-        ("x-bytes-bin", .string("text"), "binary"),
-    ])
+    @Test(
+        "invalid pairs are refused with a message naming the key and the rule",
+        arguments: [
+            ("X-Upper", Metadata.Value.string("v"), "lowercase"),
+            ("", .string("v"), "empty"),
+            ("sp ace", .string("v"), "lowercase"),
+            (":path", .string("/x"), "lowercase"),
+            ("grpc-custom", .string("v"), "reserved"),
+            ("te", .string("trailers"), "managed"),
+            ("content-type", .string("text/plain"), "managed"),
+            ("connection", .string("close"), "managed"),
+            ("user-agent", .string("me"), "userAgentPrefix"),
+            ("x-text", .string("tab\there"), "printable ASCII"),
+            ("x-text", .string("caf\u{E9}"), "printable ASCII"),
+            ("x-text", .string(" leading"), "space"),
+            ("x-text", .string("trailing "), "space"),
+            ("x-bytes", .binary([1]), "-bin"),
+            ("x-bytes-bin", .string("text"), "binary"),
+        ]
+    )
     func invalidPairs(key: String, value: Metadata.Value, reason: String) {
         var metadata = Metadata()
         metadata.add(value, forKey: key)
@@ -39,7 +46,8 @@ struct MetadataTests {
             try metadata.validateForSending()
         } throws: { error in
             let error = error as! RPCError
-            return error.code == .invalidArgument && error.message.contains("'\(key)'") && error.message.contains(reason)
+            return error.code == .invalidArgument && error.message.contains("'\(key)'")
+                && error.message.contains(reason)
         }
     }
 

@@ -37,11 +37,15 @@ struct Options {
             default: throw UsageError("unknown option \(flag)")
             }
         }
-        guard !target.isEmpty, !outcomesFile.isEmpty else { throw UsageError("--target and --outcomes-file are required") }
+        guard !target.isEmpty, !outcomesFile.isEmpty else {
+            throw UsageError("--target and --outcomes-file are required")
+        }
     }
 
     private static func positive(_ text: String, _ flag: String) throws -> Int {
-        guard let value = Int(text), value > 0, value <= 10_000_000 else { throw UsageError("\(flag) must be a positive integer") }
+        guard let value = Int(text), value > 0, value <= 10_000_000 else {
+            throw UsageError("\(flag) must be a positive integer")
+        }
         return value
     }
 }
@@ -99,7 +103,8 @@ enum ChaosSoak {
         }
 
         guard FileManager.default.createFile(atPath: options.outcomesFile, contents: nil),
-              let outcomes = FileHandle(forWritingAtPath: options.outcomesFile) else {
+            let outcomes = FileHandle(forWritingAtPath: options.outcomesFile)
+        else {
             FileHandle.standardError.write(Data("ChaosSoak: cannot write \(options.outcomesFile)\n".utf8))
             exit(73)
         }
@@ -119,7 +124,12 @@ enum ChaosSoak {
                     let started = ContinuousClock.now
                     let code: StatusCode
                     do throws(RPCError) {
-                        _ = try await channel.unary(method, request: request, responseType: Grpc_Testing_SimpleResponse.self, options: callOptions)
+                        _ = try await channel.unary(
+                            method,
+                            request: request,
+                            responseType: Grpc_Testing_SimpleResponse.self,
+                            options: callOptions
+                        )
                         code = .ok
                     } catch {
                         code = error.code
@@ -131,7 +141,8 @@ enum ChaosSoak {
             while let outcome = await group.next() {
                 finished += 1
                 let (seconds, attoseconds) = outcome.elapsed.components
-                pending += "\(outcome.id) \(outcome.code.rawValue) \(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)\n"
+                pending +=
+                    "\(outcome.id) \(outcome.code.rawValue) \(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)\n"
                 if finished % 1000 == 0 {
                     outcomes.write(Data(pending.utf8))
                     pending = ""

@@ -1,10 +1,10 @@
 import AuthRPC
+import AuthSampleService
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
-import AuthSampleService
+import Testing
 
 /// Each kind of Google credential, as `CallOptions.authTokenProvider`, calls the grpcio test
 /// service, which says who called; a fresh token is reused, not asked for again.
@@ -12,7 +12,9 @@ import AuthSampleService
 struct GoogleCredentialsCallTests {
     let scope = ServiceConfiguration.googleTestScope
 
-    @Test("service account (JWT bearer grant): the server sees the account and the scope; three calls, one token request")
+    @Test(
+        "service account (JWT bearer grant): the server sees the account and the scope; three calls, one token request"
+    )
     func serviceAccount() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(json: try await google.newServiceAccountKey())
@@ -31,7 +33,9 @@ struct GoogleCredentialsCallTests {
     func serviceAccountActingForAUser() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let credentials = try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: [scope], subject: google.sandbox.user))
+        let credentials = try GoogleCredentials(
+            source: ServiceAccountTokenSource(key: key, scopes: [scope], subject: google.sandbox.user)
+        )
         #expect(try await google.call(credentials).message.username == google.sandbox.user)
     }
 
@@ -57,7 +61,9 @@ struct GoogleCredentialsCallTests {
     func authorizedUser() async throws {
         let google = try await GoogleSandbox.shared()
         let user = try AuthorizedUserCredentials(json: try await google.newAuthorizedUser())
-        let credentials = try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint))
+        let credentials = try GoogleCredentials(
+            source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint)
+        )
         for _ in 0..<3 {
             #expect(try await google.call(credentials).message.username == google.sandbox.user)
         }
@@ -78,15 +84,30 @@ struct GoogleCredentialsCallTests {
         let google = try await GoogleSandbox.shared()
         let scratch = try ScratchDirectory()
         let cases: [([String: String], [String], GoogleCredentialIdentity.Kind, String, String)] = [
-            (["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath], [scope], .serviceAccount, google.serviceAccountEmail, scope),
-            (["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath], [], .serviceAccount, google.serviceAccountEmail, ""),
-            (["GOOGLE_APPLICATION_CREDENTIALS": google.authorizedUserPath], [scope], .authorizedUser, google.sandbox.user, "openid email \(scope)"),
+            (
+                ["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath], [scope], .serviceAccount,
+                google.serviceAccountEmail, scope
+            ),
+            (
+                ["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath], [], .serviceAccount,
+                google.serviceAccountEmail, ""
+            ),
+            (
+                ["GOOGLE_APPLICATION_CREDENTIALS": google.authorizedUserPath], [scope], .authorizedUser,
+                google.sandbox.user, "openid email \(scope)"
+            ),
             (["GCE_METADATA_HOST": google.metadataHost], [scope], .computeEngine, google.metadataEmail, scope),
         ]
         for (variables, scopes, kind, caller, grantedScope) in cases {
-            let environment = ApplicationDefaultCredentials.Environment(variables: variables.merging(["HOME": scratch.path]) { $1 },
-                                                                        productNamePath: scratch.url.appendingPathComponent("none").path)
-            let credentials = try GoogleCredentials.applicationDefault(scopes: scopes, environment: environment, userTokenEndpoint: google.tokenEndpoint)
+            let environment = ApplicationDefaultCredentials.Environment(
+                variables: variables.merging(["HOME": scratch.path]) { $1 },
+                productNamePath: scratch.url.appendingPathComponent("none").path
+            )
+            let credentials = try GoogleCredentials.applicationDefault(
+                scopes: scopes,
+                environment: environment,
+                userTokenEndpoint: google.tokenEndpoint
+            )
             #expect(credentials.identity.kind == kind)
             let response = try await google.call(credentials).message
             #expect(response.username == caller, "\(credentials)")
@@ -94,18 +115,28 @@ struct GoogleCredentialsCallTests {
         }
     }
 
-    @Test("a self-signed JWT the provider sent is one google-auth verifies (iss = sub = the account, the lifetime asked for)")
+    @Test(
+        "a self-signed JWT the provider sent is one google-auth verifies (iss = sub = the account, the lifetime asked for)"
+    )
     func providerTokensAreGoogles() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
         let credentials = try GoogleCredentials(selfSignedJWTsFor: key, lifetime: .seconds(1200))
         _ = try await google.call(credentials)
-        let context = AuthTokenContext(authority: google.authority, method: MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall"))
+        let context = AuthTokenContext(
+            authority: google.authority,
+            method: MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
+        )
         let jwt = try #require(credentials.cachedToken(for: context))
-        let verified = try GoogleAuthReference.verifyJWT(jwt, certificatePath: google.serviceAccountCertificatePath, audience: "https://localhost/")
+        let verified = try GoogleAuthReference.verifyJWT(
+            jwt,
+            certificatePath: google.serviceAccountCertificatePath,
+            audience: "https://localhost/"
+        )
         let claims = try #require(verified["claims"] as? [String: Any])
         #expect(claims["iss"] as? String == key.clientEmail && claims["sub"] as? String == key.clientEmail)
-        let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+        let iat = try #require(claims["iat"] as? Int)
+        let exp = try #require(claims["exp"] as? Int)
         #expect(exp - iat == 1200)
     }
 }

@@ -2,8 +2,8 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 /// 200 calls at once on an expired token make exactly one token request, counted at the sandbox,
 /// for each kind of Google credential; self-signed JWTs are minted once per audience.
@@ -23,7 +23,11 @@ struct SharedTokenRequestTests {
     /// How many token requests that took is not fixed: on a loaded machine the 2-second token can
     /// expire before the first call reaches the server, which then refuses it and the call is
     /// retried with a new one. The tests count from what the sandbox says afterwards.
-    private func holdAnExpiredToken(_ credentials: GoogleCredentials, of clientID: String, in google: GoogleSandbox) async throws {
+    private func holdAnExpiredToken(
+        _ credentials: GoogleCredentials,
+        of clientID: String,
+        in google: GoogleSandbox
+    ) async throws {
         try await google.setTokenLifetime(of: clientID, seconds: 2)
         _ = try await google.call(credentials)
         for _ in 0..<100 where credentials.cachedToken() != nil {
@@ -53,7 +57,9 @@ struct SharedTokenRequestTests {
     func authorizedUser() async throws {
         let google = try await OwnSandbox.shared()
         let user = try AuthorizedUserCredentials(json: try await google.newAuthorizedUser())
-        let credentials = try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint))
+        let credentials = try GoogleCredentials(
+            source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: google.tokenEndpoint)
+        )
         try await holdAnExpiredToken(credentials, of: user.clientID, in: google)
         let before = try await google.issuerCounters(of: user.clientID)["refresh_requests", default: 0]
         #expect(before >= 1)
@@ -85,7 +91,9 @@ struct SharedTokenRequestTests {
         let credentials = try GoogleCredentials(selfSignedJWTsFor: key)
         let port = google.sandbox.tlsPort
         // Half the calls name the service by DNS name, half by address: two audiences.
-        let users = try await google.concurrentCalls(Self.calls, credentials) { $0.isMultiple(of: 2) ? nil : "127.0.0.1:\(port)" }
+        let users = try await google.concurrentCalls(Self.calls, credentials) {
+            $0.isMultiple(of: 2) ? nil : "127.0.0.1:\(port)"
+        }
         #expect(users.count == Self.calls && Set(users) == [key.clientEmail])
         let counters = try await google.issuerCounters(of: key.clientEmail)
         #expect(counters["jwt_access_tokens https://localhost/"] == 1, "\(counters)")
@@ -116,7 +124,9 @@ private actor OwnSandbox {
 
     private func start() async throws -> GoogleSandbox {
         if let launch { return try await launch.value }
-        let task = Task.detached { GoogleSandbox(sandbox: try await Peers.launchSandbox(name: "sandbox-google-200-calls")) }
+        let task = Task.detached {
+            GoogleSandbox(sandbox: try await Peers.launchSandbox(name: "sandbox-google-200-calls"))
+        }
         launch = task
         return try await task.value
     }

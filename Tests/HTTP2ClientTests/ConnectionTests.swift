@@ -1,11 +1,14 @@
 import Foundation
 import HTTP2Client
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Connecting: TCP, TLS, ALPN")
 struct ConnectionTests {
-    private func tlsConfiguration(trustingSandboxCA: Bool, serverName: String? = nil) async throws -> HTTP2ConnectionConfiguration {
+    private func tlsConfiguration(
+        trustingSandboxCA: Bool,
+        serverName: String? = nil
+    ) async throws -> HTTP2ConnectionConfiguration {
         let sandbox = try await Peers.sandbox()
         var tls = TLSClientConfiguration()
         if trustingSandboxCA {
@@ -18,9 +21,16 @@ struct ConnectionTests {
         return configuration
     }
 
-    private func connectTLS(_ personality: String, host: String = "127.0.0.1", _ configuration: HTTP2ConnectionConfiguration) async throws -> HTTP2Connection {
+    private func connectTLS(
+        _ personality: String,
+        host: String = "127.0.0.1",
+        _ configuration: HTTP2ConnectionConfiguration
+    ) async throws -> HTTP2Connection {
         let faults = try await Peers.faultServer()
-        return try await HTTP2Connection.connect(to: HTTP2Target(host: host, port: faults.port(personality)), configuration: configuration)
+        return try await HTTP2Connection.connect(
+            to: HTTP2Target(host: host, port: faults.port(personality)),
+            configuration: configuration
+        )
     }
 
     @Test("TLS with the generated CA, verified by DNS name (SNI) and by IP address, negotiates h2")
@@ -39,7 +49,10 @@ struct ConnectionTests {
     func untrusted() async throws {
         let configuration = try await tlsConfiguration(trustingSandboxCA: false, serverName: "localhost")
         let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls", configuration) }
-        guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .tls(let failure)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(failure.kind == .untrustedCertificate)
         #expect(error?.description.contains("not trusted") == true)
     }
@@ -49,7 +62,10 @@ struct ConnectionTests {
         for name in ["wrong.example", "10.9.8.7"] {
             let configuration = try await tlsConfiguration(trustingSandboxCA: true, serverName: name)
             let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls", configuration) }
-            guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+            guard case .tls(let failure)? = error else {
+                Issue.record("got \(String(describing: error))")
+                return
+            }
             #expect(failure.kind == .hostnameMismatch, "\(name)")
             #expect(error?.description.contains("hostname mismatch") == true)
             #expect(error?.description.contains(name) == true)
@@ -60,7 +76,10 @@ struct ConnectionTests {
     func noALPN() async throws {
         let configuration = try await tlsConfiguration(trustingSandboxCA: true, serverName: "localhost")
         let error = await #expect(throws: HTTP2Error.self) { try await connectTLS("tls_no_alpn", configuration) }
-        guard case .tls(let failure)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .tls(let failure)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(failure.kind == .alpnNotNegotiated || failure.kind == .handshakeFailed)
         #expect(error?.description.contains("h2") == true || error?.description.contains("protocol") == true)
     }
@@ -69,7 +88,9 @@ struct ConnectionTests {
     func badPEM() {
         var tls = TLSClientConfiguration()
         tls.additionalTrustRootsPEM = ["not a certificate"]
-        #expect(throws: HTTP2Error.tls(TLSFailure(.invalidConfiguration, "no PEM certificate found"))) { try TLSContext(tls) }
+        #expect(throws: HTTP2Error.tls(TLSFailure(.invalidConfiguration, "no PEM certificate found"))) {
+            try TLSContext(tls)
+        }
         var mtls = TLSClientConfiguration()
         mtls.certificateChainPEM = "x"
         #expect(throws: HTTP2Error.self) { try TLSContext(mtls) }
@@ -79,9 +100,15 @@ struct ConnectionTests {
     func refused() async throws {
         let port = Ports.closed()
         let error = await #expect(throws: HTTP2Error.self) {
-            try await HTTP2Connection.connect(to: HTTP2Target(host: "127.0.0.1", port: port), configuration: HTTP2ConnectionConfiguration())
+            try await HTTP2Connection.connect(
+                to: HTTP2Target(host: "127.0.0.1", port: port),
+                configuration: HTTP2ConnectionConfiguration()
+            )
         }
-        guard case .connectFailed(let target, let reason, let kind)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .connectFailed(let target, let reason, let kind)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(target == "127.0.0.1:\(port)")
         #expect(kind == .refused)
         #expect(reason.contains("connection refused"))
@@ -91,9 +118,15 @@ struct ConnectionTests {
     @Test("an unknown host fails resolution")
     func unknownHost() async {
         let error = await #expect(throws: HTTP2Error.self) {
-            try await HTTP2Connection.connect(to: HTTP2Target(host: "no-such-host.invalid", port: 443), configuration: HTTP2ConnectionConfiguration())
+            try await HTTP2Connection.connect(
+                to: HTTP2Target(host: "no-such-host.invalid", port: 443),
+                configuration: HTTP2ConnectionConfiguration()
+            )
         }
-        guard case .resolutionFailed(let host, _)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .resolutionFailed(let host, _)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(host == "no-such-host.invalid")
     }
 
@@ -102,9 +135,15 @@ struct ConnectionTests {
         let sandbox = try await Peers.sandbox()
         let issuer = URL(string: sandbox.issuer)!
         let error = await #expect(throws: HTTP2Error.self) {
-            try await HTTP2Connection.connect(to: HTTP2Target(host: issuer.host!, port: issuer.port!), configuration: HTTP2ConnectionConfiguration())
+            try await HTTP2Connection.connect(
+                to: HTTP2Target(host: issuer.host!, port: issuer.port!),
+                configuration: HTTP2ConnectionConfiguration()
+            )
         }
-        guard case .connectFailed(_, let reason, let kind)? = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .connectFailed(_, let reason, let kind)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(kind == .notHTTP2)
         #expect(reason.contains("HTTP/2") || reason.contains("closed"), "\(reason)")
     }
@@ -112,7 +151,11 @@ struct ConnectionTests {
     @Test("close() fails open streams at once; graceful close lets them finish")
     func closing() async throws {
         let connection = try await FaultPeer.connect()
-        let slow = Task { try await connection.send(FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "300")])) }
+        let slow = Task {
+            try await connection.send(
+                FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "300")])
+            )
+        }
         try await Task.sleep(for: .milliseconds(50))
         connection.close(graceful: true)
         #expect(try await slow.value.status == 200)

@@ -1,8 +1,8 @@
 import AuthRPC
 import AuthSampleService
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Channel behaviour against grpcio")
 struct ChannelBehaviourTests {
@@ -44,7 +44,9 @@ struct ChannelBehaviourTests {
 
     @Test("a wrong token is UNAUTHENTICATED with an invalid_token challenge")
     func wrongToken() async throws {
-        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken("wrong-token")))
+        let client = AuthSample_TestServiceClient(
+            channel: try await SandboxChannel.tls(credentials: .accessToken("wrong-token"))
+        )
         let error = await #expect(throws: RPCError.self) { try await client.unaryCall(AuthSample_Request()) }
         #expect(error?.code == .unauthenticated)
         #expect(error?.trailers.firstString(forKey: "www-authenticate")?.contains("invalid_token") == true)

@@ -3,8 +3,8 @@ import Foundation
 import GoogleCommonProtos
 import OAuth2
 import SwiftProtobuf
-import Testing
 import TestSupport
+import Testing
 
 /// Real Google service definitions (vendored googleapis protos) through the clients
 /// protoc-gen-authrpc-swift generated, against the sandbox's grpcio servicers over TLS, with an
@@ -17,8 +17,10 @@ struct GoogleServiceClientTests {
         let sandbox = try await Peers.sandbox()
         let configuration = try await ServiceConfiguration.discover(issuer: URL(string: sandbox.issuer)!)
         let state = try await ClientCredentialsFlow.authorize(
-            configuration: configuration, client: OAuthClient(id: "sandbox-service", secret: "sandbox-service-secret"),
-            scopes: [SandboxChannel.testScope])
+            configuration: configuration,
+            client: OAuthClient(id: "sandbox-service", secret: "sandbox-service-secret"),
+            scopes: [SandboxChannel.testScope]
+        )
         return try await SandboxChannel.tls(credentials: .provider(AuthSession(state: state)))
     }
 
@@ -57,7 +59,9 @@ struct GoogleServiceClientTests {
         #expect(location.trailers.firstString(forKey: "grpc-status") == "0")
     }
 
-    @Test("ListOperations, GetOperation, WaitOperation, CancelOperation and DeleteOperation change and report the operations")
+    @Test(
+        "ListOperations, GetOperation, WaitOperation, CancelOperation and DeleteOperation change and report the operations"
+    )
     func operations() async throws {
         let client = Google_Longrunning_OperationsClient(channel: try await Self.channel())
         let (_, parent) = Self.freshLocation()
@@ -65,7 +69,10 @@ struct GoogleServiceClientTests {
 
         var list = Google_Longrunning_ListOperationsRequest()
         list.name = parent
-        #expect(try await client.listOperations(list).message.operations.map(\.name) == ["build-1", "build-2", "build-3", "build-4"].map(name))
+        #expect(
+            try await client.listOperations(list).message.operations.map(\.name)
+                == ["build-1", "build-2", "build-3", "build-4"].map(name)
+        )
         list.filter = "done=false"
         #expect(try await client.listOperations(list).message.operations.allSatisfy { !$0.done })
 
@@ -129,7 +136,10 @@ struct GoogleServiceClientTests {
             try await Google_Cloud_Location_LocationsClient(channel: client.channel).getLocation(location)
         }
         let locationStatus = try #require(try missing?.decodedStatusDetails())
-        #expect(try Google_Rpc_ResourceInfo(unpackingAny: locationStatus.details[0]).resourceType == "google.cloud.location.Location")
+        #expect(
+            try Google_Rpc_ResourceInfo(unpackingAny: locationStatus.details[0]).resourceType
+                == "google.cloud.location.Location"
+        )
     }
 
     @Test("Without a token every generated Google client call fails UNAUTHENTICATED with the bearer challenge")
@@ -155,8 +165,14 @@ struct GoogleServiceClientTests {
     @Test("Generated method descriptors name the wire paths of the proto definitions")
     func descriptors() {
         #expect(Google_Longrunning_OperationsClient.serviceName == "google.longrunning.Operations")
-        #expect(Google_Longrunning_OperationsClient.Methods.waitOperation.path == "/google.longrunning.Operations/WaitOperation")
-        #expect(Google_Cloud_Location_LocationsClient.Methods.listLocations.path == "/google.cloud.location.Locations/ListLocations")
+        #expect(
+            Google_Longrunning_OperationsClient.Methods.waitOperation.path
+                == "/google.longrunning.Operations/WaitOperation"
+        )
+        #expect(
+            Google_Cloud_Location_LocationsClient.Methods.listLocations.path
+                == "/google.cloud.location.Locations/ListLocations"
+        )
     }
 
 }

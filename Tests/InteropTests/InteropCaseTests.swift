@@ -1,8 +1,8 @@
 import AuthRPC
 import AuthSampleService
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// gRPC's interop test cases (interop-test-descriptions.md) against grpcio over TLS with the
 /// sandbox's generated CA, each asserting what the description asserts.
@@ -89,14 +89,18 @@ struct InteropCaseTests {
         let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var options = CallOptions(timeout: .milliseconds(200), credentials: .accessToken(Peers.staticToken))
         options.initialMetadata.addString("3000", forKey: "x-sandbox-sleep-ms")
-        let error = await #expect(throws: RPCError.self) { try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options)
+        }
         #expect(error?.code == .deadlineExceeded)
     }
 
     @Test("oauth2_auth_token: a static token is sent; username and scope come back")
     func oauth2AuthToken() async throws {
         let sandbox = try await Peers.sandbox()
-        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .accessToken(Peers.staticToken)))
+        let client = AuthSample_TestServiceClient(
+            channel: try await SandboxChannel.tls(credentials: .accessToken(Peers.staticToken))
+        )
         var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
@@ -110,7 +114,9 @@ struct InteropCaseTests {
     func perRPCCreds() async throws {
         let sandbox = try await Peers.sandbox()
         let provider = CountingProvider(token: Peers.staticToken)
-        let client = AuthSample_TestServiceClient(channel: try await SandboxChannel.tls(credentials: .provider(provider)))
+        let client = AuthSample_TestServiceClient(
+            channel: try await SandboxChannel.tls(credentials: .provider(provider))
+        )
         var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
@@ -133,7 +139,10 @@ struct InteropCaseTests {
         #expect(response.headers.firstString(forKey: "grpc-encoding") == "gzip")
     }
 
-    @Test("client_compressed_unary: gzip and deflate requests are accepted by grpcio", arguments: CompressionAlgorithm.allCases)
+    @Test(
+        "client_compressed_unary: gzip and deflate requests are accepted by grpcio",
+        arguments: CompressionAlgorithm.allCases
+    )
     func clientCompressed(algorithm: CompressionAlgorithm) async throws {
         let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var options = CallOptions(credentials: .accessToken(Peers.staticToken), compression: algorithm)

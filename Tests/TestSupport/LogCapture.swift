@@ -1,5 +1,5 @@
-public import Logging
 import AuthRPCSystem
+public import Logging
 
 /// Collects every log line a `Logger` writes, so tests can assert on what was (and was not) logged.
 public final class LogCapture: Sendable {
@@ -19,7 +19,9 @@ public final class LogCapture: Sendable {
 
     /// Lines whose message is exactly `message`.
     public func count(_ message: String) -> Int {
-        lines.withLock { $0.filter { $0.split(separator: " ", maxSplits: 1).dropFirst().first?.hasPrefix(message) == true }.count }
+        lines.withLock {
+            $0.filter { $0.split(separator: " ", maxSplits: 1).dropFirst().first?.hasPrefix(message) == true }.count
+        }
     }
 
     fileprivate func append(_ line: String) {

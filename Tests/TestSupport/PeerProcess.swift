@@ -16,10 +16,19 @@ public final class PeerProcess: Sendable {
     /// Starts `script` as ``init(script:name:arguments:readyTimeout:)`` does, waiting for it on a
     /// thread of its own. On a loaded machine a peer can take many seconds to start, and waiting
     /// on one of the cooperative pool's threads (one per core) stalls every other test meanwhile.
-    public static func launch(script: String, name: String, arguments: [String] = [], readyTimeout: Duration = .seconds(60)) async throws -> PeerProcess {
+    public static func launch(
+        script: String,
+        name: String,
+        arguments: [String] = [],
+        readyTimeout: Duration = .seconds(60)
+    ) async throws -> PeerProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result { try PeerProcess(script: script, name: name, arguments: arguments, readyTimeout: readyTimeout) })
+                continuation.resume(
+                    with: Result {
+                        try PeerProcess(script: script, name: name, arguments: arguments, readyTimeout: readyTimeout)
+                    }
+                )
             }.start()
         }
     }
@@ -35,7 +44,8 @@ public final class PeerProcess: Sendable {
 
         let process = Process()
         process.executableURL = PackageRoot.python
-        process.arguments = [root.appendingPathComponent(script).path, "--state-dir", state.path, "--exit-with-stdin"] + arguments
+        process.arguments =
+            [root.appendingPathComponent(script).path, "--state-dir", state.path, "--exit-with-stdin"] + arguments
         process.currentDirectoryURL = root
         let stdin = Pipe()
         let stdout = Pipe()
@@ -44,7 +54,12 @@ public final class PeerProcess: Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
 
-        let ready = try Self.waitForReadyLine(stdout.fileHandleForReading, timeout: readyTimeout, process: process, log: log)
+        let ready = try Self.waitForReadyLine(
+            stdout.fileHandleForReading,
+            timeout: readyTimeout,
+            process: process,
+            log: log
+        )
         let data = try Data(contentsOf: URL(fileURLWithPath: ready))
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw PeerError("\(name): \(ready) is not a JSON object")
@@ -73,17 +88,26 @@ public final class PeerProcess: Sendable {
     public func int(_ key: String) -> Int { info[key] as? Int ?? 0 }
     public func string(_ key: String) -> String { info[key] as? String ?? "" }
 
-    private static func waitForReadyLine(_ handle: FileHandle, timeout: Duration, process: Process, log: URL) throws -> String {
+    private static func waitForReadyLine(
+        _ handle: FileHandle,
+        timeout: Duration,
+        process: Process,
+        log: URL
+    ) throws -> String {
         // Read on a helper thread so a peer that never prints cannot hang the test run.
         let box = ReadyLine()
         Thread.detachNewThread {
             var buffer = Data()
             while true {
                 let chunk = handle.availableData
-                if chunk.isEmpty { box.set(nil); return }
+                if chunk.isEmpty {
+                    box.set(nil)
+                    return
+                }
                 buffer.append(chunk)
                 if let text = String(data: buffer, encoding: .utf8),
-                   let line = text.split(separator: "\n").first(where: { $0.contains(" READY ") }) {
+                    let line = text.split(separator: "\n").first(where: { $0.contains(" READY ") })
+                {
                     box.set(String(line.split(separator: " ", maxSplits: 2).last ?? ""))
                     // Keep draining so the peer never blocks on a full pipe.
                     while !handle.availableData.isEmpty {}
@@ -127,7 +151,10 @@ private final class ReadyLine: @unchecked Sendable {
 
     func set(_ value: String?) {
         condition.lock()
-        if !done { line = value; done = true }
+        if !done {
+            line = value
+            done = true
+        }
         condition.broadcast()
         condition.unlock()
     }

@@ -15,7 +15,9 @@ public struct SandboxInfo: Sendable {
     public var user: String { process.string("user") }
     public var scope: String { process.string("scope") }
     /// Static tokens the test service accepts as `user` with `scope`.
-    public var staticTokens: [String] { (process.info["static_tokens"] as? [any Sendable])?.compactMap { $0 as? String } ?? [] }
+    public var staticTokens: [String] {
+        (process.info["static_tokens"] as? [any Sendable])?.compactMap { $0 as? String } ?? []
+    }
     /// The CA certificate's PEM text.
     public var caCertificatePEM: String { (try? String(contentsOfFile: caCertificatePath, encoding: .utf8)) ?? "" }
 }
@@ -48,7 +50,13 @@ public actor Peers {
     /// A sandbox of one's own, for tests that need particular options (e.g. a short token lifetime),
     /// started off the cooperative pool (``PeerProcess/launch(script:name:arguments:readyTimeout:)``).
     public static func launchSandbox(_ arguments: [String] = [], name: String = "sandbox") async throws -> SandboxInfo {
-        SandboxInfo(process: try await PeerProcess.launch(script: "Examples/Sandbox/sandbox.py", name: name, arguments: arguments))
+        SandboxInfo(
+            process: try await PeerProcess.launch(
+                script: "Examples/Sandbox/sandbox.py",
+                name: name,
+                arguments: arguments
+            )
+        )
     }
 
     private func startSandbox() async throws -> SandboxInfo {
@@ -67,9 +75,13 @@ public actor Peers {
             let sandbox = try await Peers.sandbox()
             let dir = sandbox.process.stateDirectory
             let process = try await PeerProcess.launch(
-                script: "Tests/Peers/h2_fault_server.py", name: "faults",
-                arguments: ["--tls-cert", dir.appendingPathComponent("server.pem").path,
-                            "--tls-key", dir.appendingPathComponent("server.key").path])
+                script: "Tests/Peers/h2_fault_server.py",
+                name: "faults",
+                arguments: [
+                    "--tls-cert", dir.appendingPathComponent("server.pem").path,
+                    "--tls-key", dir.appendingPathComponent("server.key").path,
+                ]
+            )
             return FaultServerInfo(process: process)
         }
         faults = task

@@ -14,16 +14,33 @@ struct AuthRPCCaller: UnaryCaller {
     let preferredExecutor: (any TaskExecutor)?
 
     init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false) throws {
-        let security: TransportSecurity = setup.tls
-            ? .tls(TLSConfiguration(trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))))
+        let security: TransportSecurity =
+            setup.tls
+            ? .tls(
+                TLSConfiguration(
+                    trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))
+                )
+            )
             : .plaintext
-        let channel = try Channel(target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)", transportSecurity: security)
-        var options = CallOptions(timeout: .seconds(120), maxResponseMessageBytes: BenchSetup.maxMessageBytes, allowsInsecureCredentials: true)
+        let channel = try Channel(
+            target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
+            transportSecurity: security
+        )
+        var options = CallOptions(
+            timeout: .seconds(120),
+            maxResponseMessageBytes: BenchSetup.maxMessageBytes,
+            allowsInsecureCredentials: true
+        )
         if useSession {
             let state = AuthState(
                 configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
-                client: OAuthClient(id: "bench"), scopes: [], grant: GrantRecord(type: .deviceCode),
-                accessToken: BenchSetup.token, accessTokenExpiresAt: Date().addingTimeInterval(3600), accessTokenIssuedAt: Date())
+                client: OAuthClient(id: "bench"),
+                scopes: [],
+                grant: GrantRecord(type: .deviceCode),
+                accessToken: BenchSetup.token,
+                accessTokenExpiresAt: Date().addingTimeInterval(3600),
+                accessTokenIssuedAt: Date()
+            )
             options.authTokenProvider = AuthSession(state: state)
         } else {
             options.oauth2AccessToken = BenchSetup.token
@@ -49,7 +66,9 @@ struct AuthRPCCaller: UnaryCaller {
         var control = options
         control.initialMetadata.addString(command, forKey: BenchSetup.controlKey)
         let answer = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: control).message.username
-        guard let count = Int(answer) else { throw BenchFailure(description: "the server answered \(command) with \(answer.debugDescription)") }
+        guard let count = Int(answer) else {
+            throw BenchFailure(description: "the server answered \(command) with \(answer.debugDescription)")
+        }
         return count
     }
 

@@ -11,16 +11,21 @@ final class GRPCSwiftCaller: UnaryCaller {
     private let request: ClientRequest<Grpc_Testing_SimpleRequest>
     private let heldRequest: ClientRequest<Grpc_Testing_SimpleRequest>
     private let options: GRPCCore.CallOptions
-    private static let method = GRPCCore.MethodDescriptor(fullyQualifiedService: "grpc.testing.TestService", method: "UnaryCall")
+    private static let method = GRPCCore.MethodDescriptor(
+        fullyQualifiedService: "grpc.testing.TestService",
+        method: "UnaryCall"
+    )
     private static let metadata: GRPCCore.Metadata = ["authorization": "Bearer \(BenchSetup.token)"]
 
     init(_ setup: BenchSetup) throws {
-        let security: HTTP2ClientTransport.Posix.TransportSecurity = setup.tls
+        let security: HTTP2ClientTransport.Posix.TransportSecurity =
+            setup.tls
             ? .tls { config in
                 config.trustRoots = .certificates([.file(path: setup.caPath, format: .pem)])
             }
             : .plaintext
-        let target: any ResolvableTarget = setup.tls ? .dns(host: "localhost", port: setup.port) : .ipv4(address: "127.0.0.1", port: setup.port)
+        let target: any ResolvableTarget =
+            setup.tls ? .dns(host: "localhost", port: setup.port) : .ipv4(address: "127.0.0.1", port: setup.port)
         let client = GRPCClient(transport: try .http2NIOPosix(target: target, transportSecurity: security))
         self.client = client
         runner = Task { try await client.runConnections() }
@@ -48,13 +53,17 @@ final class GRPCSwiftCaller: UnaryCaller {
         var metadata = Self.metadata
         metadata.addString(command, forKey: BenchSetup.controlKey)
         let answer = try await unary(ClientRequest(message: Grpc_Testing_SimpleRequest(), metadata: metadata)).username
-        guard let count = Int(answer) else { throw BenchFailure(description: "the server answered \(command) with \(answer.debugDescription)") }
+        guard let count = Int(answer) else {
+            throw BenchFailure(description: "the server answered \(command) with \(answer.debugDescription)")
+        }
         return count
     }
 
-    private func unary(_ request: ClientRequest<Grpc_Testing_SimpleRequest>) async throws -> Grpc_Testing_SimpleResponse {
+    private func unary(_ request: ClientRequest<Grpc_Testing_SimpleRequest>) async throws -> Grpc_Testing_SimpleResponse
+    {
         try await client.unary(
-            request: request, descriptor: Self.method,
+            request: request,
+            descriptor: Self.method,
             serializer: ProtobufSerializer<Grpc_Testing_SimpleRequest>(),
             deserializer: ProtobufDeserializer<Grpc_Testing_SimpleResponse>(),
             options: options
@@ -66,4 +75,3 @@ final class GRPCSwiftCaller: UnaryCaller {
         _ = try? await runner.value
     }
 }
-

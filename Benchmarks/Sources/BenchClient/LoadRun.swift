@@ -5,7 +5,7 @@ import Synchronization
 struct LoadRun {
     var calls: Int
     var seconds: Double
-    var latencies: [Double]   // microseconds, sorted
+    var latencies: [Double]  // microseconds, sorted
     /// What this process used during the timed calls.
     var usage: ResourceUsage
     /// The allocation counters around the timed calls (when the counter is preloaded).
@@ -37,8 +37,14 @@ struct LoadRun {
         let elapsed = clock.now - start
         let usage = ResourceUsage.now() - usageBefore
         let mallocsAfter = MallocCounts.now()
-        return LoadRun(calls: calls, seconds: elapsed.seconds, latencies: slots.sorted(), usage: usage,
-                       mallocsBefore: mallocsBefore, mallocsAfter: mallocsAfter)
+        return LoadRun(
+            calls: calls,
+            seconds: elapsed.seconds,
+            latencies: slots.sorted(),
+            usage: usage,
+            mallocsBefore: mallocsBefore,
+            mallocsAfter: mallocsAfter
+        )
     }
 
     func percentile(_ p: Double) -> Double {

@@ -29,8 +29,13 @@ struct MallocCounts {
         // struct malloc_counts: four uint64_t and one int64_t.
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 5) { buffer in
             snapshot(buffer.baseAddress!)
-            return MallocCounts(allocations: buffer[0], reallocations: buffer[1], frees: buffer[2], bytes: buffer[3],
-                                liveBytes: Int64(bitPattern: buffer[4]))
+            return MallocCounts(
+                allocations: buffer[0],
+                reallocations: buffer[1],
+                frees: buffer[2],
+                bytes: buffer[3],
+                liveBytes: Int64(bitPattern: buffer[4])
+            )
         }
     }
 

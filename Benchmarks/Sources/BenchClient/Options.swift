@@ -8,7 +8,9 @@ struct Options {
     init(_ arguments: ArraySlice<String>) {
         var remaining = arguments[...]
         while let name = remaining.popFirst() {
-            guard name.hasPrefix("--"), let value = remaining.popFirst() else { Self.fail("expected --name value, got \(name)") }
+            guard name.hasPrefix("--"), let value = remaining.popFirst() else {
+                Self.fail("expected --name value, got \(name)")
+            }
             values[String(name.dropFirst(2))] = value
         }
     }
@@ -23,7 +25,9 @@ struct Options {
             guard let fallback else { Self.fail("--\(name) is required") }
             return fallback
         }
-        guard let value = Int(text), value >= 0 else { Self.fail("--\(name) must be a non-negative integer, got \(text)") }
+        guard let value = Int(text), value >= 0 else {
+            Self.fail("--\(name) must be a non-negative integer, got \(text)")
+        }
         return value
     }
 

@@ -12,7 +12,8 @@ enum ProcessMemory {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer -> Int in
             let count = read(fd, buffer.baseAddress, buffer.count)
             guard count > 0 else { return -1 }
-            var field = 0, value = 0
+            var field = 0
+            var value = 0
             for byte in buffer[..<count] {
                 if byte == UInt8(ascii: " ") {
                     if field == 1 { break }

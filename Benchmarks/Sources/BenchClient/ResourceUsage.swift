@@ -19,12 +19,18 @@ struct ResourceUsage {
         getrusage(RUSAGE_SELF, &usage)
         #endif
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return ResourceUsage(userSeconds: seconds(usage.ru_utime), systemSeconds: seconds(usage.ru_stime),
-                             contextSwitches: usage.ru_nvcsw + usage.ru_nivcsw)
+        return ResourceUsage(
+            userSeconds: seconds(usage.ru_utime),
+            systemSeconds: seconds(usage.ru_stime),
+            contextSwitches: usage.ru_nvcsw + usage.ru_nivcsw
+        )
     }
 
     static func - (after: ResourceUsage, before: ResourceUsage) -> ResourceUsage {
-        ResourceUsage(userSeconds: after.userSeconds - before.userSeconds, systemSeconds: after.systemSeconds - before.systemSeconds,
-                      contextSwitches: after.contextSwitches - before.contextSwitches)
+        ResourceUsage(
+            userSeconds: after.userSeconds - before.userSeconds,
+            systemSeconds: after.systemSeconds - before.systemSeconds,
+            contextSwitches: after.contextSwitches - before.contextSwitches
+        )
     }
 }

@@ -13,7 +13,8 @@ enum SequentialRun {
         var liveHeap: Int64?
     }
 
-    static func run(_ caller: any UnaryCaller, calls: Int, sampleEvery: Int, warmup: Int) async throws -> [String: Any] {
+    static func run(_ caller: any UnaryCaller, calls: Int, sampleEvery: Int, warmup: Int) async throws -> [String: Any]
+    {
         for _ in 0..<warmup { try await caller.call() }
         var samples: [Sample] = []
         samples.reserveCapacity(calls / max(1, sampleEvery) + 1)
@@ -21,8 +22,15 @@ enum SequentialRun {
         let start = clock.now
         let usageBefore = ResourceUsage.now()
         func sample(_ done: Int) {
-            samples.append(Sample(calls: done, seconds: (clock.now - start).seconds, resident: ProcessMemory.residentBytes(),
-                                  descriptors: ProcessMemory.openDescriptors(), liveHeap: MallocCounts.now()?.liveBytes))
+            samples.append(
+                Sample(
+                    calls: done,
+                    seconds: (clock.now - start).seconds,
+                    resident: ProcessMemory.residentBytes(),
+                    descriptors: ProcessMemory.openDescriptors(),
+                    liveHeap: MallocCounts.now()?.liveBytes
+                )
+            )
         }
         sample(0)
         for done in 1...calls {
@@ -36,8 +44,10 @@ enum SequentialRun {
             "cpu_us_per_call": usage.cpuSeconds * 1e6 / Double(calls),
             "context_switches_per_call": Double(usage.contextSwitches) / Double(calls),
             "samples": samples.map { sample -> [String: Any] in
-                var row: [String: Any] = ["calls": sample.calls, "seconds": sample.seconds, "rss_bytes": sample.resident,
-                                          "fds": sample.descriptors]
+                var row: [String: Any] = [
+                    "calls": sample.calls, "seconds": sample.seconds, "rss_bytes": sample.resident,
+                    "fds": sample.descriptors,
+                ]
                 if let heap = sample.liveHeap { row["heap_live_bytes"] = heap }
                 return row
             },

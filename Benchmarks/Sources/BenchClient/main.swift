@@ -13,8 +13,12 @@ let implementation = options.string("impl")
 let transport = options.string("transport")
 guard ["h2c", "tls"].contains(transport) else { Options.fail("--transport must be h2c or tls") }
 let setup = BenchSetup(
-    tls: transport == "tls", port: options.int("port"), caPath: options.string("ca"),
-    requestBytes: options.int("request-bytes", default: 100), responseBytes: options.int("response-bytes", default: 100))
+    tls: transport == "tls",
+    port: options.int("port"),
+    caPath: options.string("ca"),
+    requestBytes: options.int("request-bytes", default: 100),
+    responseBytes: options.int("response-bytes", default: 100)
+)
 let calls = options.int("calls")
 let warmup = options.int("warmup", default: 200)
 
@@ -38,7 +42,12 @@ nonisolated func measure(_ caller: any UnaryCaller) async throws -> [String: Any
     case "inflight":
         return try await InFlightRun.run(caller, calls: calls, warmup: warmup, baseline: implementation == "baseline")
     case "sequential":
-        return try await SequentialRun.run(caller, calls: calls, sampleEvery: options.int("sample-every", default: 10_000), warmup: warmup)
+        return try await SequentialRun.run(
+            caller,
+            calls: calls,
+            sampleEvery: options.int("sample-every", default: 10_000),
+            warmup: warmup
+        )
     default:
         Options.fail("unknown mode \(mode)")
     }

@@ -10,7 +10,10 @@ import GRPCProtobuf
 
 /// UnaryCall: answers `response_size` zero bytes; nothing else (no auth check, no sleep).
 struct UnaryCallService: RegistrableRPCService {
-    static let method = GRPCCore.MethodDescriptor(fullyQualifiedService: "grpc.testing.TestService", method: "UnaryCall")
+    static let method = GRPCCore.MethodDescriptor(
+        fullyQualifiedService: "grpc.testing.TestService",
+        method: "UnaryCall"
+    )
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
         router.registerHandler(
@@ -42,19 +45,31 @@ config.http2.maxConcurrentStreams = 16384
 config.http2.targetWindowSize = 16 << 20
 config.rpc.maxRequestPayloadSize = 64 << 20
 let plaintext = GRPCServer(
-    transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext, config: config),
-    services: [UnaryCallService()])
+    transport: .http2NIOPosix(
+        address: .ipv4(host: "127.0.0.1", port: 0),
+        transportSecurity: .plaintext,
+        config: config
+    ),
+    services: [UnaryCallService()]
+)
 let tls = GRPCServer(
     transport: .http2NIOPosix(
         address: .ipv4(host: "127.0.0.1", port: 0),
-        transportSecurity: .tls(certificateChain: [.file(path: arguments[1], format: .pem)], privateKey: .file(path: arguments[2], format: .pem)),
-        config: config),
-    services: [UnaryCallService()])
+        transportSecurity: .tls(
+            certificateChain: [.file(path: arguments[1], format: .pem)],
+            privateKey: .file(path: arguments[2], format: .pem)
+        ),
+        config: config
+    ),
+    services: [UnaryCallService()]
+)
 
 try await withThrowingDiscardingTaskGroup { group in
     group.addTask { try await plaintext.serve() }
     group.addTask { try await tls.serve() }
-    guard let h2c = try await plaintext.listeningAddress?.ipv4?.port, let secure = try await tls.listeningAddress?.ipv4?.port else {
+    guard let h2c = try await plaintext.listeningAddress?.ipv4?.port,
+        let secure = try await tls.listeningAddress?.ipv4?.port
+    else {
         throw CancellationError()
     }
     print("BENCH SERVER READY \(h2c) \(secure)")

@@ -2,22 +2,30 @@ import ArgumentParser
 import AuthRPC
 import AuthSampleService
 import Foundation
-import OAuth2
 import GoogleAuth
+import OAuth2
 
 /// `auth_sample call`: calls grpc.testing.TestService/UnaryCall with the session's token.
 struct CallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
-        abstract: "Call grpc.testing.TestService/UnaryCall and show the user and scope the server saw.")
+        abstract: "Call grpc.testing.TestService/UnaryCall and show the user and scope the server saw."
+    )
 
     @Option(name: .long, help: "The server, host:port.")
     var target = "grpc-test.sandbox.googleapis.com:443"
 
-    @Option(name: .long, help: ArgumentHelp("Trust this CA (PEM file) instead of the system's roots.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Trust this CA (PEM file) instead of the system's roots.", valueName: "file")
+    )
     var caCert: String?
 
-    @Option(name: .long, help: "The name the server's certificate must carry (and the :authority), when it differs from the target's host.")
+    @Option(
+        name: .long,
+        help:
+            "The name the server's certificate must carry (and the :authority), when it differs from the target's host."
+    )
     var authority: String?
 
     @Flag(name: .long, help: "HTTP/2 without TLS (h2c). Credentials need --allow-insecure-credentials too.")
@@ -35,11 +43,20 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Send no credentials at all.")
     var anonymous = false
 
-    @Option(name: .long, help: ArgumentHelp("Request metadata, key=value (repeatable); -bin keys take base64.", valueName: "key=value"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Request metadata, key=value (repeatable); -bin keys take base64.", valueName: "key=value")
+    )
     var metadata: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("How long the call may take, token refresh included: seconds, or 500ms, 3s, 2m (at most 1h; default 30).",
-                                            valueName: "duration"), transform: DurationArgument.parse)
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long the call may take, token refresh included: seconds, or 500ms, 3s, 2m (at most 1h; default 30).",
+            valueName: "duration"
+        ),
+        transform: DurationArgument.parse
+    )
     var timeout = DurationArgument(seconds: 30)
 
     @Flag(inversion: .prefixedNo, help: "Ask the server for the user it saw.")
@@ -48,7 +65,11 @@ struct CallCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ask the server for the OAuth scope it saw.")
     var fillOauthScope = true
 
-    @Flag(name: .long, help: "Print one JSON object instead of text (a failure too: its exit_code and, for a failed call, its gRPC status as code).")
+    @Flag(
+        name: .long,
+        help:
+            "Print one JSON object instead of text (a failure too: its exit_code and, for a failed call, its gRPC status as code)."
+    )
     var json = false
 
     @OptionGroup(title: "Google credentials (instead of a stored session)") var google: GoogleCredentialOptions
@@ -60,10 +81,16 @@ struct CallCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard [token != nil, tokenFile != nil, anonymous, google.isSelected].filter({ $0 }).count <= 1 else {
-            throw ValidationError("give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user")
+            throw ValidationError(
+                "give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user"
+            )
         }
-        if plaintext, caCert != nil { throw ValidationError("--ca-cert is for TLS; it makes no sense with --plaintext") }
-        if allowInsecureCredentials, !plaintext { throw ValidationError("--allow-insecure-credentials only applies with --plaintext") }
+        if plaintext, caCert != nil {
+            throw ValidationError("--ca-cert is for TLS; it makes no sense with --plaintext")
+        }
+        if allowInsecureCredentials, !plaintext {
+            throw ValidationError("--allow-insecure-credentials only applies with --plaintext")
+        }
     }
 
     func run() async throws {
@@ -74,14 +101,20 @@ struct CallCommand: AsyncParsableCommand {
         let requestMetadata = try MetadataArgument.parse(metadata)
         let credentials = try resolveCredentials()
         if plaintext, credentials.value != nil, !allowInsecureCredentials {
-            throw ToolFailure(status: .insecureCredentials,
-                              message: "refusing to send an access token over a plaintext connection to \(target)",
-                              hint: "use TLS (drop --plaintext), or add --allow-insecure-credentials for a local test server")
+            throw ToolFailure(
+                status: .insecureCredentials,
+                message: "refusing to send an access token over a plaintext connection to \(target)",
+                hint: "use TLS (drop --plaintext), or add --allow-insecure-credentials for a local test server"
+            )
         }
         let channel = try makeChannel()
         defer { channel.close() }
-        var options = CallOptions(timeout: timeout.duration, credentials: credentials.value,
-                                  initialMetadata: requestMetadata, allowsInsecureCredentials: allowInsecureCredentials)
+        var options = CallOptions(
+            timeout: timeout.duration,
+            credentials: credentials.value,
+            initialMetadata: requestMetadata,
+            allowsInsecureCredentials: allowInsecureCredentials
+        )
         options.userAgentPrefix = "auth_sample/0.1"
         var request = AuthSample_Request()
         request.fillUsername = fillUsername
@@ -97,10 +130,19 @@ struct CallCommand: AsyncParsableCommand {
         let tokenAfter = await credentials.session?.state.accessToken
         let refreshed = credentials.session != nil && tokenBefore != tokenAfter
         let expiry = await credentials.session?.state.accessTokenExpiresAt
-        Output.printCall(CallResult(
-            target: target, username: response.message.username, scope: response.message.oauthScope,
-            credentialSource: credentials.source, refreshed: refreshed, tokenExpiresAt: expiry,
-            headers: response.headers, trailers: response.trailers), json: json)
+        Output.printCall(
+            CallResult(
+                target: target,
+                username: response.message.username,
+                scope: response.message.oauthScope,
+                credentialSource: credentials.source,
+                refreshed: refreshed,
+                tokenExpiresAt: expiry,
+                headers: response.headers,
+                trailers: response.trailers
+            ),
+            json: json
+        )
     }
 
     private func makeChannel() throws(ToolFailure) -> Channel {
@@ -110,16 +152,26 @@ struct CallCommand: AsyncParsableCommand {
         } else {
             var tls = TLSConfiguration(serverHostnameOverride: authority)
             if let caCert {
-                tls.trustRoots = .certificates(pem: try LocalFile.text(at: caCert, option: "--ca-cert", limit: LocalFile.certificateLimit,
-                                                                      what: "CA certificates"))
+                tls.trustRoots = .certificates(
+                    pem: try LocalFile.text(
+                        at: caCert,
+                        option: "--ca-cert",
+                        limit: LocalFile.certificateLimit,
+                        what: "CA certificates"
+                    )
+                )
             }
             security = .tls(tls)
         }
         do throws(RPCError) {
             var channelOptions = CallOptions()
             channelOptions.authority = plaintext ? authority : nil
-            return try Channel(target: target, transportSecurity: security, defaultCallOptions: channelOptions,
-                               logger: common.logger(label: "auth_sample.channel"))
+            return try Channel(
+                target: target,
+                transportSecurity: security,
+                defaultCallOptions: channelOptions,
+                logger: common.logger(label: "auth_sample.channel")
+            )
         } catch {
             throw ToolFailure(status: .usage, message: error.message)
         }
@@ -136,30 +188,69 @@ struct CallCommand: AsyncParsableCommand {
             let identity = selection.credentials.identity
             var source = "\(identity.kind.rawValue) \(identity.principal) from \(selection.origin); \(selection.tokens)"
             if let quota = identity.quotaProjectID { source += "; quota project \(quota)" }
-            return ResolvedCredentials(value: .provider(selection.credentials), source: source, session: nil, sessionName: nil, google: selection)
+            return ResolvedCredentials(
+                value: .provider(selection.credentials),
+                source: source,
+                session: nil,
+                sessionName: nil,
+                google: selection
+            )
         }
         if let token {
-            return ResolvedCredentials(value: .accessToken(try checkedToken(token, from: "--token")), source: "--token", session: nil, sessionName: nil)
+            return ResolvedCredentials(
+                value: .accessToken(try checkedToken(token, from: "--token")),
+                source: "--token",
+                session: nil,
+                sessionName: nil
+            )
         }
         if let tokenFile {
-            let text = try LocalFile.text(at: tokenFile, option: "--token-file", limit: LocalFile.tokenLimit, what: "an access token")
-            return ResolvedCredentials(value: .accessToken(try checkedToken(text, from: "--token-file \(tokenFile)")), source: "--token-file", session: nil, sessionName: nil)
+            let text = try LocalFile.text(
+                at: tokenFile,
+                option: "--token-file",
+                limit: LocalFile.tokenLimit,
+                what: "an access token"
+            )
+            return ResolvedCredentials(
+                value: .accessToken(try checkedToken(text, from: "--token-file \(tokenFile)")),
+                source: "--token-file",
+                session: nil,
+                sessionName: nil
+            )
         }
-        if let fromEnvironment = ProcessInfo.processInfo.environment[Self.tokenEnvironmentVariable], !fromEnvironment.isEmpty {
-            return ResolvedCredentials(value: .accessToken(try checkedToken(fromEnvironment, from: "$\(Self.tokenEnvironmentVariable)")),
-                                       source: "$\(Self.tokenEnvironmentVariable)", session: nil, sessionName: nil)
+        if let fromEnvironment = ProcessInfo.processInfo.environment[Self.tokenEnvironmentVariable],
+            !fromEnvironment.isEmpty
+        {
+            return ResolvedCredentials(
+                value: .accessToken(try checkedToken(fromEnvironment, from: "$\(Self.tokenEnvironmentVariable)")),
+                source: "$\(Self.tokenEnvironmentVariable)",
+                session: nil,
+                sessionName: nil
+            )
         }
         let handle = try common.store()
         let state = try handle.require()
-        let session = AuthSession(state: state, store: handle.store, logger: common.logger(label: "auth_sample.session"))
-        return ResolvedCredentials(value: .provider(session), source: "session '\(handle.name)'", session: session, sessionName: handle.name)
+        let session = AuthSession(
+            state: state,
+            store: handle.store,
+            logger: common.logger(label: "auth_sample.session")
+        )
+        return ResolvedCredentials(
+            value: .provider(session),
+            source: "session '\(handle.name)'",
+            session: session,
+            sessionName: handle.name
+        )
     }
 
     /// A token from a flag or file: surrounding whitespace trimmed, and it must fit in a header.
     private func checkedToken(_ text: String, from source: String) throws(ToolFailure) -> String {
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw ToolFailure(status: .usage, message: "the access token from \(source) is empty or has characters a header cannot carry")
+            throw ToolFailure(
+                status: .usage,
+                message: "the access token from \(source) is empty or has characters a header cannot carry"
+            )
         }
         return token
     }

@@ -6,9 +6,13 @@ import OAuth2
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign in (device flow or browser with PKCE) and save the session.")
+        abstract: "Sign in (device flow or browser with PKCE) and save the session."
+    )
 
-    @Option(name: .long, help: ArgumentHelp("The authorization server's issuer URL (read with discovery).", valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The authorization server's issuer URL (read with discovery).", valueName: "url")
+    )
     var issuer: String?
 
     @Flag(name: .long, help: "Use Google's endpoints.")
@@ -17,10 +21,19 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The OAuth client id.")
     var clientID: String
 
-    @Option(name: .long, help: "The client secret, for clients that have one (read from $AUTH_SAMPLE_CLIENT_SECRET when not given).")
+    @Option(
+        name: .long,
+        help: "The client secret, for clients that have one (read from $AUTH_SAMPLE_CLIENT_SECRET when not given)."
+    )
     var clientSecret: String?
 
-    @Option(name: .long, help: ArgumentHelp("A scope to ask for (repeatable). Default: openid, email and the test scope.", valueName: "scope"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A scope to ask for (repeatable). Default: openid, email and the test scope.",
+            valueName: "scope"
+        )
+    )
     var scope: [String] = []
 
     @Flag(name: .long, help: "Sign in on another device with a code (the default without a graphical display).")
@@ -32,8 +45,14 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --browser: print the URL instead of opening it.")
     var noOpen = false
 
-    @Option(name: .long, help: ArgumentHelp("How long to wait for the sign-in: seconds, or 90s, 10m (at most 1h; default 600).", valueName: "duration"),
-            transform: DurationArgument.parse)
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long to wait for the sign-in: seconds, or 90s, 10m (at most 1h; default 600).",
+            valueName: "duration"
+        ),
+        transform: DurationArgument.parse
+    )
     var waitTimeout = DurationArgument(seconds: 600)
 
     @OptionGroup var common: CommonOptions
@@ -53,7 +72,9 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     private var scopes: [String] {
-        scope.isEmpty ? ["openid", "email", ServiceConfiguration.googleTestScope] : scope.flatMap { $0.split(separator: " ").map(String.init) }
+        scope.isEmpty
+            ? ["openid", "email", ServiceConfiguration.googleTestScope]
+            : scope.flatMap { $0.split(separator: " ").map(String.init) }
     }
 
     /// Device flow unless --browser, or unless there is a display and --device was not asked for.
@@ -75,7 +96,8 @@ struct LoginCommand: AsyncParsableCommand {
         let client = OAuthClient(id: clientID, secret: secret)
         let state: AuthState
         do throws(OAuthError) {
-            state = usesBrowser
+            state =
+                usesBrowser
                 ? try await browserSignIn(configuration: configuration, client: client)
                 : try await deviceSignIn(configuration: configuration, client: client)
         } catch {
@@ -83,7 +105,9 @@ struct LoginCommand: AsyncParsableCommand {
         }
         try handle.save(state)
         let identity = IdentitySummary(state: state)
-        Output.line("Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))")
+        Output.line(
+            "Signed in\(identity.map { " as \($0)" } ?? "") with scopes: \(state.effectiveScopes.joined(separator: " "))"
+        )
         Output.line("Session '\(handle.name)' saved to \(handle.path)")
     }
 
@@ -92,16 +116,23 @@ struct LoginCommand: AsyncParsableCommand {
         do throws(OAuthError) {
             return try await ServiceConfiguration.discover(issuer: url)
         } catch {
-            throw ToolFailure(status: error.isTransient ? .tokenEndpointUnavailable : .signInFailed,
-                              message: "cannot read the issuer's configuration: \(error.message)",
-                              hint: "check --issuer (it must be the issuer URL exactly, as its discovery document names it)")
+            throw ToolFailure(
+                status: error.isTransient ? .tokenEndpointUnavailable : .signInFailed,
+                message: "cannot read the issuer's configuration: \(error.message)",
+                hint: "check --issuer (it must be the issuer URL exactly, as its discovery document names it)"
+            )
         }
     }
 
-    private func deviceSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
+    private func deviceSignIn(
+        configuration: ServiceConfiguration,
+        client: OAuthClient
+    ) async throws(OAuthError) -> AuthState {
         let flow = DeviceAuthorizationFlow(configuration: configuration, client: client, scopes: scopes)
         let authorization = try await flow.start()
-        Output.copyableLine("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
+        Output.copyableLine(
+            "To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)"
+        )
         if let complete = authorization.verificationURIComplete {
             Output.copyableLine("(or open \(complete))")
         }
@@ -112,8 +143,12 @@ struct LoginCommand: AsyncParsableCommand {
             try await flow.waitForApproval(of: authorization) { event in
                 switch event {
                 case .pending: break  // the spinner shows that polling goes on
-                case .slowDown(let interval): indicator.note("the server asked to poll more slowly: every \(interval.formatted(.units(allowed: [.seconds]))) from now on")
-                case .transientFailure(let reason): indicator.note("cannot reach the token endpoint (\(reason)); still trying")
+                case .slowDown(let interval):
+                    indicator.note(
+                        "the server asked to poll more slowly: every \(interval.formatted(.units(allowed: [.seconds]))) from now on"
+                    )
+                case .transientFailure(let reason):
+                    indicator.note("cannot reach the token endpoint (\(reason)); still trying")
                 }
             }
         }
@@ -134,8 +169,16 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
-    private func browserSignIn(configuration: ServiceConfiguration, client: OAuthClient) async throws(OAuthError) -> AuthState {
-        let flow = LoopbackAuthorizationFlow(configuration: configuration, client: client, scopes: scopes, timeout: waitTimeout.duration)
+    private func browserSignIn(
+        configuration: ServiceConfiguration,
+        client: OAuthClient
+    ) async throws(OAuthError) -> AuthState {
+        let flow = LoopbackAuthorizationFlow(
+            configuration: configuration,
+            client: client,
+            scopes: scopes,
+            timeout: waitTimeout.duration
+        )
         let pending = try flow.start()
         if noOpen || !Browser.open(pending.authorizationURL) {
             Output.line("Open this URL in a browser to sign in:")

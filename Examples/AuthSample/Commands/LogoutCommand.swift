@@ -6,7 +6,8 @@ struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Remove the stored session (with --revoke, revoke its grant at the issuer first).",
-        discussion: "A session file that cannot be read is removed all the same, with a warning (it cannot be revoked).")
+        discussion: "A session file that cannot be read is removed all the same, with a warning (it cannot be revoked)."
+    )
 
     @Flag(name: .long, help: "Revoke the refresh token at the issuer (RFC 7009) before removing the session.")
     var revoke = false
@@ -21,8 +22,13 @@ struct LogoutCommand: AsyncParsableCommand {
                 stored = try handle.retrieve()
             } catch {
                 // Logging out must work whatever is in the file: it is removed unread.
-                Output.warning(error.message + (revoke ? "; so it could not be revoked at the issuer (revoke the grant there if it may still be valid)" : "")
-                               + "; removing it anyway")
+                Output.warning(
+                    error.message
+                        + (revoke
+                            ? "; so it could not be revoked at the issuer (revoke the grant there if it may still be valid)"
+                            : "")
+                        + "; removing it anyway"
+                )
                 try remove(handle)
                 return
             }
@@ -33,8 +39,11 @@ struct LogoutCommand: AsyncParsableCommand {
                     try await session.revoke()
                 } catch {
                     let status: ExitStatus = error.isTransient ? .tokenEndpointUnavailable : .signInFailed
-                    throw ToolFailure(status: status, message: "could not revoke the session: \(error.message)",
-                                      hint: "the stored session was kept; try again, or log out without --revoke")
+                    throw ToolFailure(
+                        status: status,
+                        message: "could not revoke the session: \(error.message)",
+                        hint: "the stored session was kept; try again, or log out without --revoke"
+                    )
                 }
                 Output.line("Revoked the grant at the issuer.")
             }

@@ -1,14 +1,16 @@
 import ArgumentParser
 import Foundation
+import GoogleAuth
 import Logging
 import OAuth2
-import GoogleAuth
 
 /// `auth_sample status`: who is signed in, with which scopes, until when. Never the tokens.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the stored session (user, scopes, token expiry), or the Google credentials --adc, --service-account-key or --authorized-user would use; never tokens or keys.")
+        abstract:
+            "Show the stored session (user, scopes, token expiry), or the Google credentials --adc, --service-account-key or --authorized-user would use; never tokens or keys."
+    )
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
@@ -40,21 +42,29 @@ struct StatusCommand: AsyncParsableCommand {
                 if let email = state.userEmail { object["user_email"] = email }
                 if let verified = state.userEmailIsVerified { object["user_email_verified"] = verified }
                 if let id = state.userID { object["user_id"] = id }
-                if let expiry = state.accessTokenExpiresAt { object["access_token_expires_at"] = formatter.string(from: expiry) }
+                if let expiry = state.accessTokenExpiresAt {
+                    object["access_token_expires_at"] = formatter.string(from: expiry)
+                }
                 if let error = state.authorizationError { object["authorization_error"] = error.code }
                 Output.printJSON(object)
                 return
             }
             Output.line("Session '\(handle.name)' (\(handle.path))")
-            Output.line("  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")")
-            Output.line("  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)")
+            Output.line(
+                "  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")"
+            )
+            Output.line(
+                "  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)"
+            )
             Output.line("  Client:        \(state.client.id)")
             Output.line("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
             Output.line("  Signed in:     \(formatter.string(from: state.grant.date)) (\(state.grant.type.rawValue))")
             Output.line("  Access token:  \(accessTokenSummary(state, fresh: fresh, formatter: formatter))")
             Output.line("  Refresh token: \(state.refreshToken == nil ? "none" : "present")")
             if let error = state.authorizationError {
-                Output.line("  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again")
+                Output.line(
+                    "  Stopped:       the authorization server refused to refresh (\(error.code)); sign in again"
+                )
             }
         }
     }
@@ -91,7 +101,9 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("  Source:        \(identity.source ?? "unknown")")
         Output.line("  Found in:      \(selection.origin)")
         if let project = identity.projectID { Output.line("  Project:       \(project)") }
-        if let quota = identity.quotaProjectID { Output.line("  Quota project: \(quota) (sent as x-goog-user-project)") }
+        if let quota = identity.quotaProjectID {
+            Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")
+        }
         Output.line("  Tokens:        \(selection.tokens)")
     }
 

@@ -13,7 +13,9 @@ struct DurationArgument: Sendable, CustomStringConvertible {
     /// longer is a mistake, and a bounded value keeps every later computation far from overflowing.
     static let longestMilliseconds: Double = 3_600_000
 
-    private static let units: [(suffix: String, milliseconds: Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+    private static let units: [(suffix: String, milliseconds: Double)] = [
+        ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000),
+    ]
 
     /// Parses `text` (for an option's `transform`).
     static func parse(_ text: String) throws(ValidationError) -> DurationArgument {
@@ -24,8 +26,10 @@ struct DurationArgument: Sendable, CustomStringConvertible {
         let number = unit.map { String(text.dropLast($0.suffix.count)) } ?? text
         // Digits with an optional fraction only: no sign, exponent, hex, "nan" or "inf".
         let parts = number.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
-              let value = Double(number) else {
+        guard (1...2).contains(parts.count),
+            parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+            let value = Double(number)
+        else {
             throw ValidationError(expected)
         }
         let milliseconds = (value * (unit?.milliseconds ?? 1000)).rounded()

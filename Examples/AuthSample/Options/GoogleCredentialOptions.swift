@@ -7,29 +7,51 @@ import OAuth2
 /// `--adc`, `--service-account-key FILE`, `--authorized-user FILE` and how their tokens are made:
 /// Google credentials for `call` and `status`, instead of a stored session.
 struct GoogleCredentialOptions: ParsableArguments {
-    @Flag(name: .long, help: ArgumentHelp(
-        "Use Google's Application Default Credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json, "
-            + "then the metadata server when $GCE_METADATA_HOST is set or this is a Google VM."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Use Google's Application Default Credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json, "
+                + "then the metadata server when $GCE_METADATA_HOST is set or this is a Google VM."
+        )
+    )
     var adc = false
 
     @Option(name: .long, help: ArgumentHelp("A Google service-account key file (JSON).", valueName: "file"))
     var serviceAccountKey: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A Google authorized_user file (JSON), as `gcloud auth application-default login` writes it.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A Google authorized_user file (JSON), as `gcloud auth application-default login` writes it.",
+            valueName: "file"
+        )
+    )
     var authorizedUser: String?
 
-    @Flag(name: .long, help: "With a service-account key: send self-signed JWTs (audience https://<host>/ of the target) instead of asking its token endpoint.")
+    @Flag(
+        name: .long,
+        help:
+            "With a service-account key: send self-signed JWTs (audience https://<host>/ of the target) instead of asking its token endpoint."
+    )
     var selfSignedJwt = false
 
-    @Option(name: .customLong("scope"), help: ArgumentHelp(
-        "A scope to ask for with Google credentials (repeatable; default \(ServiceConfiguration.googleTestScope); "
-            + "with --self-signed-jwt, a scope claim instead of an audience).", valueName: "scope"))
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "A scope to ask for with Google credentials (repeatable; default \(ServiceConfiguration.googleTestScope); "
+                + "with --self-signed-jwt, a scope claim instead of an audience).",
+            valueName: "scope"
+        )
+    )
     var scopes: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Where an authorized user's refresh token is sent (--authorized-user, or --adc finding one; default Google's token endpoint).",
-        valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where an authorized user's refresh token is sent (--authorized-user, or --adc finding one; default Google's token endpoint).",
+            valueName: "url"
+        )
+    )
     var userTokenEndpoint: String?
 
     /// The flags that choose Google credentials, for messages.
@@ -43,14 +65,21 @@ struct GoogleCredentialOptions: ParsableArguments {
             throw ValidationError("give only one of \(Self.selectingFlags)")
         }
         if !isSelected {
-            for (given, flag) in [(selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"), (userTokenEndpoint != nil, "--user-token-endpoint")] where given {
+            for (given, flag) in [
+                (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
+                (userTokenEndpoint != nil, "--user-token-endpoint"),
+            ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }
         }
         if userTokenEndpoint != nil, serviceAccountKey != nil {
-            throw ValidationError("--user-token-endpoint is for an authorized user; a service-account key names its own token endpoint")
+            throw ValidationError(
+                "--user-token-endpoint is for an authorized user; a service-account key names its own token endpoint"
+            )
         }
-        if selfSignedJwt, authorizedUser != nil { throw ValidationError("--self-signed-jwt needs a service-account key, not --authorized-user") }
+        if selfSignedJwt, authorizedUser != nil {
+            throw ValidationError("--self-signed-jwt needs a service-account key, not --authorized-user")
+        }
     }
 
     /// The credentials asked for, read now. Only `status` with the metadata server sends a
@@ -58,39 +87,71 @@ struct GoogleCredentialOptions: ParsableArguments {
     func resolve(logger: Logger) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
         if let serviceAccountKey {
-            let key = try Self.readFile("--service-account-key", serviceAccountKey, hint: "give the JSON key file of a service account") {
+            let key = try Self.readFile(
+                "--service-account-key",
+                serviceAccountKey,
+                hint: "give the JSON key file of a service account"
+            ) {
                 () throws(OAuthError) in try ServiceAccountKey(contentsOfFile: serviceAccountKey)
             }
             let origin = "--service-account-key \(serviceAccountKey)"
             if selfSignedJwt {
-                let credentials = try Self.commandLine { () throws(OAuthError) in try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, logger: logger) }
-                return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.selfSignedTokens(self.scopes))
+                let credentials = try Self.commandLine { () throws(OAuthError) in
+                    try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, logger: logger)
+                }
+                return GoogleSelection(
+                    credentials: credentials,
+                    origin: origin,
+                    tokens: Self.selfSignedTokens(self.scopes)
+                )
             }
             let credentials = try Self.commandLine { () throws(OAuthError) in
-                try GoogleCredentials(source: ServiceAccountTokenSource(key: key, scopes: scopes, logger: logger), logger: logger)
+                try GoogleCredentials(
+                    source: ServiceAccountTokenSource(key: key, scopes: scopes, logger: logger),
+                    logger: logger
+                )
             }
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
         }
         if let authorizedUser {
-            let user = try Self.readFile("--authorized-user", authorizedUser, hint: "give gcloud's application_default_credentials.json (type authorized_user)") {
+            let user = try Self.readFile(
+                "--authorized-user",
+                authorizedUser,
+                hint: "give gcloud's application_default_credentials.json (type authorized_user)"
+            ) {
                 () throws(OAuthError) in try AuthorizedUserCredentials(contentsOfFile: authorizedUser)
             }
             let endpoint = try userEndpoint()
             let credentials = try Self.commandLine { () throws(OAuthError) in
-                try GoogleCredentials(source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: endpoint, logger: logger), logger: logger)
+                try GoogleCredentials(
+                    source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: endpoint, logger: logger),
+                    logger: logger
+                )
             }
-            return GoogleSelection(credentials: credentials, origin: "--authorized-user \(authorizedUser)", tokens: Self.refreshTokens(endpoint))
+            return GoogleSelection(
+                credentials: credentials,
+                origin: "--authorized-user \(authorizedUser)",
+                tokens: Self.refreshTokens(endpoint)
+            )
         }
 
         let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
         let origin = "Application Default Credentials: \(resolved.origin)"
         if selfSignedJwt {
             guard case .serviceAccount(let key) = resolved.credential else {
-                throw ToolFailure(status: .googleCredentialsUnusable,
-                                  message: "--self-signed-jwt needs a service-account key, and Application Default Credentials found \(resolved.identity.kind.rawValue) credentials in \(resolved.origin)")
+                throw ToolFailure(
+                    status: .googleCredentialsUnusable,
+                    message:
+                        "--self-signed-jwt needs a service-account key, and Application Default Credentials found \(resolved.identity.kind.rawValue) credentials in \(resolved.origin)"
+                )
             }
             let credentials = try Self.setUp { () throws(OAuthError) in
-                try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, quotaProjectID: resolved.quotaProjectID, logger: logger)
+                try GoogleCredentials(
+                    selfSignedJWTsFor: key,
+                    scopes: self.scopes,
+                    quotaProjectID: resolved.quotaProjectID,
+                    logger: logger
+                )
             }
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.selfSignedTokens(self.scopes))
         }
@@ -104,15 +165,26 @@ struct GoogleCredentialOptions: ParsableArguments {
         case .authorizedUser:
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.refreshTokens(endpoint))
         case .computeEngine(let host):
-            return GoogleSelection(credentials: credentials, origin: origin, tokens: "the metadata server at \(host), scopes: \(scopes.joined(separator: " "))",
-                                   metadataHost: host)
+            return GoogleSelection(
+                credentials: credentials,
+                origin: origin,
+                tokens: "the metadata server at \(host), scopes: \(scopes.joined(separator: " "))",
+                metadataHost: host
+            )
         }
     }
 
     /// A file named on the command line, read by `body`: a file that cannot be read or is not
     /// such a credential is a usage error naming the option, as for `--token-file` and `--ca-cert`.
-    private static func readFile<T>(_ option: String, _ path: String, hint: String, _ body: () throws(OAuthError) -> T) throws(ToolFailure) -> T {
-        do throws(OAuthError) { return try body() } catch { throw ToolFailure(status: .usage, message: "\(option): \(error.message)", hint: hint) }
+    private static func readFile<T>(
+        _ option: String,
+        _ path: String,
+        hint: String,
+        _ body: () throws(OAuthError) -> T
+    ) throws(ToolFailure) -> T {
+        do throws(OAuthError) { return try body() } catch {
+            throw ToolFailure(status: .usage, message: "\(option): \(error.message)", hint: hint)
+        }
     }
 
     /// `body`, building credentials from a file named on the command line and the other
@@ -136,13 +208,18 @@ struct GoogleCredentialOptions: ParsableArguments {
     }
 
     private static func selfSignedTokens(_ scopes: [String]) -> String {
-        scopes.isEmpty ? "self-signed JWTs, audience https://<host>/ of the target" : "self-signed JWTs, scope claim: \(scopes.joined(separator: " "))"
+        scopes.isEmpty
+            ? "self-signed JWTs, audience https://<host>/ of the target"
+            : "self-signed JWTs, scope claim: \(scopes.joined(separator: " "))"
     }
 
     private func userEndpoint() throws(ToolFailure) -> URL {
         guard let userTokenEndpoint else { return AuthorizedUserTokenSource.googleTokenEndpoint }
         guard let url = URL(string: userTokenEndpoint), url.scheme != nil, url.host != nil else {
-            throw ToolFailure(status: .usage, message: "--user-token-endpoint \(userTokenEndpoint) is not an absolute URL")
+            throw ToolFailure(
+                status: .usage,
+                message: "--user-token-endpoint \(userTokenEndpoint) is not an absolute URL"
+            )
         }
         return url
     }
@@ -163,7 +240,9 @@ struct GoogleSelection {
     func metadataPrincipal(logger: Logger) async -> Result<String, OAuthError>? {
         guard let metadataHost else { return nil }
         do throws(OAuthError) {
-            return .success(try await ComputeEngineTokenSource(host: metadataHost, logger: logger).serviceAccountEmail())
+            return .success(
+                try await ComputeEngineTokenSource(host: metadataHost, logger: logger).serviceAccountEmail()
+            )
         } catch {
             return .failure(error)
         }

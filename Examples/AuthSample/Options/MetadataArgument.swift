@@ -7,14 +7,21 @@ enum MetadataArgument {
         var metadata = Metadata()
         for argument in arguments {
             guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
-                throw ToolFailure(status: .usage, message: "--metadata '\(argument)' is not of the form key=value",
-                                  hint: "for example: --metadata x-request-id=42, or --metadata trace-bin=AAEC (base64)")
+                throw ToolFailure(
+                    status: .usage,
+                    message: "--metadata '\(argument)' is not of the form key=value",
+                    hint: "for example: --metadata x-request-id=42, or --metadata trace-bin=AAEC (base64)"
+                )
             }
             let key = String(argument[..<equals])
             let value = String(argument[argument.index(after: equals)...])
             if key.hasSuffix("-bin") {
                 guard let bytes = Data(base64Encoded: padded(value)) else {
-                    throw ToolFailure(status: .usage, message: "--metadata \(key): the value of a -bin key must be base64", hint: nil)
+                    throw ToolFailure(
+                        status: .usage,
+                        message: "--metadata \(key): the value of a -bin key must be base64",
+                        hint: nil
+                    )
                 }
                 metadata.addBinary([UInt8](bytes), forKey: key)
             } else {
@@ -24,8 +31,11 @@ enum MetadataArgument {
         do throws(RPCError) {
             try metadata.validateForSending()
         } catch {
-            throw ToolFailure(status: .usage, message: "--metadata: \(error.message)",
-                              hint: "keys are lowercase [0-9a-z_.-] and may not start with grpc-; text values are printable ASCII")
+            throw ToolFailure(
+                status: .usage,
+                message: "--metadata: \(error.message)",
+                hint: "keys are lowercase [0-9a-z_.-] and may not start with grpc-; text values are printable ASCII"
+            )
         }
         return metadata
     }

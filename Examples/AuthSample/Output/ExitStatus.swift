@@ -49,7 +49,8 @@ enum ExitStatus: Int32, CaseIterable {
 
     /// The table shown in `--help`.
     static var helpTable: String {
-        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n")
+        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0)) \($0.summary)" }
+            .joined(separator: "\n")
     }
 
     var summary: String {
@@ -69,7 +70,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .reauthenticate: return "the stored session was revoked or expired: sign in again"
         case .tokenEndpointUnavailable: return "token endpoint unreachable: try again later"
         case .permissionDenied: return "permission denied"
-        case .googleCredentialsUnusable: return "no usable Application Default Credentials (none found, or the one found is invalid)"
+        case .googleCredentialsUnusable:
+            return "no usable Application Default Credentials (none found, or the one found is invalid)"
         case .googleCredentialsRefused: return "the Google credentials were refused"
         case .signInFailed: return "sign-in failed"
         case .usage: return "invalid command line"

@@ -54,14 +54,20 @@ enum Output {
                 "headers": pairs(result.headers),
                 "trailers": pairs(result.trailers),
             ]
-            if let expiry = result.tokenExpiresAt { object["token_expires_at"] = ISO8601DateFormatter().string(from: expiry) }
+            if let expiry = result.tokenExpiresAt {
+                object["token_expires_at"] = ISO8601DateFormatter().string(from: expiry)
+            }
             printJSON(object)
             return
         }
-        line("Used scope: \(result.scope.isEmpty ? "(none)" : result.scope) on behalf of user \(result.username.isEmpty ? "(none)" : result.username)")
+        line(
+            "Used scope: \(result.scope.isEmpty ? "(none)" : result.scope) on behalf of user \(result.username.isEmpty ? "(none)" : result.username)"
+        )
         var token = "Credentials: \(result.credentialSource)"
         if result.refreshed { token += "; the access token had expired and was refreshed during this call" }
-        if let expiry = result.tokenExpiresAt { token += "; token valid until \(ISO8601DateFormatter().string(from: expiry))" }
+        if let expiry = result.tokenExpiresAt {
+            token += "; token valid until \(ISO8601DateFormatter().string(from: expiry))"
+        }
         line(token)
         printMetadata("Response headers", result.headers)
         printMetadata("Response trailers", result.trailers)
@@ -70,7 +76,10 @@ enum Output {
     /// A failure on stderr (text) or stdout (JSON).
     static func report(_ failure: ToolFailure, json: Bool) {
         if json {
-            var object: [String: Any] = ["ok": false, "error": failure.message, "exit_code": Int(failure.status.rawValue), "class": failure.status.summary]
+            var object: [String: Any] = [
+                "ok": false, "error": failure.message, "exit_code": Int(failure.status.rawValue),
+                "class": failure.status.summary,
+            ]
             if let code = failure.code { object["code"] = code.description }
             if let hint = failure.hint { object["hint"] = hint }
             if !failure.details.isEmpty { object["details"] = failure.details }
@@ -87,7 +96,12 @@ enum Output {
     /// One JSON object on stdout: valid JSON whose strings are exactly what was given, with every
     /// character a terminal would act on escaped.
     static func printJSON(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return }
         print(PrintableText.escapingJSON(String(decoding: data, as: UTF8.self)))
     }
 

@@ -76,7 +76,8 @@ enum PrintableText {
         case "\r": return "\\r"
         case "\t": return "\\t"
         default:
-            return scalar.value < 0x80 ? "\\x" + hex(scalar.value, width: 2) : "\\u{" + hex(scalar.value, width: 0, uppercase: true) + "}"
+            return scalar.value < 0x80
+                ? "\\x" + hex(scalar.value, width: 2) : "\\u{" + hex(scalar.value, width: 0, uppercase: true) + "}"
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 import AuthRPCSystem
+import Foundation
 
 /// Shows that the tool is waiting: a live spinner with the elapsed time on a terminal, and
 /// plain lines (one at the start, one per note) when stdout is not a terminal. The message and
@@ -58,7 +58,10 @@ final class WaitingIndicator: Sendable {
         }
         guard let frame else { return }
         let elapsed = Int((ContinuousClock.now - started).components.seconds)
-        print("\r\u{1B}[2K\(frames[frame % frames.count]) \(message) (\(elapsed / 60):\(String(format: "%02d", elapsed % 60)))", terminator: "")
+        print(
+            "\r\u{1B}[2K\(frames[frame % frames.count]) \(message) (\(elapsed / 60):\(String(format: "%02d", elapsed % 60)))",
+            terminator: ""
+        )
         fflush(nil)
     }
 }

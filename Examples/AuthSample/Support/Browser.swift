@@ -7,7 +7,9 @@ enum Browser {
         #if os(macOS)
         let opener = "/usr/bin/open"
         #else
-        let opener = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let opener = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         #endif
         guard let opener else { return false }
         let process = Process()

@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,8 +30,11 @@ struct FileStoreHandle {
         do throws(OAuthError) {
             return try store.retrieve()
         } catch {
-            throw ToolFailure(status: .internalError, message: "cannot read the stored session: \(error.message)",
-                              hint: "the file was left as it is; `auth_sample logout` removes it (or fix \(path)), then sign in again")
+            throw ToolFailure(
+                status: .internalError,
+                message: "cannot read the stored session: \(error.message)",
+                hint: "the file was left as it is; `auth_sample logout` removes it (or fix \(path)), then sign in again"
+            )
         }
     }
 
@@ -42,8 +46,12 @@ struct FileStoreHandle {
 
     /// The failure for a session that is not there: sign in first.
     var noSession: ToolFailure {
-        ToolFailure(status: .noSession, message: "no stored session named '\(name)' (looked in \(path))",
-                    hint: "sign in first: auth_sample login --issuer URL --client-id ID" + (name == "default" ? "" : " --session \(name)"))
+        ToolFailure(
+            status: .noSession,
+            message: "no stored session named '\(name)' (looked in \(path))",
+            hint: "sign in first: auth_sample login --issuer URL --client-id ID"
+                + (name == "default" ? "" : " --session \(name)")
+        )
     }
 
     /// Warns, as ssh does for private keys, when the session's directory or file grants any
@@ -57,8 +65,10 @@ struct FileStoreHandle {
             guard mode & 0o077 != 0 else { continue }
             let octal = String(mode, radix: 8)
             let shownMode = "0" + String(repeating: "0", count: max(0, 3 - octal.count)) + octal
-            Output.warning("the session \(kind) \(path) is open to others (mode \(shownMode)) and the session holds tokens;"
-                           + " run: chmod \(wanted) \(path)")
+            Output.warning(
+                "the session \(kind) \(path) is open to others (mode \(shownMode)) and the session holds tokens;"
+                    + " run: chmod \(wanted) \(path)"
+            )
         }
     }
 

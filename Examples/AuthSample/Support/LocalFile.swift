@@ -11,7 +11,10 @@ enum LocalFile {
     /// The UTF-8 text of `path`, named on the command line by `option` for `what` it holds.
     static func text(at path: String, option: String, limit: Int, what: String) throws(ToolFailure) -> String {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ToolFailure(status: .usage, message: "cannot read \(option) \(path): it does not exist or is not readable")
+            throw ToolFailure(
+                status: .usage,
+                message: "cannot read \(option) \(path): it does not exist or is not readable"
+            )
         }
         defer { try? handle.close() }
         let data: Data
@@ -21,7 +24,10 @@ enum LocalFile {
             throw ToolFailure(status: .usage, message: "cannot read \(option) \(path): it is not a readable file")
         }
         guard data.count <= limit else {
-            throw ToolFailure(status: .usage, message: "\(option) \(path) holds more than \(limit / 1024) KiB, too much for \(what)")
+            throw ToolFailure(
+                status: .usage,
+                message: "\(option) \(path) holds more than \(limit / 1024) KiB, too much for \(what)"
+            )
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ToolFailure(status: .usage, message: "\(option) \(path) is not UTF-8 text")

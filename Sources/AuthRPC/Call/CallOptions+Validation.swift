@@ -7,7 +7,10 @@ extension CallOptions {
     /// anything: a bad value is `invalidArgument` saying what is wrong, never a malformed header.
     func validateForSending() throws(RPCError) {
         guard maxResponseMessageBytes >= 0 else {
-            throw RPCError(code: .invalidArgument, message: "maxResponseMessageBytes must not be negative (it is \(maxResponseMessageBytes))")
+            throw RPCError(
+                code: .invalidArgument,
+                message: "maxResponseMessageBytes must not be negative (it is \(maxResponseMessageBytes))"
+            )
         }
         if let userAgentPrefix, let problem = Self.userAgentProblem(in: userAgentPrefix) {
             throw RPCError(code: .invalidArgument, message: "invalid userAgentPrefix: \(problem)")

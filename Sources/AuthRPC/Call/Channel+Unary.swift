@@ -1,6 +1,6 @@
 import HTTP2Client
-public import SwiftProtobuf
 import Logging
+public import SwiftProtobuf
 
 /// Where a call stands between its awaits.
 private struct CallProgress {
@@ -46,8 +46,13 @@ extension Channel {
         responseType: Response.Type = Response.self,
         options: CallOptions? = nil
     ) async throws(RPCError) -> UnaryResponse<Response> {
-        try await unary(method, request: request, serializer: ProtobufSerializer<Request>(),
-                        deserializer: ProtobufDeserializer<Response>(), options: options)
+        try await unary(
+            method,
+            request: request,
+            serializer: ProtobufSerializer<Request>(),
+            deserializer: ProtobufDeserializer<Response>(),
+            options: options
+        )
     }
 
     /// Makes a unary call with any message codec.
@@ -79,7 +84,10 @@ extension Channel {
     /// and the framed message.
     @usableFromInline @inline(never)
     func prepare<Serializer: MessageSerializer>(
-        _ method: MethodDescriptor, request: Serializer.Message, serializer: Serializer, options: CallOptions?
+        _ method: MethodDescriptor,
+        request: Serializer.Message,
+        serializer: Serializer,
+        options: CallOptions?
     ) throws(RPCError) -> PreparedCall {
         let options = (options ?? defaultCallOptions).addingProviderMetadata()
         let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
@@ -163,15 +171,21 @@ extension Channel {
     /// The answer to one attempt: the payload, nil to go round again (`progress` says how), or
     /// the call's error.
     @inline(never)
-    private func settle(_ call: PreparedCall, _ progress: inout CallProgress, _ result: consuming Result<HTTP2Response, HTTP2Error>) throws(RPCError) -> ResponsePayload? {
+    private func settle(
+        _ call: PreparedCall,
+        _ progress: inout CallProgress,
+        _ result: consuming Result<HTTP2Response, HTTP2Error>
+    ) throws(RPCError) -> ResponsePayload? {
         switch result {
         case .failure(let error):
             guard error.isRetrySafe, progress.transparentRetries < 2, !Task.isCancelled else {
                 throw RPCError(transportFailure: error, deadline: call.deadline)
             }
             progress.transparentRetries += 1
-            logger.debug("request not processed by the server; retrying on a new stream",
-                         metadata: ["method": "\(call.context.method)", "reason": "\(error)"])
+            logger.debug(
+                "request not processed by the server; retrying on a new stream",
+                metadata: ["method": "\(call.context.method)", "reason": "\(error)"]
+            )
             return nil
         case .success(let response):
             switch ResponseDecoder.payload(of: response, maxMessageBytes: call.options.maxResponseMessageBytes) {
@@ -179,9 +193,13 @@ extension Channel {
                 return payload
             case .failure(let error):
                 guard error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
-                      let token = progress.token, case .provider(let provider) = call.options.credentials,
-                      let invalidatable = provider as? any InvalidatableAuthTokenProvider else { throw error }
-                logger.debug("server rejected the token; retrying once with a fresh one", metadata: ["method": "\(call.context.method)"])
+                    let token = progress.token, case .provider(let provider) = call.options.credentials,
+                    let invalidatable = provider as? any InvalidatableAuthTokenProvider
+                else { throw error }
+                logger.debug(
+                    "server rejected the token; retrying once with a fresh one",
+                    metadata: ["method": "\(call.context.method)"]
+                )
                 progress.tokenRetried = true
                 progress.pendingInvalidation = (invalidatable, token)
                 progress.tokenResolved = false
@@ -199,11 +217,16 @@ extension Channel {
             throw RPCError(
                 code: .unauthenticated,
                 message: "refusing to send credentials over a plaintext connection to \(target); use TLS, "
-                    + "or set CallOptions.allowsInsecureCredentials for a local test server")
+                    + "or set CallOptions.allowsInsecureCredentials for a local test server"
+            )
         }
     }
 
-    private func frame<Serializer: MessageSerializer>(_ request: Serializer.Message, serializer: Serializer, compression: CompressionAlgorithm?) throws(RPCError) -> [UInt8] {
+    private func frame<Serializer: MessageSerializer>(
+        _ request: Serializer.Message,
+        serializer: Serializer,
+        compression: CompressionAlgorithm?
+    ) throws(RPCError) -> [UInt8] {
         do {
             if let compression {
                 return Framing.frame(compression.coding.compress(try serializer.serialize(request)), compressed: true)
@@ -226,20 +249,29 @@ extension Channel {
     @inline(never)
     private func makeRequest(_ call: PreparedCall, token: String?) throws(RPCError) -> HTTP2Request {
         var headers = HTTP2HeaderBlock()
-        headers.reserveCapacity(fields: 11 + call.options.initialMetadata.count,
-                                byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count + (token?.utf8.count ?? 0))
+        headers.reserveCapacity(
+            fields: 11 + call.options.initialMetadata.count,
+            byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count
+                + (token?.utf8.count ?? 0)
+        )
         headers.append(contentsOf: requestLine)
         headers.append(name: ":path", value: call.context.method.path)
         headers.append(name: ":authority", value: call.context.authority)
         if let deadline = call.deadline {
             let remaining = deadline - .now
-            guard remaining > .zero else { throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent") }
+            guard remaining > .zero else {
+                throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent")
+            }
             headers.append(name: "grpc-timeout", value: GRPCTimeout.encode(remaining))
         }
         if call.options.compression == nil && call.options.userAgentPrefix == nil {
             headers.append(contentsOf: Self.plainCallFields)
         } else {
-            Self.appendCallFields(to: &headers, compression: call.options.compression, userAgentPrefix: call.options.userAgentPrefix)
+            Self.appendCallFields(
+                to: &headers,
+                compression: call.options.compression,
+                userAgentPrefix: call.options.userAgentPrefix
+            )
         }
         if let token {
             headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)
@@ -252,7 +284,9 @@ extension Channel {
             body: call.body,
             deadline: call.deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
-            maxResponseBodyBytes: call.options.maxResponseMessageBytes > Int.max - Framing.prefixLength ? Int.max : call.options.maxResponseMessageBytes + Framing.prefixLength)
+            maxResponseBodyBytes: call.options.maxResponseMessageBytes > Int.max - Framing.prefixLength
+                ? Int.max : call.options.maxResponseMessageBytes + Framing.prefixLength
+        )
     }
 
     /// `te` to `user-agent` for a call without compression or a user-agent prefix, built once.
@@ -262,13 +296,20 @@ extension Channel {
         return block
     }()
 
-    private static func appendCallFields(to headers: inout HTTP2HeaderBlock, compression: CompressionAlgorithm?, userAgentPrefix: String?) {
+    private static func appendCallFields(
+        to headers: inout HTTP2HeaderBlock,
+        compression: CompressionAlgorithm?,
+        userAgentPrefix: String?
+    ) {
         headers.append(name: "te", value: "trailers")
         headers.append(name: "content-type", value: "application/grpc")
         if let compression {
             headers.append(name: "grpc-encoding", value: compression.rawValue)
         }
         headers.append(name: "grpc-accept-encoding", value: CompressionAlgorithm.acceptEncodingHeader)
-        headers.append(name: "user-agent", value: userAgentPrefix.map { "\($0) \(Channel.userAgent)" } ?? Channel.userAgent)
+        headers.append(
+            name: "user-agent",
+            value: userAgentPrefix.map { "\($0) \(Channel.userAgent)" } ?? Channel.userAgent
+        )
     }
 }

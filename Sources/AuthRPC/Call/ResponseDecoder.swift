@@ -21,19 +21,31 @@ enum ResponseDecoder {
     static func payload(of response: HTTP2Response, maxMessageBytes: Int) -> Result<ResponsePayload, RPCError> {
         // Trailers-Only: the one header block is the trailers, and there were no headers.
         let headers = response.endedWithHeaders ? Metadata() : Metadata(receivedFields: response.headers)
-        let trailers = response.endedWithHeaders ? Metadata(receivedFields: response.headers) : Metadata(receivedFields: response.trailers)
-        func failure(_ code: StatusCode, _ message: String, cause: (any Error)? = nil) -> Result<ResponsePayload, RPCError> {
+        let trailers =
+            response.endedWithHeaders
+            ? Metadata(receivedFields: response.headers) : Metadata(receivedFields: response.trailers)
+        func failure(
+            _ code: StatusCode,
+            _ message: String,
+            cause: (any Error)? = nil
+        ) -> Result<ResponsePayload, RPCError> {
             .failure(RPCError(code: code, message: message, headers: headers, trailers: trailers, cause: cause))
         }
 
         let contentType = response.headers.first { $0.name == "content-type" }?.value
         let statusText = trailers.firstString(forKey: "grpc-status")
         if let contentType, !contentType.hasPrefix("application/grpc") {
-            return failure(httpStatusCode(response.status), "unexpected content-type '\(contentType)' (HTTP status \(response.status))")
+            return failure(
+                httpStatusCode(response.status),
+                "unexpected content-type '\(contentType)' (HTTP status \(response.status))"
+            )
         }
         guard let statusText else {
             let detail = contentType.map { "content-type '\($0)'" } ?? "no content-type"
-            return failure(httpStatusCode(response.status), "HTTP status \(response.status) (\(detail)) without grpc-status")
+            return failure(
+                httpStatusCode(response.status),
+                "HTTP status \(response.status) (\(detail)) without grpc-status"
+            )
         }
         let message = trailers.firstString(forKey: "grpc-message").map(PercentEncoding.decodeMessage) ?? ""
         guard let code = StatusCode(grpcStatus: statusText) else {
@@ -45,13 +57,19 @@ enum ResponseDecoder {
 
         switch Framing.singleMessage(in: response.body, limit: maxMessageBytes) {
         case .failure(.noMessage):
-            return failure(.unimplemented, "the server answered OK without a response message (a unary call needs exactly one)")
+            return failure(
+                .unimplemented,
+                "the server answered OK without a response message (a unary call needs exactly one)"
+            )
         case .failure(.moreThanOneMessage):
             return failure(.unimplemented, "the server sent more than one response message to a unary call")
         case .failure(.truncated(let expected, let received)):
             return failure(.internalError, "the response message was cut short (\(received) of \(expected) bytes)")
         case .failure(.tooLarge(let length, let limit)):
-            return failure(.resourceExhausted, "response message of \(length) bytes is larger than the limit of \(limit) bytes")
+            return failure(
+                .resourceExhausted,
+                "response message of \(length) bytes is larger than the limit of \(limit) bytes"
+            )
         case .failure(.invalidFlag(let flag)):
             return failure(.internalError, "invalid compressed flag \(flag) in the response message prefix")
         case .success(let framed):
@@ -59,7 +77,10 @@ enum ResponseDecoder {
             if framed.compressed {
                 let encoding = headers.firstString(forKey: "grpc-encoding") ?? "identity"
                 guard encoding != "identity" else {
-                    return failure(.internalError, "the response message is flagged compressed but no grpc-encoding was sent")
+                    return failure(
+                        .internalError,
+                        "the response message is flagged compressed but no grpc-encoding was sent"
+                    )
                 }
                 guard let algorithm = CompressionAlgorithm(rawValue: encoding) else {
                     return failure(.internalError, "the response uses unsupported grpc-encoding '\(encoding)'")
@@ -67,7 +88,10 @@ enum ResponseDecoder {
                 do throws(ContentCoding.Failure) {
                     bytes = ArraySlice(try algorithm.coding.decompress(bytes, limit: maxMessageBytes))
                 } catch .tooLarge(let limit) {
-                    return failure(.resourceExhausted, "decompressed response message is larger than the limit of \(limit) bytes")
+                    return failure(
+                        .resourceExhausted,
+                        "decompressed response message is larger than the limit of \(limit) bytes"
+                    )
                 } catch {
                     return failure(.internalError, "could not decompress the response message (\(encoding)): \(error)")
                 }
@@ -99,13 +123,22 @@ struct ResponsePayload {
 
     /// The answer with its message parsed.
     @inlinable
-    func decode<Deserializer: MessageDeserializer>(_ deserializer: Deserializer) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
+    func decode<Deserializer: MessageDeserializer>(
+        _ deserializer: Deserializer
+    ) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
         do {
             let decoded = try deserializer.deserialize(messageBytes)
             return .success(UnaryResponse(message: decoded, headers: headers, trailers: trailers))
         } catch {
-            return .failure(RPCError(code: .internalError, message: "could not parse the response message: \(error)",
-                                     headers: headers, trailers: trailers, cause: error))
+            return .failure(
+                RPCError(
+                    code: .internalError,
+                    message: "could not parse the response message: \(error)",
+                    headers: headers,
+                    trailers: trailers,
+                    cause: error
+                )
+            )
         }
     }
 }

@@ -49,13 +49,17 @@ enum Framing {
     /// The single message a unary response carries.
     static func singleMessage(in body: [UInt8], limit: Int) -> Result<Message, Problem> {
         guard !body.isEmpty else { return .failure(.noMessage) }
-        guard body.count >= prefixLength else { return .failure(.truncated(expected: prefixLength, received: body.count)) }
+        guard body.count >= prefixLength else {
+            return .failure(.truncated(expected: prefixLength, received: body.count))
+        }
         let flag = body[0]
         guard flag <= 1 else { return .failure(.invalidFlag(flag)) }
         let length = Int(body[1]) << 24 | Int(body[2]) << 16 | Int(body[3]) << 8 | Int(body[4])
         guard length <= limit else { return .failure(.tooLarge(length: length, limit: limit)) }
         let end = prefixLength + length
-        guard body.count >= end else { return .failure(.truncated(expected: length, received: body.count - prefixLength)) }
+        guard body.count >= end else {
+            return .failure(.truncated(expected: length, received: body.count - prefixLength))
+        }
         guard body.count == end else { return .failure(.moreThanOneMessage) }
         return .success(Message(compressed: flag == 1, bytes: body[prefixLength..<end]))
     }

@@ -1,7 +1,9 @@
 /// The `grpc-timeout` header: at most eight ASCII digits and a unit (`H M S m u n`).
 enum GRPCTimeout {
     private static let maxValue: Int64 = 99_999_999
-    private static let subSecondUnits: [(nanoseconds: Int64, symbol: String)] = [(1, "n"), (1_000, "u"), (1_000_000, "m")]
+    private static let subSecondUnits: [(nanoseconds: Int64, symbol: String)] = [
+        (1, "n"), (1_000, "u"), (1_000_000, "m"),
+    ]
     private static let secondUnits: [(seconds: Int64, symbol: String)] = [(1, "S"), (60, "M"), (3_600, "H")]
 
     /// Encodes the time remaining in the finest unit whose count fits in eight digits, rounding

@@ -74,7 +74,9 @@ private struct BytesBehindPrefix: SwiftProtobufContiguousBytes {
     }
 
     mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
-        try framed.withUnsafeMutableBytes { try body(UnsafeMutableRawBufferPointer(rebasing: $0[messagePrefixLength...])) }
+        try framed.withUnsafeMutableBytes {
+            try body(UnsafeMutableRawBufferPointer(rebasing: $0[messagePrefixLength...]))
+        }
     }
 }
 

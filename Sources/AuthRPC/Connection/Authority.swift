@@ -9,7 +9,9 @@ enum Authority {
         guard !bytes.isEmpty else { return "it is empty" }
         var hostEnd: Int
         if bytes[0] == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return "the IPv6 address has no closing ']'" }
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
+                return "the IPv6 address has no closing ']'"
+            }
             if let problem = ipv6Problem(bytes[1..<close]) { return problem }
             hostEnd = close + 1
         } else {
@@ -17,7 +19,9 @@ enum Authority {
             if let problem = registeredNameProblem(bytes[0..<hostEnd], offset: 0) { return problem }
         }
         guard hostEnd < bytes.count else { return nil }
-        guard bytes[hostEnd] == UInt8(ascii: ":") else { return describe(bytes[hostEnd], at: hostEnd, "after the host") }
+        guard bytes[hostEnd] == UInt8(ascii: ":") else {
+            return describe(bytes[hostEnd], at: hostEnd, "after the host")
+        }
         return portProblem(bytes[(hostEnd + 1)...])
     }
 
@@ -25,7 +29,8 @@ enum Authority {
     /// address without brackets), or `nil` when nothing is.
     static func hostProblem(in text: String) -> String? {
         let bytes = Array(text.utf8)
-        return bytes.contains(UInt8(ascii: ":")) ? ipv6Problem(bytes[...]) : registeredNameProblem(bytes[...], offset: 0)
+        return bytes.contains(UInt8(ascii: ":"))
+            ? ipv6Problem(bytes[...]) : registeredNameProblem(bytes[...], offset: 0)
     }
 
     /// RFC 3986 reg-name: unreserved, sub-delims and %XX escapes (IPv4 addresses fit it too).
@@ -42,7 +47,11 @@ enum Authority {
                 continue
             }
             guard isUnreserved(byte) || subDelimiters.utf8.contains(byte) else {
-                return describe(byte, at: index, byte == UInt8(ascii: "@") ? "(userinfo is not allowed)" : "in the host")
+                return describe(
+                    byte,
+                    at: index,
+                    byte == UInt8(ascii: "@") ? "(userinfo is not allowed)" : "in the host"
+                )
             }
             index += 1
         }
@@ -51,7 +60,8 @@ enum Authority {
 
     private static func ipv6Problem(_ address: ArraySlice<UInt8>) -> String? {
         guard address.contains(UInt8(ascii: ":")) else { return "the address in brackets is not an IPv6 address" }
-        for index in address.indices where !(isHex(address[index]) || address[index] == UInt8(ascii: ":") || address[index] == UInt8(ascii: ".")) {
+        for index in address.indices
+        where !(isHex(address[index]) || address[index] == UInt8(ascii: ":") || address[index] == UInt8(ascii: ".")) {
             return describe(address[index], at: index, "in the IPv6 address")
         }
         return nil
@@ -59,7 +69,8 @@ enum Authority {
 
     private static func portProblem(_ port: ArraySlice<UInt8>) -> String? {
         guard (1...5).contains(port.count), port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let value = Int(String(decoding: port, as: UTF8.self)), value <= 65535 else {
+            let value = Int(String(decoding: port, as: UTF8.self)), value <= 65535
+        else {
             return "the port must be a number from 0 to 65535"
         }
         return nil
@@ -68,12 +79,14 @@ enum Authority {
     private static let subDelimiters = "!$&'()*+,;="
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || "-._~".utf8.contains(byte)
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
             || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
     }
 

@@ -1,5 +1,5 @@
-import HTTP2Client
 import AuthRPCSystem
+import HTTP2Client
 
 /// A task executor that runs tasks on the I/O thread of a channel's connection.
 ///

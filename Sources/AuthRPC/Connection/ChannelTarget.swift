@@ -19,7 +19,9 @@ extension HTTP2Target {
                 portText = rest.dropFirst()
             }
         } else if let colon = text.lastIndex(of: ":") {
-            guard text.firstIndex(of: ":") == colon else { throw invalid("put IPv6 addresses in brackets, as [::1]:443") }
+            guard text.firstIndex(of: ":") == colon else {
+                throw invalid("put IPv6 addresses in brackets, as [::1]:443")
+            }
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         } else {

@@ -16,11 +16,22 @@ public struct ConnectionBackoff: Sendable, Hashable {
     public var minimumConnectTimeout: Duration
 
     /// gRPC's defaults: 1 s, ×1.6, ±20 %, at most 120 s, attempts of at least 20 s.
-    public static let `default` = ConnectionBackoff(initial: .seconds(1), multiplier: 1.6, jitter: 0.2,
-                                                    maximum: .seconds(120), minimumConnectTimeout: .seconds(20))
+    public static let `default` = ConnectionBackoff(
+        initial: .seconds(1),
+        multiplier: 1.6,
+        jitter: 0.2,
+        maximum: .seconds(120),
+        minimumConnectTimeout: .seconds(20)
+    )
 
     /// Creates a backoff policy; see the properties for the meaning (and gRPC's value) of each.
-    public init(initial: Duration, multiplier: Double, jitter: Double, maximum: Duration, minimumConnectTimeout: Duration) {
+    public init(
+        initial: Duration,
+        multiplier: Double,
+        jitter: Double,
+        maximum: Duration,
+        minimumConnectTimeout: Duration
+    ) {
         self.initial = initial
         self.multiplier = multiplier
         self.jitter = jitter
@@ -31,7 +42,8 @@ public struct ConnectionBackoff: Sendable, Hashable {
     /// What is wrong with this policy, or nil when a channel can use it.
     var problem: String? {
         if initial <= .zero || maximum <= .zero || minimumConnectTimeout <= .zero {
-            return "initial, maximum and minimumConnectTimeout must be longer than zero (they are \(initial), \(maximum) and \(minimumConnectTimeout))"
+            return
+                "initial, maximum and minimumConnectTimeout must be longer than zero (they are \(initial), \(maximum) and \(minimumConnectTimeout))"
         }
         if initial > maximum { return "initial (\(initial)) must not be longer than maximum (\(maximum))" }
         if !(multiplier >= 1 && multiplier <= 100) { return "multiplier must be from 1 to 100, not \(multiplier)" }

@@ -1,6 +1,6 @@
+import AuthRPCSystem
 import HTTP2Client
 import Logging
-import AuthRPCSystem
 
 /// Keeps a channel's one HTTP/2 connection: connects lazily on the first call, shares one
 /// connection attempt among every caller waiting for it, replaces the connection after GOAWAY or
@@ -28,7 +28,13 @@ final class ConnectionManager: Sendable {
     /// Told which connection's thread runs the jobs of tasks that prefer the channel's executor.
     private let executor: ChannelExecutor
 
-    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, backoff: ConnectionBackoff, executor: ChannelExecutor, logger: Logger) {
+    init(
+        target: HTTP2Target,
+        configuration: HTTP2ConnectionConfiguration,
+        backoff: ConnectionBackoff,
+        executor: ChannelExecutor,
+        logger: Logger
+    ) {
         self.target = target
         self.executor = executor
         self.configuration = configuration
@@ -68,7 +74,10 @@ final class ConnectionManager: Sendable {
     /// on for the next callers.
     // Never inlined: its frame (the race and its outcomes) exists only while connecting.
     @inline(never)
-    nonisolated(nonsending) func wait(for attempt: Task<Result<HTTP2Connection, HTTP2Error>, Never>, deadline: ContinuousClock.Instant?) async throws(RPCError) -> HTTP2Connection {
+    nonisolated(nonsending) func wait(
+        for attempt: Task<Result<HTTP2Connection, HTTP2Error>, Never>,
+        deadline: ContinuousClock.Instant?
+    ) async throws(RPCError) -> HTTP2Connection {
         switch await race(deadline: deadline, { await attempt.value }) {
         case .value(.success(let connection)):
             return connection
@@ -93,7 +102,8 @@ final class ConnectionManager: Sendable {
         logger.debug("connecting", metadata: ["target": "\(target)", "attempt": "\(generation)"])
         let attempt = Task { [weak self] () -> Result<HTTP2Connection, HTTP2Error> in
             do throws(HTTP2Error) {
-                let connection = try await HTTP2Connection.connect(to: target, configuration: configuration) { [weak self] event in
+                let connection = try await HTTP2Connection.connect(to: target, configuration: configuration) {
+                    [weak self] event in
                     self?.connection(generation, reported: event)
                 }
                 self?.attemptSucceeded(generation, connection)
@@ -128,7 +138,10 @@ final class ConnectionManager: Sendable {
             guard case .connecting(generation, _) = guarded.state else { return }
             let wait = guarded.backoff.next()
             guarded.state = .transientFailure(error, retryAt: .now + wait)
-            logger.info("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)", "retry-in": "\(wait)"])
+            logger.info(
+                "connection attempt failed",
+                metadata: ["target": "\(target)", "error": "\(error)", "retry-in": "\(wait)"]
+            )
         }
     }
 

@@ -27,7 +27,11 @@ enum TokenResolution {
     /// Asks the provider, in a task of its own raced against the deadline and cancellation.
     // Never inlined: its frame exists only while a provider is asked.
     @inline(never)
-    nonisolated(nonsending) static func ask(_ provider: any AuthTokenProvider, call context: AuthTokenContext, deadline: ContinuousClock.Instant?) async throws(RPCError) -> String {
+    nonisolated(nonsending) static func ask(
+        _ provider: any AuthTokenProvider,
+        call context: AuthTokenContext,
+        deadline: ContinuousClock.Instant?
+    ) async throws(RPCError) -> String {
         switch await race(deadline: deadline, { try await provider.token(for: context) }) {
         case .value(let token):
             return try checked(token)
@@ -44,7 +48,10 @@ enum TokenResolution {
     /// (RFC 6750's b64token is stricter still). The token itself never appears in the error.
     private static func checked(_ token: String) throws(RPCError) -> String {
         guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw RPCError(code: .unauthenticated, message: "the access token is empty or has characters a header cannot carry")
+            throw RPCError(
+                code: .unauthenticated,
+                message: "the access token is empty or has characters a header cannot carry"
+            )
         }
         return token
     }
@@ -57,7 +64,11 @@ enum TokenResolution {
             return RPCError(code: .cancelled, message: "the token provider was cancelled", cause: cause)
         }
         if let classified = error as? any AuthTokenProviderError, classified.isTransient {
-            return RPCError(code: .unavailable, message: "could not get an access token (temporary failure): \(error)", cause: cause)
+            return RPCError(
+                code: .unavailable,
+                message: "could not get an access token (temporary failure): \(error)",
+                cause: cause
+            )
         }
         return RPCError(code: .unauthenticated, message: "could not get an access token: \(error)", cause: cause)
     }

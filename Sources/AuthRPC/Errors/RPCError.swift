@@ -20,7 +20,13 @@ public struct RPCError: Error, Sendable, CustomStringConvertible {
     public var cause: (any Error)?
 
     /// Creates an error.
-    public init(code: StatusCode, message: String, headers: Metadata = [:], trailers: Metadata = [:], cause: (any Error)? = nil) {
+    public init(
+        code: StatusCode,
+        message: String,
+        headers: Metadata = [:],
+        trailers: Metadata = [:],
+        cause: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.headers = headers

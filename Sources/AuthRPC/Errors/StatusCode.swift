@@ -60,8 +60,10 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
 
     /// Parses a `grpc-status` value: ASCII digits only, 0 through 16; anything else is `nil`.
     init?(grpcStatus value: String) {
-        guard !value.isEmpty, value.utf8.count <= 3, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let number = Int(value), let code = StatusCode(rawValue: number) else { return nil }
+        guard !value.isEmpty, value.utf8.count <= 3,
+            value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let number = Int(value), let code = StatusCode(rawValue: number)
+        else { return nil }
         self = code
     }
 }

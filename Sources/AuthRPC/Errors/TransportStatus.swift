@@ -22,25 +22,26 @@ extension RPCError {
 extension StatusCode {
     /// The code for an HTTP/2 failure.
     init(transportFailure error: HTTP2Error) {
-        self = switch error {
-        case .resolutionFailed, .connectFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
-            .unavailable
-        case .streamReset(let code):
-            switch code {
-            case HTTP2ErrorCode.refusedStream: .unavailable
-            case HTTP2ErrorCode.cancel: .cancelled
-            case HTTP2ErrorCode.enhanceYourCalm: .resourceExhausted
-            case HTTP2ErrorCode.inadequateSecurity: .permissionDenied
-            default: .internalError
+        self =
+            switch error {
+            case .resolutionFailed, .connectFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
+                .unavailable
+            case .streamReset(let code):
+                switch code {
+                case HTTP2ErrorCode.refusedStream: .unavailable
+                case HTTP2ErrorCode.cancel: .cancelled
+                case HTTP2ErrorCode.enhanceYourCalm: .resourceExhausted
+                case HTTP2ErrorCode.inadequateSecurity: .permissionDenied
+                default: .internalError
+                }
+            case .deadlineExceeded:
+                .deadlineExceeded
+            case .cancelled:
+                .cancelled
+            case .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge:
+                .resourceExhausted
+            case .protocolError:
+                .internalError
             }
-        case .deadlineExceeded:
-            .deadlineExceeded
-        case .cancelled:
-            .cancelled
-        case .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge:
-            .resourceExhausted
-        case .protocolError:
-            .internalError
-        }
     }
 }

@@ -1,5 +1,5 @@
-import HTTP2Client
 import AuthRPCSystem
+import HTTP2Client
 
 /// How a raced operation ended.
 enum RaceOutcome<Value: Sendable>: Sendable {
@@ -32,10 +32,12 @@ func race<Value: Sendable>(
             }
             race.track(worker)
             if let deadline {
-                race.track(Task {
-                    try? await Task.sleep(until: deadline, clock: .continuous)
-                    if !Task.isCancelled { race.finish(.deadlineExceeded) }
-                })
+                race.track(
+                    Task {
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        if !Task.isCancelled { race.finish(.deadlineExceeded) }
+                    }
+                )
             }
         }
     } onCancel: {
@@ -76,7 +78,8 @@ private final class Race<Value: Sendable>: Sendable {
     }
 
     func finish(_ outcome: RaceOutcome<Value>) {
-        let (continuation, tasks) = state.withLock { state -> (UnsafeContinuation<RaceOutcome<Value>, Never>?, [Task<Void, Never>]) in
+        let (continuation, tasks) = state.withLock {
+            state -> (UnsafeContinuation<RaceOutcome<Value>, Never>?, [Task<Void, Never>]) in
             guard state.outcome == nil else { return (nil, []) }
             state.outcome = outcome
             let continuation = state.resumed ? nil : state.continuation
@@ -85,7 +88,7 @@ private final class Race<Value: Sendable>: Sendable {
             defer { state.tasks = [] }
             return (continuation, state.tasks)
         }
-        tasks.forEach { $0.cancel() }
+        for task in tasks { task.cancel() }
         continuation?.resume(returning: outcome)
     }
 }

@@ -17,7 +17,8 @@ package enum PercentEncoding {
         while index < input.count {
             let byte = input[index]
             if byte == UInt8(ascii: "%"), index + 2 < input.count,
-               let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2]) {
+                let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2])
+            {
                 bytes.append(high << 4 | low)
                 index += 3
             } else {

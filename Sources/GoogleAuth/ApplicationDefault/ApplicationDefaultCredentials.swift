@@ -115,7 +115,11 @@ public enum ApplicationDefaultCredentials {
             case .serviceAccount(let key): return key.identity
             case .authorizedUser(let credentials): return credentials.identity
             case .computeEngine(let host):
-                return GoogleCredentialIdentity(kind: .computeEngine, principal: "default", source: "metadata server at \(host)")
+                return GoogleCredentialIdentity(
+                    kind: .computeEngine,
+                    principal: "default",
+                    source: "metadata server at \(host)"
+                )
             }
         }
 
@@ -139,7 +143,12 @@ public enum ApplicationDefaultCredentials {
             case .serviceAccount(let key):
                 return try ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger)
             case .authorizedUser(let credentials):
-                return try AuthorizedUserTokenSource(credentials: credentials, tokenEndpoint: userTokenEndpoint, transport: transport, logger: logger)
+                return try AuthorizedUserTokenSource(
+                    credentials: credentials,
+                    tokenEndpoint: userTokenEndpoint,
+                    transport: transport,
+                    logger: logger
+                )
             case .computeEngine(let host):
                 return try ComputeEngineTokenSource(host: host, scopes: scopes, transport: transport, logger: logger)
             }
@@ -173,7 +182,9 @@ public enum ApplicationDefaultCredentials {
 
         /// One line per place.
         public var description: String {
-            attempts.enumerated().map { "\($0.offset + 1). \($0.element.place): \($0.element.outcome)" }.joined(separator: "\n")
+            attempts.enumerated().map { "\($0.offset + 1). \($0.element.place): \($0.element.outcome)" }.joined(
+                separator: "\n"
+            )
         }
     }
 
@@ -191,7 +202,10 @@ public enum ApplicationDefaultCredentials {
         var quotaProject: String?
         if let value = environment.value("GOOGLE_CLOUD_QUOTA_PROJECT") {
             guard QuotaProject.isValid(value) else {
-                throw OAuthError(.invalidConfiguration, "GOOGLE_CLOUD_QUOTA_PROJECT is not a project id (printable ASCII, no spaces, at most 128 characters)")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "GOOGLE_CLOUD_QUOTA_PROJECT is not a project id (printable ASCII, no spaces, at most 128 characters)"
+                )
             }
             quotaProject = value
         }
@@ -204,9 +218,15 @@ public enum ApplicationDefaultCredentials {
 
         if let path = environment.value("GOOGLE_APPLICATION_CREDENTIALS") {
             guard FileManager.default.fileExists(atPath: path) else {
-                throw OAuthError(.invalidConfiguration, "GOOGLE_APPLICATION_CREDENTIALS names \(path), which does not exist")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "GOOGLE_APPLICATION_CREDENTIALS names \(path), which does not exist"
+                )
             }
-            return (try credential(inFile: path, purpose: "GOOGLE_APPLICATION_CREDENTIALS"), .environmentVariable(path: path))
+            return (
+                try credential(inFile: path, purpose: "GOOGLE_APPLICATION_CREDENTIALS"),
+                .environmentVariable(path: path)
+            )
         }
         attempts.append(.init(place: "GOOGLE_APPLICATION_CREDENTIALS", outcome: "not set"))
 
@@ -222,23 +242,35 @@ public enum ApplicationDefaultCredentials {
 
         if let host = environment.value("GCE_METADATA_HOST") {
             guard ServiceHost.host(ofAuthority: host) != nil else {
-                throw OAuthError(.invalidConfiguration, "GCE_METADATA_HOST is \"\(host.prefix(100))\", not HOST or HOST:PORT")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "GCE_METADATA_HOST is \"\(host.prefix(100))\", not HOST or HOST:PORT"
+                )
             }
             return (.computeEngine(metadataHost: host), .metadataServer(reason: "GCE_METADATA_HOST is set"))
         }
         switch googleVMMarker(at: environment.productNamePath) {
         case .google(let name):
-            return (.computeEngine(metadataHost: ComputeEngineTokenSource.defaultHost),
-                    .metadataServer(reason: "\(environment.productNamePath) says \(name)"))
+            return (
+                .computeEngine(metadataHost: ComputeEngineTokenSource.defaultHost),
+                .metadataServer(reason: "\(environment.productNamePath) says \(name)")
+            )
         case .notGoogle(let why):
-            attempts.append(.init(place: "the Compute Engine metadata server",
-                                  outcome: "GCE_METADATA_HOST is not set and this is not a Google VM (\(why)); the link-local address is never probed"))
+            attempts.append(
+                .init(
+                    place: "the Compute Engine metadata server",
+                    outcome:
+                        "GCE_METADATA_HOST is not set and this is not a Google VM (\(why)); the link-local address is never probed"
+                )
+            )
         }
 
         let report = SearchReport(attempts: attempts)
-        throw OAuthError(.invalidConfiguration,
-                         "no Google Application Default Credentials found. Tried:\n\(report)\nSet GOOGLE_APPLICATION_CREDENTIALS to a key file, or run `gcloud auth application-default login`.",
-                         underlying: report)
+        throw OAuthError(
+            .invalidConfiguration,
+            "no Google Application Default Credentials found. Tried:\n\(report)\nSet GOOGLE_APPLICATION_CREDENTIALS to a key file, or run `gcloud auth application-default login`.",
+            underlying: report
+        )
     }
 
     /// The credential in the file at `path`, by its `type`.
@@ -256,8 +288,10 @@ public enum ApplicationDefaultCredentials {
         case "authorized_user":
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
         default:
-            throw OAuthError(.invalidConfiguration,
-                             "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user"
+            )
         }
     }
 
@@ -273,7 +307,11 @@ public enum ApplicationDefaultCredentials {
         guard let home = environment.value("HOME") else {
             return .unknown("neither CLOUDSDK_CONFIG nor HOME is set")
         }
-        return .path(((home as NSString).appendingPathComponent(".config/gcloud") as NSString).appendingPathComponent(wellKnownFileName))
+        return .path(
+            ((home as NSString).appendingPathComponent(".config/gcloud") as NSString).appendingPathComponent(
+                wellKnownFileName
+            )
+        )
     }
 
     private enum GoogleVMMarker {

@@ -15,7 +15,10 @@ struct CredentialFile {
     init(json data: Data, source: String) throws(OAuthError) {
         self.source = source
         guard data.count <= Self.maximumSize else {
-            throw OAuthError(.invalidConfiguration, "\(source) is \(data.count) bytes; a Google credential file is at most \(Self.maximumSize)")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(source) is \(data.count) bytes; a Google credential file is at most \(Self.maximumSize)"
+            )
         }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw OAuthError(.invalidConfiguration, "\(source) is not a JSON object")
@@ -50,7 +53,10 @@ struct CredentialFile {
             throw OAuthError(.invalidConfiguration, "cannot read \(path): \(Self.reason(error))")
         }
         guard data.count <= maximumSize else {
-            throw OAuthError(.invalidConfiguration, "\(path) is larger than \(maximumSize) bytes; it is not a Google credential file")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(path) is larger than \(maximumSize) bytes; it is not a Google credential file"
+            )
         }
         return data
     }
@@ -64,9 +70,12 @@ struct CredentialFile {
     /// name, at most 64 ASCII letters, digits, `_` or `-` (`external_account`); otherwise only its
     /// length, since a corrupt or shifted file can hold key material there.
     static func shown(type: String, quoted: Bool = false) -> String {
-        let isName = (1...64).contains(type.utf8.count)
-            && type.utf8.allSatisfy { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
-                                      || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        let isName =
+            (1...64).contains(type.utf8.count)
+            && type.utf8.allSatisfy {
+                $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+                    || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
         guard isName else { return "<\(type.count) characters that are not a type name>" }
         return quoted ? "\"\(type)\"" : type
     }
@@ -93,15 +102,21 @@ struct CredentialFile {
     func token(_ key: String, maximumLength: Int = 256, required: Bool = true) throws(OAuthError) -> String? {
         guard let value = required ? try requiredString(key) : try optionalString(key) else { return nil }
         guard value.count <= maximumLength,
-              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
-            throw OAuthError(.invalidConfiguration, "\(key) in \(source) is not a plain token of at most \(maximumLength) printable characters")
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        else {
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(key) in \(source) is not a plain token of at most \(maximumLength) printable characters"
+            )
         }
         return value
     }
 
     private static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError || nsError.code == NSFileNoSuchFileError {
+        if nsError.domain == NSCocoaErrorDomain,
+            nsError.code == NSFileReadNoSuchFileError || nsError.code == NSFileNoSuchFileError
+        {
             return "no such file"
         }
         if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {

@@ -26,8 +26,15 @@ extension GoogleCredentials {
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) -> GoogleCredentials {
-        try GoogleCredentials(ApplicationDefaultCredentials.resolve(in: environment), scopes: scopes, userTokenEndpoint: userTokenEndpoint,
-                              transport: transport, expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+        try GoogleCredentials(
+            ApplicationDefaultCredentials.resolve(in: environment),
+            scopes: scopes,
+            userTokenEndpoint: userTokenEndpoint,
+            transport: transport,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            logger: logger
+        )
     }
 
     /// A provider for what ``ApplicationDefaultCredentials/resolve(in:)`` found:
@@ -54,12 +61,27 @@ extension GoogleCredentials {
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         if case .serviceAccount(let key) = resolved.credential, scopes.isEmpty {
-            try self.init(selfSignedJWTsFor: key, quotaProjectID: resolved.quotaProjectID,
-                          expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+            try self.init(
+                selfSignedJWTsFor: key,
+                quotaProjectID: resolved.quotaProjectID,
+                expiryTolerance: expiryTolerance,
+                refreshBackoff: refreshBackoff,
+                logger: logger
+            )
         } else {
-            let source = try resolved.tokenSource(scopes: scopes, userTokenEndpoint: userTokenEndpoint, transport: transport, logger: logger)
-            try self.init(source: source, quotaProjectID: resolved.quotaProjectID,
-                          expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+            let source = try resolved.tokenSource(
+                scopes: scopes,
+                userTokenEndpoint: userTokenEndpoint,
+                transport: transport,
+                logger: logger
+            )
+            try self.init(
+                source: source,
+                quotaProjectID: resolved.quotaProjectID,
+                expiryTolerance: expiryTolerance,
+                refreshBackoff: refreshBackoff,
+                logger: logger
+            )
         }
     }
 }

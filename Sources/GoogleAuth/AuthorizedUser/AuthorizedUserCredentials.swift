@@ -40,7 +40,10 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
     init(_ file: CredentialFile, source: String?) throws(OAuthError) {
         let type = try file.type()
         guard type == "authorized_user" else {
-            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(CredentialFile.shown(type: type)), not authorized_user")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(file.source) has type \(CredentialFile.shown(type: type)), not authorized_user"
+            )
         }
         clientID = try file.token("client_id", maximumLength: 512)!
         clientSecret = try file.token("client_secret", maximumLength: 512)!
@@ -52,7 +55,12 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
 
     /// The client (the user is not named in the file), the file and the quota project.
     public var identity: GoogleCredentialIdentity {
-        GoogleCredentialIdentity(kind: .authorizedUser, principal: clientID, source: source, quotaProjectID: quotaProjectID)
+        GoogleCredentialIdentity(
+            kind: .authorizedUser,
+            principal: clientID,
+            source: source,
+            quotaProjectID: quotaProjectID
+        )
     }
 
     /// The client id and quota project; never the secret or the refresh token.
@@ -92,7 +100,10 @@ public struct AuthorizedUserTokenSource: GoogleTokenSource {
     ) throws(OAuthError) {
         let scheme = tokenEndpoint.scheme?.lowercased()
         guard scheme == "https" || (scheme == "http" && tokenEndpoint.host.map(LoopbackHost.contains) == true) else {
-            throw OAuthError(.invalidConfiguration, "the token endpoint \(GrantRequest.redacted(tokenEndpoint)) must be https (http only to a loopback address)")
+            throw OAuthError(
+                .invalidConfiguration,
+                "the token endpoint \(GrantRequest.redacted(tokenEndpoint)) must be https (http only to a loopback address)"
+            )
         }
         self.credentials = credentials
         self.tokenEndpoint = tokenEndpoint
@@ -106,16 +117,24 @@ public struct AuthorizedUserTokenSource: GoogleTokenSource {
     ///   expired (`invalid_grant`: run `gcloud auth application-default login` again),
     ///   ``OAuthError/Kind/transient`` when the endpoint cannot be reached.
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
-        logger.debug("refreshing an authorized user's token", metadata: [
-            "client": "\(credentials.clientID)", "endpoint": "\(GrantRequest.redacted(tokenEndpoint))",
-        ])
-        let client = OAuthClient(id: credentials.clientID, secret: credentials.clientSecret, authentication: .clientSecretPost)
+        logger.debug(
+            "refreshing an authorized user's token",
+            metadata: [
+                "client": "\(credentials.clientID)", "endpoint": "\(GrantRequest.redacted(tokenEndpoint))",
+            ]
+        )
+        let client = OAuthClient(
+            id: credentials.clientID,
+            secret: credentials.clientSecret,
+            authentication: .clientSecretPost
+        )
         return try await GrantRequest.requestToken(
             at: tokenEndpoint,
             parameters: [("grant_type", "refresh_token"), ("refresh_token", credentials.refreshToken)],
             client: client,
             secrets: [credentials.refreshToken, credentials.clientSecret],
-            transport: transport)
+            transport: transport
+        )
     }
 
     /// The client and the quota project.

@@ -41,10 +41,16 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         guard ServiceHost.host(ofAuthority: host) != nil else {
-            throw OAuthError(.invalidConfiguration, "the metadata server \"\(host.prefix(100))\" is not HOST or HOST:PORT")
+            throw OAuthError(
+                .invalidConfiguration,
+                "the metadata server \"\(host.prefix(100))\" is not HOST or HOST:PORT"
+            )
         }
         for scope in scopes where scope.isEmpty || scope.contains(where: { $0 == "," || $0 == " " || $0.isNewline }) {
-            throw OAuthError(.invalidConfiguration, "scope \"\(scope.prefix(80))\" is empty or contains a comma or space")
+            throw OAuthError(
+                .invalidConfiguration,
+                "scope \"\(scope.prefix(80))\" is empty or contains a comma or space"
+            )
         }
         self.host = host
         self.scopes = scopes
@@ -72,9 +78,13 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
     ///
     /// - Throws: ``OAuthError`` as ``fetchToken()`` does.
     public func serviceAccountEmail() async throws(OAuthError) -> String {
-        let response = try await get("/computeMetadata/v1/instance/service-accounts/default/email", purpose: "metadata email")
+        let response = try await get(
+            "/computeMetadata/v1/instance/service-accounts/default/email",
+            purpose: "metadata email"
+        )
         let email = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !email.isEmpty, email.count <= 256, email.contains("@"), !email.contains(where: { $0.isWhitespace }) else {
+        guard !email.isEmpty, email.count <= 256, email.contains("@"), !email.contains(where: { $0.isWhitespace })
+        else {
             throw OAuthError(.transient, "the metadata server at \(host) answered without an email address")
         }
         return email
@@ -85,14 +95,25 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         guard let url = URL(string: "http://\(host)\(path)") else {
             throw OAuthError(.invalidConfiguration, "cannot make a metadata URL for \(host)")
         }
-        let request = OAuthHTTPRequest(url: url, method: "GET", headers: [(Self.flavorHeader, Self.flavor)], timeout: Self.requestTimeout)
+        let request = OAuthHTTPRequest(
+            url: url,
+            method: "GET",
+            headers: [(Self.flavorHeader, Self.flavor)],
+            timeout: Self.requestTimeout
+        )
         let response = try await GrantRequest.send(request, transport: transport, purpose: purpose)
         let server = "the metadata server at \(host)"
         guard response.headers[Self.flavorHeader.lowercased()] == Self.flavor else {
-            throw OAuthError(.invalidConfiguration, "\(server) answered HTTP \(response.statusCode) without \(Self.flavorHeader): \(Self.flavor); it is not a Compute Engine metadata server")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(server) answered HTTP \(response.statusCode) without \(Self.flavorHeader): \(Self.flavor); it is not a Compute Engine metadata server"
+            )
         }
         guard response.body.count <= Self.maximumAnswerSize else {
-            throw OAuthError(.transient, "\(server) answered with \(response.body.count) bytes; at most \(Self.maximumAnswerSize) are expected")
+            throw OAuthError(
+                .transient,
+                "\(server) answered with \(response.body.count) bytes; at most \(Self.maximumAnswerSize) are expected"
+            )
         }
         switch response.statusCode {
         case 200..<300:
@@ -102,7 +123,10 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         case 404:
             throw OAuthError(.invalidConfiguration, "\(server) has no default service account (HTTP 404)")
         default:
-            throw OAuthError(.invalidConfiguration, "\(server) refused the \(purpose) request (HTTP \(response.statusCode))")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(server) refused the \(purpose) request (HTTP \(response.statusCode))"
+            )
         }
     }
 

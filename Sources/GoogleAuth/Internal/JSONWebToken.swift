@@ -1,5 +1,5 @@
-import Foundation
 import AuthCrypto
+import Foundation
 
 /// The claims this package puts in a JWT (RFC 7519): Google's service-account assertions and
 /// self-signed access tokens.

@@ -1,6 +1,6 @@
+import AuthRPCSystem
 import Foundation
 import OAuth2
-import AuthRPCSystem
 
 /// A service account's self-signed JWTs, cached per audience: one token engine for each
 /// `https://<host>/` the calls went to (or one for a `scope` claim), so every call to one service
@@ -36,7 +36,13 @@ final class SelfSignedJWTs: Sendable, CustomStringConvertible {
 
     private let cache = Locked(Cache())
 
-    init(key: ServiceAccountKey, scopes: [String], lifetime: Duration, expiryTolerance: Duration, refreshBackoff: RefreshBackoff) throws(OAuthError) {
+    init(
+        key: ServiceAccountKey,
+        scopes: [String],
+        lifetime: Duration,
+        expiryTolerance: Duration,
+        refreshBackoff: RefreshBackoff
+    ) throws(OAuthError) {
         self.key = key
         self.lifetime = lifetime
         self.expiryTolerance = expiryTolerance
@@ -62,8 +68,10 @@ final class SelfSignedJWTs: Sendable, CustomStringConvertible {
     func token(forAuthority authority: String?) async throws(OAuthError) -> String {
         if let scoped { return try await scoped.engine.token(from: scoped.source) }
         guard let authority else {
-            throw OAuthError(.invalidConfiguration,
-                             "a self-signed JWT is made for the service a call goes to: use the credentials as a call's token provider, or give scopes")
+            throw OAuthError(
+                .invalidConfiguration,
+                "a self-signed JWT is made for the service a call goes to: use the credentials as a call's token provider, or give scopes"
+            )
         }
         let entry = try self.entry(forAuthority: authority)
         return try await entry.engine.token(from: entry.source)
@@ -91,7 +99,8 @@ final class SelfSignedJWTs: Sendable, CustomStringConvertible {
         let claim = audience.audienceClaim ?? ""
         let source = try ServiceAccountJWTAccessSource(key: key, audience: audience, lifetime: lifetime)
         return cache.withLock { cache in
-            let entry = cache.byAudience[claim] ?? Entry(source: source, engine: Self.engine(expiryTolerance, refreshBackoff))
+            let entry =
+                cache.byAudience[claim] ?? Entry(source: source, engine: Self.engine(expiryTolerance, refreshBackoff))
             if cache.byAudience[claim] == nil {
                 if cache.order.count >= Self.maximumAudiences {
                     let oldest = cache.order.removeFirst()

@@ -24,7 +24,10 @@ public struct ServiceAccountJWTAccessSource: GoogleTokenSource {
         ///   with an optional port.
         public static func forAuthority(_ authority: String) throws(OAuthError) -> Audience {
             guard let host = ServiceHost.host(ofAuthority: authority) else {
-                throw OAuthError(.invalidConfiguration, "\"\(authority.prefix(100))\" is not a host[:port] authority; it cannot name a JWT audience")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "\"\(authority.prefix(100))\" is not a host[:port] authority; it cannot name a JWT audience"
+                )
             }
             return .service(host: host)
         }
@@ -65,11 +68,19 @@ public struct ServiceAccountJWTAccessSource: GoogleTokenSource {
         switch audience {
         case .service(let host):
             guard ServiceHost.host(ofAuthority: host) == host.lowercased() else {
-                throw OAuthError(.invalidConfiguration, "\"\(host.prefix(100))\" is not a host name or address for a JWT audience")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "\"\(host.prefix(100))\" is not a host name or address for a JWT audience"
+                )
             }
         case .scopes(let scopes):
-            guard !scopes.isEmpty, scopes.allSatisfy({ !$0.isEmpty && !$0.contains(where: { $0 == " " || $0.isNewline }) }) else {
-                throw OAuthError(.invalidConfiguration, "a self-signed JWT for scopes needs at least one scope, none empty or with spaces")
+            guard !scopes.isEmpty,
+                scopes.allSatisfy({ !$0.isEmpty && !$0.contains(where: { $0 == " " || $0.isNewline }) })
+            else {
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "a self-signed JWT for scopes needs at least one scope, none empty or with spaces"
+                )
             }
         }
         self.key = key
@@ -92,8 +103,12 @@ public struct ServiceAccountJWTAccessSource: GoogleTokenSource {
         case .scopes(let scopes): claims.scope = scopes.joined(separator: " ")
         }
         let token = try key.signedJWT(claims)
-        return FetchedAccessToken(accessToken: token, receivedAt: Date(timeIntervalSince1970: TimeInterval(now)),
-                                  lifetime: .seconds(seconds), tokenType: "Bearer")
+        return FetchedAccessToken(
+            accessToken: token,
+            receivedAt: Date(timeIntervalSince1970: TimeInterval(now)),
+            lifetime: .seconds(seconds),
+            tokenType: "Bearer"
+        )
     }
 
     /// The account.
@@ -129,10 +144,13 @@ enum ServiceHost {
                 host = text[..<colon]
                 port = text[text.index(after: colon)...]
             }
-            guard !host.isEmpty, host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." }) else { return nil }
+            guard !host.isEmpty,
+                host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." })
+            else { return nil }
         }
         if let port {
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), Int(port)! <= 65535 else { return nil }
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), Int(port)! <= 65535
+            else { return nil }
         }
         return String(host)
     }

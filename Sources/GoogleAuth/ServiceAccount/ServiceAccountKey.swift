@@ -1,6 +1,6 @@
+import AuthCrypto
 public import Foundation
 public import OAuth2
-import AuthCrypto
 
 /// A Google service account's key, from the JSON file Google gives out
 /// (`"type": "service_account"`).
@@ -49,7 +49,10 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     init(_ file: CredentialFile, source: String?) throws(OAuthError) {
         let type = try file.type()
         guard type == "service_account" else {
-            throw OAuthError(.invalidConfiguration, "\(file.source) has type \(CredentialFile.shown(type: type)), not service_account")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(file.source) has type \(CredentialFile.shown(type: type)), not service_account"
+            )
         }
         let email = try file.token("client_email")!
         guard email.contains("@") else {
@@ -75,11 +78,15 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     private static func tokenURI(_ file: CredentialFile) throws(OAuthError) -> URL {
         let text = try file.token("token_uri", maximumLength: 2048)!
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
-              url.user == nil, url.password == nil else {
+            url.user == nil, url.password == nil
+        else {
             throw OAuthError(.invalidConfiguration, "token_uri in \(file.source) is not an absolute URL")
         }
         guard scheme == "https" || (scheme == "http" && LoopbackHost.contains(host)) else {
-            throw OAuthError(.invalidConfiguration, "token_uri in \(file.source) must be https (http only to a loopback address), not \(scheme)://\(host)")
+            throw OAuthError(
+                .invalidConfiguration,
+                "token_uri in \(file.source) must be https (http only to a loopback address), not \(scheme)://\(host)"
+            )
         }
         return url
     }

@@ -63,23 +63,32 @@ public struct ServiceAccountTokenSource: GoogleTokenSource {
     ///   ``OAuthError/Kind/transient`` when it cannot be reached.
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
         let assertion = try makeAssertion(issuedAt: Date())
-        logger.debug("asking for a service-account token", metadata: [
-            "account": "\(key.clientEmail)", "endpoint": "\(GrantRequest.redacted(key.tokenURI))",
-        ])
+        logger.debug(
+            "asking for a service-account token",
+            metadata: [
+                "account": "\(key.clientEmail)", "endpoint": "\(GrantRequest.redacted(key.tokenURI))",
+            ]
+        )
         return try await GrantRequest.requestToken(
             at: key.tokenURI,
             parameters: [("grant_type", Self.grantType), ("assertion", assertion)],
             client: nil,
             secrets: [assertion],
-            transport: transport)
+            transport: transport
+        )
     }
 
     /// The signed assertion for a request made at `issuedAt`.
     func makeAssertion(issuedAt: Date) throws(OAuthError) -> String {
         let now = Int(issuedAt.timeIntervalSince1970)
         let claims = JWTClaims(
-            iss: key.clientEmail, sub: subject, aud: key.tokenURI.absoluteString,
-            scope: scopes.joined(separator: " "), iat: now, exp: now + Int(Self.assertionLifetime.components.seconds))
+            iss: key.clientEmail,
+            sub: subject,
+            aud: key.tokenURI.absoluteString,
+            scope: scopes.joined(separator: " "),
+            iat: now,
+            exp: now + Int(Self.assertionLifetime.components.seconds)
+        )
         return try key.signedJWT(claims)
     }
 

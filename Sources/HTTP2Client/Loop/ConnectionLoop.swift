@@ -1,5 +1,5 @@
-internal import CNGHTTP2
 import AuthRPCSystem
+internal import CNGHTTP2
 
 #if canImport(Glibc)
 import Glibc
@@ -78,7 +78,11 @@ final class ConnectionLoop: @unchecked Sendable {
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
 
-    init(target: HTTP2Target, configuration: HTTP2ConnectionConfiguration, onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void) throws(HTTP2Error) {
+    init(
+        target: HTTP2Target,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void
+    ) throws(HTTP2Error) {
         self.target = target
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
@@ -179,16 +183,26 @@ final class ConnectionLoop: @unchecked Sendable {
             if let shutdown = shutdownRequested() { throw shutdown }
             let millis = PollTimeout.milliseconds(until: deadline)
             guard millis > 0 else {
-                throw .connectFailed(target: target.description, reason: "timed out waiting for the server's HTTP/2 SETTINGS", kind: .timedOut)
+                throw .connectFailed(
+                    target: target.description,
+                    reason: "timed out waiting for the server's HTTP/2 SETTINGS",
+                    kind: .timedOut
+                )
             }
-            var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
+            ]
             if poll(&fds, 2, millis) < 0 && errno != EINTR {
                 throw .connectFailed(target: target.description, reason: Errno.describe(errno), kind: .other)
             }
             if fds[0].revents != 0 {
                 if let failure = receive() {
-                    throw .connectFailed(target: target.description, reason: Self.handshakeReason(failure), kind: .notHTTP2)
+                    throw .connectFailed(
+                        target: target.description,
+                        reason: Self.handshakeReason(failure),
+                        kind: .notHTTP2
+                    )
                 }
                 try flush()
             }
@@ -214,8 +228,10 @@ final class ConnectionLoop: @unchecked Sendable {
     private func loop() {
         while closeReason == nil {
             let timeout = readyToSleep() ? pollTimeout() : 0
-            var fds = [pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
-                       pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
+                pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, timeout)
             if ready < 0 && errno != EINTR {
                 close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
@@ -315,7 +331,9 @@ final class ConnectionLoop: @unchecked Sendable {
                     gracefulShutdown = true
                     inbox.withLock { inbox in
                         if case .ready = inbox.phase {
-                            inbox.phase = .draining(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
+                            inbox.phase = .draining(
+                                .connectionClosed(reason: "the channel is closing", streamWasSent: false)
+                            )
                         }
                     }
                 } else {
@@ -354,7 +372,9 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// The error for a stream that never left: the same cause, marked safe to retry.
     private static func notSent(_ error: HTTP2Error) -> HTTP2Error {
-        if case .connectionClosed(let reason, _) = error { return .connectionClosed(reason: reason, streamWasSent: false) }
+        if case .connectionClosed(let reason, _) = error {
+            return .connectionClosed(reason: reason, streamWasSent: false)
+        }
         return error
     }
 
@@ -364,7 +384,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// server already has be sent again.
     private static func failure(_ error: HTTP2Error, headersSent: Bool) -> HTTP2Error {
         guard headersSent else { return notSent(error) }
-        if case .connectionClosed(let reason, _) = error { return .connectionClosed(reason: reason, streamWasSent: true) }
+        if case .connectionClosed(let reason, _) = error {
+            return .connectionClosed(reason: reason, streamWasSent: true)
+        }
         return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
     }
 
@@ -390,7 +412,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         let id = submitRequest(request, stream: stream, session: session)
         guard id > 0 else {
-            if id == -1 { return } // already finished with a specific error
+            if id == -1 { return }  // already finished with a specific error
             stream.finish(.failure(.protocolError(String(cString: nghttp2_strerror(id)))))
             return
         }
@@ -414,14 +436,19 @@ final class ConnectionLoop: @unchecked Sendable {
         return request.headerBlock.withFields { fields in
             for field in fields {
                 listSize += field.name.count + field.value.count + 32
-                headerFields.append(nghttp2_nv(
-                    // Both point into the block's (non-empty) buffer, so neither is nil.
-                    name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
-                    value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
-                    namelen: field.name.count, valuelen: field.value.count,
-                    // Tokens never enter the HPACK table, so their bytes cannot be probed through
-                    // compression and do not outlive the call in the encoder's memory.
-                    flags: field.sensitive ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                headerFields.append(
+                    nghttp2_nv(
+                        // Both point into the block's (non-empty) buffer, so neither is nil.
+                        name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
+                        value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
+                        namelen: field.name.count,
+                        valuelen: field.value.count,
+                        // Tokens never enter the HPACK table, so their bytes cannot be probed through
+                        // compression and do not outlive the call in the encoder's memory.
+                        flags: field.sensitive
+                            ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                    )
+                )
             }
             let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
             if UInt64(listSize) > UInt64(limit) {
@@ -535,7 +562,11 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func feed(_ bytes: UnsafeRawBufferPointer) -> HTTP2Error? {
         guard let session else { return nil }
-        let result = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        let result = nghttp2_session_mem_recv(
+            session,
+            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            bytes.count
+        )
         if result < 0 {
             return .protocolError(String(cString: nghttp2_strerror(Int32(result))))
         }
@@ -611,19 +642,35 @@ final class ConnectionLoop: @unchecked Sendable {
         // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
         // upstream 1.61, 8 CONTINUATION frames per header block; ControlFloodTests check them.
         var session: OpaquePointer?
-        let created = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        let created = nghttp2_session_client_new2(
+            &session,
+            callbacks,
+            Unmanaged.passUnretained(self).toOpaque(),
+            option
+        )
         guard created == 0, let session else {
             throw .protocolError("nghttp2 session: \(String(cString: nghttp2_strerror(created)))")
         }
         self.session = session
         let settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(configuration.initialStreamWindowSize)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: configuration.maxHeaderListSize),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: UInt32(configuration.initialStreamWindowSize)
+            ),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: configuration.maxHeaderListSize
+            ),
         ]
         var status = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
         if status == 0 {
-            status = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, configuration.connectionWindowSize)
+            status = nghttp2_session_set_local_window_size(
+                session,
+                UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                0,
+                configuration.connectionWindowSize
+            )
         }
         guard status == 0 else {
             throw .protocolError("nghttp2 settings: \(String(cString: nghttp2_strerror(status)))")
@@ -685,7 +732,8 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     func didSendGoaway(errorCode: UInt32, reason: String) {
-        protocolFailure = "the server broke the HTTP/2 protocol (\(reason.isEmpty ? "no reason given" : reason)); "
+        protocolFailure =
+            "the server broke the HTTP/2 protocol (\(reason.isEmpty ? "no reason given" : reason)); "
             + "the client ended the connection with \(HTTP2ErrorCode.name(errorCode))"
     }
 
@@ -740,6 +788,12 @@ final class ConnectionLoop: @unchecked Sendable {
     /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
         streams.removeValue(forKey: stream.id)
-        end(stream, .failure(goawayError ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)))
+        end(
+            stream,
+            .failure(
+                goawayError
+                    ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)
+            )
+        )
     }
 }

@@ -25,7 +25,10 @@ enum SessionCallbacks {
         let count = stream.request.body.withUnsafeBytes { body -> Int in
             let count = min(length, body.count - stream.bodyOffset)
             if count > 0 {
-                buffer!.update(from: body.baseAddress!.assumingMemoryBound(to: UInt8.self) + stream.bodyOffset, count: count)
+                buffer!.update(
+                    from: body.baseAddress!.assumingMemoryBound(to: UInt8.self) + stream.bodyOffset,
+                    count: count
+                )
             }
             return count
         }
@@ -41,7 +44,15 @@ enum SessionCallbacks {
     /// calling back (keeping HPACK in step) and resets the stream with INTERNAL_ERROR.
     private static let stopHeaderBlock = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
 
-    private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    private static let onHeader: nghttp2_on_header_callback = {
+        _,
+        frame,
+        name,
+        nameLength,
+        value,
+        valueLength,
+        _,
+        userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
         guard let stream = loop.stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
@@ -56,7 +67,12 @@ enum SessionCallbacks {
         if stream.sawFinalHeaders {
             // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
             if stream.trailers.isEmpty { stream.trailers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
-            stream.trailers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
+            stream.trailers.append(
+                HTTP2HeaderField(
+                    name: ReceivedHeaderText.string(nameBytes),
+                    value: ReceivedHeaderText.string(valueBytes)
+                )
+            )
             return 0
         }
         if stream.inInformationalBlock { return 0 }
@@ -66,7 +82,12 @@ enum SessionCallbacks {
                 if (100..<200).contains(stream.status) {
                     stream.informationalBlocks += 1
                     if stream.informationalBlocks > ConnectionLoop.maxInformationalBlocks {
-                        loop.fail(stream, .protocolError("the server sent more than \(ConnectionLoop.maxInformationalBlocks) informational (1xx) responses on one stream"))
+                        loop.fail(
+                            stream,
+                            .protocolError(
+                                "the server sent more than \(ConnectionLoop.maxInformationalBlocks) informational (1xx) responses on one stream"
+                            )
+                        )
                         return stopHeaderBlock
                     }
                     stream.inInformationalBlock = true
@@ -75,7 +96,9 @@ enum SessionCallbacks {
             return 0
         }
         if stream.headers.isEmpty { stream.headers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
-        stream.headers.append(HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes)))
+        stream.headers.append(
+            HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes))
+        )
         return 0
     }
 
@@ -107,9 +130,13 @@ enum SessionCallbacks {
             if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { loop.didReceivePingAck() }
         case Int(NGHTTP2_GOAWAY.rawValue):
             let goaway = frame.pointee.goaway
-            let debug = goaway.opaque_data.map {
-                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
-            } ?? ""
+            let debug =
+                goaway.opaque_data.map {
+                    String(
+                        decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)),
+                        as: UTF8.self
+                    )
+                } ?? ""
             loop.didReceiveGoaway(lastStreamID: goaway.last_stream_id, errorCode: goaway.error_code, debugData: debug)
         default:
             break
@@ -140,9 +167,13 @@ enum SessionCallbacks {
             // data says how.
             let goaway = frame.pointee.goaway
             guard goaway.error_code != NGHTTP2_NO_ERROR.rawValue else { return 0 }
-            let reason = goaway.opaque_data.map {
-                String(decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)), as: UTF8.self)
-            } ?? ""
+            let reason =
+                goaway.opaque_data.map {
+                    String(
+                        decoding: UnsafeBufferPointer(start: $0, count: min(goaway.opaque_data_len, 256)),
+                        as: UTF8.self
+                    )
+                } ?? ""
             loop(userData).didSendGoaway(errorCode: goaway.error_code, reason: reason)
         default:
             break

@@ -1,4 +1,5 @@
 import AuthRPCSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -30,12 +31,20 @@ struct ResolvedAddress: CustomStringConvertible {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let status = withSockAddr { address, length in
-            getnameinfo(address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
-                        NI_NUMERICHOST | NI_NUMERICSERV)
+            getnameinfo(
+                address,
+                length,
+                &host,
+                socklen_t(host.count),
+                &service,
+                socklen_t(service.count),
+                NI_NUMERICHOST | NI_NUMERICSERV
+            )
         }
         guard status == 0 else { return "address" }
         let hostText = String(nulTerminated: host)
-        return family == AF_INET6 ? "[\(hostText)]:\(String(nulTerminated: service))" : "\(hostText):\(String(nulTerminated: service))"
+        return family == AF_INET6
+            ? "[\(hostText)]:\(String(nulTerminated: service))" : "\(hostText):\(String(nulTerminated: service))"
     }
 }
 
@@ -61,7 +70,8 @@ enum AddressResolver {
         var node: UnsafeMutablePointer<addrinfo>? = first
         while let current = node {
             if let address = current.pointee.ai_addr,
-               current.pointee.ai_family == AF_INET || current.pointee.ai_family == AF_INET6 {
+                current.pointee.ai_family == AF_INET || current.pointee.ai_family == AF_INET6
+            {
                 addresses.append(ResolvedAddress(address, length: current.pointee.ai_addrlen))
             }
             node = current.pointee.ai_next

@@ -1,4 +1,5 @@
 import AuthRPCSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,16 +45,23 @@ struct TCPSocket {
             case .success(let socket):
                 return socket
             case .failure(.aborted):
-                throw .connectFailed(target: target.description, reason: "connection attempt abandoned", kind: .abandoned)
+                throw .connectFailed(
+                    target: target.description,
+                    reason: "connection attempt abandoned",
+                    kind: .abandoned
+                )
             case .failure(.failed(let code)):
                 reasons.append("\(address): \(code.map(Errno.describe) ?? "timed out")")
                 kinds.append(Self.kind(of: code))
             }
         }
         // One kind for the whole attempt: refused only when every address refused.
-        let kind: ConnectFailureKind = kinds.allSatisfy { $0 == .refused } ? .refused
-            : kinds.contains(.timedOut) ? .timedOut
-            : kinds.contains(.unreachable) ? .unreachable : .other
+        let kind: ConnectFailureKind =
+            kinds.allSatisfy { $0 == .refused }
+            ? .refused
+            : kinds.contains(.timedOut)
+                ? .timedOut
+                : kinds.contains(.unreachable) ? .unreachable : .other
         throw .connectFailed(target: target.description, reason: reasons.joined(separator: "; "), kind: kind)
     }
 
@@ -67,9 +75,17 @@ struct TCPSocket {
         }
     }
 
-    private static func attempt(_ address: ResolvedAddress, deadline: ContinuousClock.Instant, abortFD: Int32) -> Result<TCPSocket, ConnectFailure> {
+    private static func attempt(
+        _ address: ResolvedAddress,
+        deadline: ContinuousClock.Instant,
+        abortFD: Int32
+    ) -> Result<TCPSocket, ConnectFailure> {
         #if canImport(Glibc)
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            address.family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0
+        )
         #else
         let fd = socket(address.family, SOCK_STREAM, 0)
         #endif
@@ -96,8 +112,10 @@ struct TCPSocket {
                     closeDescriptor(fd)
                     return .failure(.failed(nil))
                 }
-                var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
-                           pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0)]
+                var fds = [
+                    pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+                    pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0),
+                ]
                 let ready = poll(&fds, 2, millis)
                 if ready < 0 && errno == EINTR { continue }
                 if fds[1].revents != 0 {

@@ -51,8 +51,12 @@ package struct HTTP2HeaderBlock: Sendable {
         bytes.append(contentsOf: other.bytes)
     }
 
-    private mutating func appendField(name: UnsafeBufferPointer<UInt8>, valueParts value: UnsafeBufferPointer<UInt8>,
-                                      _ suffix: UnsafeBufferPointer<UInt8>, sensitive: Bool) {
+    private mutating func appendField(
+        name: UnsafeBufferPointer<UInt8>,
+        valueParts value: UnsafeBufferPointer<UInt8>,
+        _ suffix: UnsafeBufferPointer<UInt8>,
+        sensitive: Bool
+    ) {
         bytes.append(sensitive ? 1 : 0)
         appendLength(name.count)
         appendLength(value.count + suffix.count)
@@ -85,13 +89,19 @@ package struct HTTP2HeaderBlock: Sendable {
             let nameStart = offset + HTTP2HeaderBlock.fieldOverhead
             let valueStart = nameStart + nameLength
             offset = valueStart + valueLength
-            return Field(name: UnsafeBufferPointer(start: base + nameStart, count: nameLength),
-                         value: UnsafeBufferPointer(start: base + valueStart, count: valueLength),
-                         sensitive: sensitive)
+            return Field(
+                name: UnsafeBufferPointer(start: base + nameStart, count: nameLength),
+                value: UnsafeBufferPointer(start: base + valueStart, count: valueLength),
+                sensitive: sensitive
+            )
         }
 
         private func length(at offset: Int) -> Int {
-            Int(UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(buffer[offset + 3]) << 24)
+            Int(
+                UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(
+                    buffer[offset + 3]
+                ) << 24
+            )
         }
     }
 

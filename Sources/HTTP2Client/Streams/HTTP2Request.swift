@@ -14,7 +14,12 @@ package struct HTTP2Request: Sendable {
     package var maxResponseBodyBytes: Int
 
     /// A request whose header block, pseudo-headers first, is already built.
-    package init(headerBlock: HTTP2HeaderBlock, body: [UInt8], deadline: ContinuousClock.Instant? = nil, maxResponseBodyBytes: Int = .max) {
+    package init(
+        headerBlock: HTTP2HeaderBlock,
+        body: [UInt8],
+        deadline: ContinuousClock.Instant? = nil,
+        maxResponseBodyBytes: Int = .max
+    ) {
         self.headerBlock = headerBlock
         self.body = body
         self.deadline = deadline

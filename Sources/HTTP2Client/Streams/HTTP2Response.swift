@@ -11,7 +11,13 @@ package struct HTTP2Response: Sendable {
     /// `true` when the final header block also ended the stream (no body, no trailers).
     package var endedWithHeaders: Bool
 
-    package init(status: Int, headers: [HTTP2HeaderField], body: [UInt8], trailers: [HTTP2HeaderField], endedWithHeaders: Bool) {
+    package init(
+        status: Int,
+        headers: [HTTP2HeaderField],
+        body: [UInt8],
+        trailers: [HTTP2HeaderField],
+        endedWithHeaders: Bool
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

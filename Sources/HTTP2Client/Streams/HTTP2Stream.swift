@@ -55,7 +55,9 @@ final class HTTP2Stream: @unchecked Sendable {
 
     /// Request body and response bytes this stream holds.
     var retainedBytes: Int {
-        func size(_ fields: [HTTP2HeaderField]) -> Int { fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
+        func size(_ fields: [HTTP2HeaderField]) -> Int {
+            fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        }
         return request.body.count + body.count + size(headers) + size(trailers)
     }
 
@@ -75,7 +77,13 @@ final class HTTP2Stream: @unchecked Sendable {
 
     /// Answers the caller with the assembled response.
     func finishWithResponse() {
-        let response = HTTP2Response(status: status, headers: headers, body: body, trailers: trailers, endedWithHeaders: endedWithHeaders)
+        let response = HTTP2Response(
+            status: status,
+            headers: headers,
+            body: body,
+            trailers: trailers,
+            endedWithHeaders: endedWithHeaders
+        )
         finish(.success(response))
     }
 

@@ -20,7 +20,9 @@ enum ReceivedHeaderText {
         if bytes.count > 15 {
             for candidate in common where candidate.utf8.count == bytes.count {
                 // Literals are contiguous UTF-8, so this compares memory, not element by element.
-                if candidate.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) == true {
+                if candidate.utf8.withContiguousStorageIfAvailable({
+                    memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+                }) == true {
                     return candidate
                 }
             }

@@ -1,5 +1,5 @@
-internal import COpenSSL
 import AuthCrypto
+internal import COpenSSL
 
 /// What a TLS client trusts and presents.
 package struct TLSClientConfiguration: Sendable {
@@ -52,7 +52,7 @@ package final class TLSContext: @unchecked Sendable {
         }
         for pem in configuration.additionalTrustRootsPEM {
             let certificates = try PEM.certificates(pem)
-            defer { certificates.forEach { X509_free($0) } }
+            defer { for certificate in certificates { X509_free(certificate) } }
             let store = SSL_CTX_get_cert_store(context)
             for certificate in certificates {
                 // A duplicate of a root already present is not an error worth failing on.
@@ -66,7 +66,12 @@ package final class TLSContext: @unchecked Sendable {
         case (let chain?, let key?):
             try useClientIdentity(chainPEM: chain, keyPEM: key)
         default:
-            throw .tls(TLSFailure(.invalidConfiguration, "a client certificate needs both the certificate chain and its private key"))
+            throw .tls(
+                TLSFailure(
+                    .invalidConfiguration,
+                    "a client certificate needs both the certificate chain and its private key"
+                )
+            )
         }
     }
 
@@ -76,7 +81,7 @@ package final class TLSContext: @unchecked Sendable {
 
     private func useClientIdentity(chainPEM: String, keyPEM: String) throws(HTTP2Error) {
         let chain = try PEM.certificates(chainPEM)
-        defer { chain.forEach { X509_free($0) } }
+        defer { for certificate in chain { X509_free(certificate) } }
         guard SSL_CTX_use_certificate(context, chain[0]) == 1 else {
             throw .tls(TLSFailure(.invalidConfiguration, "client certificate rejected: \(OpenSSLErrors.drain())"))
         }
@@ -86,7 +91,12 @@ package final class TLSContext: @unchecked Sendable {
         let key = try PEM.privateKey(keyPEM)
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
-            throw .tls(TLSFailure(.invalidConfiguration, "private key does not match the client certificate: \(OpenSSLErrors.drain())"))
+            throw .tls(
+                TLSFailure(
+                    .invalidConfiguration,
+                    "private key does not match the client certificate: \(OpenSSLErrors.drain())"
+                )
+            )
         }
     }
 }
@@ -112,7 +122,12 @@ enum PEM {
     /// The private key in `text`, which must not be encrypted.
     static func privateKey(_ text: String) throws(HTTP2Error) -> OpaquePointer {
         if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
-            throw .tls(TLSFailure(.invalidConfiguration, "the client private key is encrypted; only unencrypted PEM keys are supported"))
+            throw .tls(
+                TLSFailure(
+                    .invalidConfiguration,
+                    "the client private key is encrypted; only unencrypted PEM keys are supported"
+                )
+            )
         }
         // A password callback that has none: OpenSSL's default would prompt on the terminal, or
         // read standard input when there is no terminal.

@@ -1,6 +1,6 @@
-internal import COpenSSL
 import AuthCrypto
 import AuthRPCSystem
+internal import COpenSSL
 
 /// One TLS client session over memory BIOs, driven by the connection's I/O thread.
 ///
@@ -53,15 +53,24 @@ final class TLSSession {
     /// OpenSSL's info callback: renegotiation is off (SSL_OP_NO_RENEGOTIATION), so a server's
     /// HelloRequest is answered with a no_renegotiation warning alert; seeing that alert go out is
     /// how the client learns the server asked.
-    private static let noteRefusedRenegotiation: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = { ssl, kind, value in
+    private static let noteRefusedRenegotiation: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = {
+        ssl,
+        kind,
+        value in
         let noRenegotiation: Int32 = 100  // SSL_AD_NO_RENEGOTIATION (RFC 5246 section 7.2.2)
         guard kind & SSL_CB_ALERT != 0, kind & SSL_CB_WRITE != 0, value & 0xFF == noRenegotiation,
-              let flag = SSL_get_ex_data(ssl, 0) else { return }
+            let flag = SSL_get_ex_data(ssl, 0)
+        else { return }
         flag.assumingMemoryBound(to: Bool.self).pointee = true
     }
 
     /// Runs the handshake to completion over `socket`, then checks that ALPN chose `h2`.
-    func handshake(over socket: TCPSocket, deadline: ContinuousClock.Instant, abortFD: Int32, scratch: UnsafeMutableRawBufferPointer) throws(HTTP2Error) {
+    func handshake(
+        over socket: TCPSocket,
+        deadline: ContinuousClock.Instant,
+        abortFD: Int32,
+        scratch: UnsafeMutableRawBufferPointer
+    ) throws(HTTP2Error) {
         let outgoing = ByteQueue(capacity: 4096)
         while true {
             let result = SSL_do_handshake(ssl)
@@ -87,9 +96,16 @@ final class TLSSession {
         var protocolName: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &protocolName, &length)
-        let selected = protocolName.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) } ?? ""
+        let selected =
+            protocolName.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
+            ?? ""
         guard selected == "h2" else {
-            throw .tls(TLSFailure(.alpnNotNegotiated, selected.isEmpty ? "no protocol selected" : "server selected '\(selected)'"))
+            throw .tls(
+                TLSFailure(
+                    .alpnNotNegotiated,
+                    selected.isEmpty ? "no protocol selected" : "server selected '\(selected)'"
+                )
+            )
         }
     }
 
@@ -117,7 +133,9 @@ final class TLSSession {
         switch SSL_get_error(ssl, count) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             if refusedRenegotiation.pointee {
-                return .failed("the server asked for a TLS renegotiation, which HTTP/2 forbids (RFC 9113 section 9.2.1)")
+                return .failed(
+                    "the server asked for a TLS renegotiation, which HTTP/2 forbids (RFC 9113 section 9.2.1)"
+                )
             }
             return .needsInput
         case SSL_ERROR_ZERO_RETURN:
@@ -132,7 +150,11 @@ final class TLSSession {
     func encrypt(_ plaintext: UnsafeRawBufferPointer, into queue: ByteQueue) throws(HTTP2Error) {
         var offset = 0
         while offset < plaintext.count {
-            let written = SSL_write(ssl, plaintext.baseAddress! + offset, Int32(min(plaintext.count - offset, Int(Int32.max))))
+            let written = SSL_write(
+                ssl,
+                plaintext.baseAddress! + offset,
+                Int32(min(plaintext.count - offset, Int(Int32.max)))
+            )
             guard written > 0 else {
                 throw .connectionClosed(reason: "TLS write failed: \(OpenSSLErrors.drain())", streamWasSent: false)
             }
@@ -151,7 +173,12 @@ final class TLSSession {
         }
     }
 
-    private func sendAll(_ queue: ByteQueue, over socket: TCPSocket, deadline: ContinuousClock.Instant, abortFD: Int32) throws(HTTP2Error) {
+    private func sendAll(
+        _ queue: ByteQueue,
+        over socket: TCPSocket,
+        deadline: ContinuousClock.Instant,
+        abortFD: Int32
+    ) throws(HTTP2Error) {
         while !queue.isEmpty {
             switch socket.send(queue.readable) {
             case .bytes(let count):
@@ -166,12 +193,19 @@ final class TLSSession {
         }
     }
 
-    private func wait(for events: Int16, on socket: TCPSocket, deadline: ContinuousClock.Instant, abortFD: Int32) throws(HTTP2Error) {
+    private func wait(
+        for events: Int16,
+        on socket: TCPSocket,
+        deadline: ContinuousClock.Instant,
+        abortFD: Int32
+    ) throws(HTTP2Error) {
         while true {
             let millis = PollTimeout.milliseconds(until: deadline)
             guard millis > 0 else { throw .tls(TLSFailure(.handshakeFailed, "timed out")) }
-            var fds = [pollfd(fd: socket.fd, events: events, revents: 0),
-                       pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: socket.fd, events: events, revents: 0),
+                pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, millis)
             if ready < 0 && errno == EINTR { continue }
             if fds[1].revents != 0 { throw .tls(TLSFailure(.handshakeFailed, "connection attempt abandoned")) }
@@ -200,7 +234,10 @@ final class TLSSession {
 
     private func failureAfterPeerClosed() -> TLSFailure {
         let reason = OpenSSLErrors.drain()
-        return TLSFailure(.handshakeFailed, reason.isEmpty ? "connection closed by the server during the handshake" : reason)
+        return TLSFailure(
+            .handshakeFailed,
+            reason.isEmpty ? "connection closed by the server during the handshake" : reason
+        )
     }
 }
 

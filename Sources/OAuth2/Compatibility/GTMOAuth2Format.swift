@@ -13,7 +13,13 @@ public struct GTMOAuth2Item: Sendable, CustomStringConvertible {
     public var userEmailIsVerified: Bool?
 
     /// Creates an item.
-    public init(state: AuthState, serviceProvider: String? = nil, userID: String? = nil, userEmail: String? = nil, userEmailIsVerified: Bool? = nil) {
+    public init(
+        state: AuthState,
+        serviceProvider: String? = nil,
+        userID: String? = nil,
+        userEmail: String? = nil,
+        userEmailIsVerified: Bool? = nil
+    ) {
         self.state = state
         self.serviceProvider = serviceProvider
         self.userID = userID
@@ -57,7 +63,8 @@ public enum GTMOAuth2Format {
     ) throws(OAuthError) -> GTMOAuth2Item {
         var values: [String: String] = [:]
         for pair in string.split(separator: "&", omittingEmptySubsequences: true) {
-            let key: String, value: String
+            let key: String
+            let value: String
             if let equals = pair.firstIndex(of: "=") {
                 key = FormEncoding.percentDecode(pair[..<equals], plusIsSpace: false)
                 value = FormEncoding.percentDecode(pair[pair.index(after: equals)...], plusIsSpace: false)
@@ -81,13 +88,15 @@ public enum GTMOAuth2Format {
             accessToken: nonEmpty(Key.accessToken),
             refreshToken: refreshToken,
             grantedScopes: grantedScopes,
-            isAccessTokenStale: true)
+            isAccessTokenStale: true
+        )
         return GTMOAuth2Item(
             state: state,
             serviceProvider: nonEmpty(Key.serviceProvider),
             userID: nonEmpty(Key.userID),
             userEmail: nonEmpty(Key.email),
-            userEmailIsVerified: nonEmpty(Key.isVerified).flatMap(parseBool))
+            userEmailIsVerified: nonEmpty(Key.isVerified).flatMap(parseBool)
+        )
     }
 
     /// Writes `item` as GTMOAuth2 did: keys sorted, GTMOAuth2's names (`email`, `isVerified` as
@@ -104,7 +113,8 @@ public enum GTMOAuth2Format {
             Key.email: item.userEmail,
             Key.isVerified: item.userEmailIsVerified.map { $0 ? "1" : "0" },
         ]
-        return values
+        return
+            values
             .compactMap { key, value in value.map { (key, $0) } }
             .sorted { $0.0 < $1.0 }
             .map { "\(FormEncoding.percentEncode($0.0))=\(FormEncoding.percentEncode($0.1))" }

@@ -29,7 +29,10 @@ public struct GTMOAuth2FileSource: GTMOAuth2ItemSource {
         } catch CocoaError.fileReadNoSuchFile {
             return nil
         } catch {
-            throw OAuthError(.storage, "could not read the GTMOAuth2 item \(fileURL.path): \(error.localizedDescription)")
+            throw OAuthError(
+                .storage,
+                "could not read the GTMOAuth2 item \(fileURL.path): \(error.localizedDescription)"
+            )
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw OAuthError(.storage, "the GTMOAuth2 item \(fileURL.path) is not UTF-8 text")
@@ -44,7 +47,10 @@ public struct GTMOAuth2FileSource: GTMOAuth2ItemSource {
         } catch CocoaError.fileNoSuchFile {
             return
         } catch {
-            throw OAuthError(.storage, "could not remove the GTMOAuth2 item \(fileURL.path): \(error.localizedDescription)")
+            throw OAuthError(
+                .storage,
+                "could not remove the GTMOAuth2 item \(fileURL.path): \(error.localizedDescription)"
+            )
         }
     }
 }
@@ -76,12 +82,21 @@ public enum GTMOAuth2Migration {
         to store: any AuthSessionStore
     ) throws(OAuthError) -> GTMOAuth2Item? {
         guard let string = try source.read() else { return nil }
-        let item = try GTMOAuth2Format.decode(string, client: client, configuration: configuration, fallbackScopes: fallbackScopes)
+        let item = try GTMOAuth2Format.decode(
+            string,
+            client: client,
+            configuration: configuration,
+            fallbackScopes: fallbackScopes
+        )
         try store.save(item.state)
         do {
             try source.remove()
         } catch {
-            throw OAuthError(.storage, "the migrated session was saved, but the old GTMOAuth2 item remains: \(error.message)", underlying: error)
+            throw OAuthError(
+                .storage,
+                "the migrated session was saved, but the old GTMOAuth2 item remains: \(error.message)",
+                underlying: error
+            )
         }
         return item
     }

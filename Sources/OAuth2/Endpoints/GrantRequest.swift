@@ -27,8 +27,13 @@ package enum GrantRequest {
         secrets: [String],
         transport: any OAuthTransport
     ) async throws(OAuthError) -> FetchedAccessToken {
-        let (answer, receivedAt) = try await TokenAnswer.exchange(at: tokenEndpoint, parameters: parameters, client: client,
-                                                                  extraSecrets: secrets, transport: transport)
+        let (answer, receivedAt) = try await TokenAnswer.exchange(
+            at: tokenEndpoint,
+            parameters: parameters,
+            client: client,
+            extraSecrets: secrets,
+            transport: transport
+        )
         switch answer {
         case .success(let response):
             return fetched(response, receivedAt: receivedAt)
@@ -38,7 +43,11 @@ package enum GrantRequest {
     }
 
     /// Sends `request`; a failure to get any answer is ``OAuthError/Kind/transient``.
-    package static func send(_ request: OAuthHTTPRequest, transport: any OAuthTransport, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+    package static func send(
+        _ request: OAuthHTTPRequest,
+        transport: any OAuthTransport,
+        purpose: String
+    ) async throws(OAuthError) -> OAuthHTTPResponse {
         try await OAuthHTTP.send(request, transport: transport, purpose: purpose)
     }
 
@@ -47,7 +56,11 @@ package enum GrantRequest {
     ///
     /// - Throws: ``OAuthError/Kind/transient`` naming what is wrong (never a token), with the
     ///   ``InvalidTokenResponse`` as its `underlying`; `server` says who answered.
-    package static func token(in body: Data, receivedAt: Date, from server: String) throws(OAuthError) -> FetchedAccessToken {
+    package static func token(
+        in body: Data,
+        receivedAt: Date,
+        from server: String
+    ) throws(OAuthError) -> FetchedAccessToken {
         do throws(InvalidTokenResponse) {
             return fetched(try TokenResponse(json: body), receivedAt: receivedAt)
         } catch {
@@ -61,7 +74,8 @@ package enum GrantRequest {
             receivedAt: receivedAt,
             lifetime: response.expiresIn.map { .milliseconds(Int64(($0 * 1000).rounded())) },
             tokenType: response.tokenType,
-            grantedScopes: response.scopes)
+            grantedScopes: response.scopes
+        )
     }
 
     /// `url` without its query, fragment and user information, for messages.

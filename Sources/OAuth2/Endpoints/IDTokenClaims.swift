@@ -18,7 +18,8 @@ package struct IDTokenClaims: Sendable {
         guard jwt.utf8.count <= TokenSyntax.maximumIDTokenLength else { return nil }
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count >= 2, let payload = Self.base64URLDecode(parts[1]),
-              let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        else { return nil }
         subject = object["sub"] as? String
         email = object["email"] as? String
         // email_verified is a JSON bool for most issuers, a string ("true") for some.

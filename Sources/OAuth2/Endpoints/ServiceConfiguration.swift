@@ -42,7 +42,8 @@ public struct ServiceConfiguration: Sendable, Hashable, Codable {
         tokenEndpoint: URL(string: "https://oauth2.googleapis.com/token")!,
         deviceAuthorizationEndpoint: URL(string: "https://oauth2.googleapis.com/device/code")!,
         revocationEndpoint: URL(string: "https://oauth2.googleapis.com/revoke")!,
-        userinfoEndpoint: URL(string: "https://openidconnect.googleapis.com/v1/userinfo")!)
+        userinfoEndpoint: URL(string: "https://openidconnect.googleapis.com/v1/userinfo")!
+    )
 
     /// The scope of gRPC's auth test service (`grpc-test.sandbox.googleapis.com`).
     public static let googleTestScope = "https://www.googleapis.com/auth/xapi.zoo"

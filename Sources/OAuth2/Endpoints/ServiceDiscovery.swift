@@ -26,7 +26,8 @@ extension ServiceConfiguration {
         transport: any OAuthTransport = URLSessionOAuthTransport()
     ) async throws(OAuthError) -> ServiceConfiguration {
         try EndpointSecurity.require(issuer, for: "the issuer")
-        let documents: [DiscoveryDocument] = document == .automatic ? [.openIDConnect, .oauthAuthorizationServer] : [document]
+        let documents: [DiscoveryDocument] =
+            document == .automatic ? [.openIDConnect, .oauthAuthorizationServer] : [document]
         var tried: [String] = []
         for document in documents {
             let url = discoveryURL(issuer: issuer, document: document)
@@ -35,7 +36,10 @@ extension ServiceConfiguration {
             }
             tried.append(url.absoluteString)
         }
-        throw OAuthError(.invalidConfiguration, "no discovery document for \(issuer.absoluteString) (HTTP 404 at \(tried.joined(separator: " and ")))")
+        throw OAuthError(
+            .invalidConfiguration,
+            "no discovery document for \(issuer.absoluteString) (HTTP 404 at \(tried.joined(separator: " and ")))"
+        )
     }
 
     /// The URL of a discovery document for `issuer`.
@@ -53,14 +57,25 @@ extension ServiceConfiguration {
     }
 
     /// The configuration in the document at `url`; `nil` when there is none (404).
-    private static func fetch(_ url: URL, issuer: URL, transport: any OAuthTransport) async throws(OAuthError) -> ServiceConfiguration? {
-        let response = try await OAuthHTTP.send(OAuthHTTPRequest(url: url, headers: [("Accept", "application/json")]), transport: transport, purpose: "discovery")
+    private static func fetch(
+        _ url: URL,
+        issuer: URL,
+        transport: any OAuthTransport
+    ) async throws(OAuthError) -> ServiceConfiguration? {
+        let response = try await OAuthHTTP.send(
+            OAuthHTTPRequest(url: url, headers: [("Accept", "application/json")]),
+            transport: transport,
+            purpose: "discovery"
+        )
         if response.statusCode >= 500 {
             throw OAuthError(.transient, "discovery at \(url.redacted) failed: HTTP \(response.statusCode)")
         }
         if response.statusCode == 404 { return nil }
         guard response.statusCode == 200 else {
-            throw OAuthError(.invalidConfiguration, "no discovery document at \(url.redacted) (HTTP \(response.statusCode))")
+            throw OAuthError(
+                .invalidConfiguration,
+                "no discovery document at \(url.redacted) (HTTP \(response.statusCode))"
+            )
         }
         do throws(OAuthError) {
             return try ServiceConfiguration(discoveryDocument: response.body, issuer: issuer)
@@ -89,16 +104,23 @@ extension ServiceConfiguration {
             throw OAuthError(.invalidConfiguration, "names no issuer")
         }
         guard Self.sameIssuer(announced, issuer.absoluteString) else {
-            throw OAuthError(.invalidConfiguration, "is for issuer \(TokenSyntax.bounded(announced, to: 120)), not \(issuer.absoluteString)")
+            throw OAuthError(
+                .invalidConfiguration,
+                "is for issuer \(TokenSyntax.bounded(announced, to: 120)), not \(issuer.absoluteString)"
+            )
         }
         func endpoint(_ key: String) throws(OAuthError) -> URL? {
             guard fields.contains(key) else { return nil }
             guard let text = try? fields.string(key), text.utf8.count <= Self.maximumEndpointLength,
-                  let url = URL(string: text), url.scheme != nil, url.host != nil else {
+                let url = URL(string: text), url.scheme != nil, url.host != nil
+            else {
                 throw OAuthError(.invalidConfiguration, "has an invalid \(key)")
             }
             guard EndpointSecurity.allows(url) else {
-                throw OAuthError(.invalidConfiguration, "names \(key) \(TokenSyntax.bounded(url.redacted, to: 120)), which is not https: OAuth endpoints must use https (plain http is allowed on loopback addresses only)")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "names \(key) \(TokenSyntax.bounded(url.redacted, to: 120)), which is not https: OAuth endpoints must use https (plain http is allowed on loopback addresses only)"
+                )
             }
             return url
         }
@@ -111,7 +133,8 @@ extension ServiceConfiguration {
             tokenEndpoint: tokenEndpoint,
             deviceAuthorizationEndpoint: try endpoint("device_authorization_endpoint"),
             revocationEndpoint: try endpoint("revocation_endpoint"),
-            userinfoEndpoint: try endpoint("userinfo_endpoint"))
+            userinfoEndpoint: try endpoint("userinfo_endpoint")
+        )
     }
 
     /// Issuer identifiers compare exactly, except that one trailing slash is not a difference.

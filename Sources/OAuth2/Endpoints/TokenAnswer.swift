@@ -29,8 +29,13 @@ enum TokenAnswer {
     /// - Returns: The checked answer (or what is wrong with it) and when it arrived.
     /// - Throws: ``OAuthError`` as described on the type; ``OAuthError/Kind/invalidConfiguration``
     ///   for an endpoint that is not https off loopback, or that redirects.
-    static func exchange(at url: URL, parameters: [(String, String)], client: OAuthClient?, extraSecrets: [String] = [],
-                         transport: any OAuthTransport) async throws(OAuthError) -> (answer: Result<TokenResponse, InvalidTokenResponse>, receivedAt: Date) {
+    static func exchange(
+        at url: URL,
+        parameters: [(String, String)],
+        client: OAuthClient?,
+        extraSecrets: [String] = [],
+        transport: any OAuthTransport
+    ) async throws(OAuthError) -> (answer: Result<TokenResponse, InvalidTokenResponse>, receivedAt: Date) {
         let request = OAuthHTTP.formRequest(to: url, parameters: parameters, client: client)
         let response = try await OAuthHTTP.send(request, transport: transport, purpose: "token")
         let receivedAt = Date()
@@ -40,14 +45,20 @@ enum TokenAnswer {
     }
 
     /// Classifies `response` from the token endpoint at `endpoint`.
-    static func classify(_ response: OAuthHTTPResponse, from endpoint: URL, hiding secrets: [String]) throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
+    static func classify(
+        _ response: OAuthHTTPResponse,
+        from endpoint: URL,
+        hiding secrets: [String]
+    ) throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
         let server = "the token endpoint \(endpoint.redacted)"
         switch response.statusCode {
         case 200..<300:
             do throws(InvalidTokenResponse) {
                 return .success(try TokenResponse(json: response.body))
             } catch {
-                if let refusal = OAuthErrorResponse(json: response.body) { throw self.error(for: refusal, from: server, hiding: secrets) }
+                if let refusal = OAuthErrorResponse(json: response.body) {
+                    throw self.error(for: refusal, from: server, hiding: secrets)
+                }
                 return .failure(error)
             }
         case 408, 429, 500...:
@@ -63,16 +74,27 @@ enum TokenAnswer {
     /// The error for an unusable 2xx answer from `server`: transient (the grant may well be fine),
     /// naming what was wrong and never a token.
     static func unusable(_ invalid: InvalidTokenResponse, from server: String) -> OAuthError {
-        OAuthError(.transient, "\(server) answered with an unusable token response: \(invalid.reason)", underlying: invalid.withoutSecrets)
+        OAuthError(
+            .transient,
+            "\(server) answered with an unusable token response: \(invalid.reason)",
+            underlying: invalid.withoutSecrets
+        )
     }
 
     /// An OAuth error answer as an error: `temporarily_unavailable` is transient, the rest refuse the grant.
-    private static func error(for refusal: OAuthErrorResponse, from server: String, hiding secrets: [String]) -> OAuthError {
+    private static func error(
+        for refusal: OAuthErrorResponse,
+        from server: String,
+        hiding secrets: [String]
+    ) -> OAuthError {
         let summary = refusal.summary(hiding: secrets, limit: maximumQuotedLength)
         if refusal.code == "temporarily_unavailable" {
             return OAuthError(.transient, "\(server) is temporarily unavailable: \(summary)")
         }
-        return OAuthError(.authorization(code: quoted(refusal.code, hiding: secrets)), "the authorization server refused the grant: \(summary)")
+        return OAuthError(
+            .authorization(code: quoted(refusal.code, hiding: secrets)),
+            "the authorization server refused the grant: \(summary)"
+        )
     }
 
     /// Server-written text made fit to quote: any of `secrets` it contains replaced by

@@ -23,8 +23,15 @@ struct TokenEndpoint: Sendable {
     /// ``requestToken(_:)``, but a 2xx answer that breaks the rules comes back as what was wrong
     /// with it (and any well-formed rotated refresh token it carried) instead of an error.
     /// ``TokenAnswer`` classifies the answer.
-    func exchange(_ parameters: [(String, String)]) async throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
-        try await TokenAnswer.exchange(at: configuration.tokenEndpoint, parameters: parameters, client: client, transport: transport).answer
+    func exchange(
+        _ parameters: [(String, String)]
+    ) async throws(OAuthError) -> Result<TokenResponse, InvalidTokenResponse> {
+        try await TokenAnswer.exchange(
+            at: configuration.tokenEndpoint,
+            parameters: parameters,
+            client: client,
+            transport: transport
+        ).answer
     }
 
     /// The error for an unusable 2xx answer: transient (the grant may well be fine), naming what

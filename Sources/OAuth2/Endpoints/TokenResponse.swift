@@ -52,8 +52,11 @@ package struct TokenResponse: Sendable {
             throw InvalidTokenResponse(reason: "refresh_token is not a string", rotatedRefreshToken: nil)
         }
         if let token = refreshToken, !TokenSyntax.isRefreshToken(token) {
-            throw InvalidTokenResponse(reason: "refresh_token has characters other than printable ASCII, or is longer than \(TokenSyntax.maximumRefreshTokenLength) bytes",
-                                       rotatedRefreshToken: nil)
+            throw InvalidTokenResponse(
+                reason:
+                    "refresh_token has characters other than printable ASCII, or is longer than \(TokenSyntax.maximumRefreshTokenLength) bytes",
+                rotatedRefreshToken: nil
+            )
         }
         self.refreshToken = refreshToken
 
@@ -61,27 +64,37 @@ package struct TokenResponse: Sendable {
             InvalidTokenResponse(reason: reason, rotatedRefreshToken: refreshToken)
         }
         func string(_ key: String) throws(InvalidTokenResponse) -> String? {
-            do throws(JSONFields.Mismatch) { return try fields.string(key) } catch { throw invalid("\(key) is not a string") }
+            do throws(JSONFields.Mismatch) { return try fields.string(key) } catch {
+                throw invalid("\(key) is not a string")
+            }
         }
 
         guard let accessToken = try string("access_token"), !accessToken.isEmpty else {
             throw invalid("it has no access_token")
         }
         guard TokenSyntax.isBearerToken(accessToken) else {
-            throw invalid("access_token is not an RFC 6750 bearer token (letters, digits, -._~+/ and trailing =) of at most \(TokenSyntax.maximumAccessTokenLength) bytes")
+            throw invalid(
+                "access_token is not an RFC 6750 bearer token (letters, digits, -._~+/ and trailing =) of at most \(TokenSyntax.maximumAccessTokenLength) bytes"
+            )
         }
         self.accessToken = accessToken
 
         tokenType = try string("token_type")
         if let tokenType, tokenType.lowercased() != "bearer" {
-            throw invalid("token_type \"\(TokenSyntax.bounded(tokenType, to: 32))\" is not Bearer, the only type this client can send")
+            throw invalid(
+                "token_type \"\(TokenSyntax.bounded(tokenType, to: 32))\" is not Bearer, the only type this client can send"
+            )
         }
 
         let lifetime: Double?
-        do throws(JSONFields.Mismatch) { lifetime = try fields.number("expires_in") } catch { throw invalid("expires_in is not a number") }
+        do throws(JSONFields.Mismatch) { lifetime = try fields.number("expires_in") } catch {
+            throw invalid("expires_in is not a number")
+        }
         if let lifetime {
             guard lifetime >= Self.minimumLifetime else {
-                throw invalid("expires_in is under \(Int(Self.minimumLifetime)) second: the token would be expired on arrival")
+                throw invalid(
+                    "expires_in is under \(Int(Self.minimumLifetime)) second: the token would be expired on arrival"
+                )
             }
             expiresIn = min(lifetime, Self.maximumLifetime)
         } else {
@@ -95,7 +108,9 @@ package struct TokenResponse: Sendable {
 
         if let scope = try string("scope") {
             guard let tokens = TokenSyntax.scopeTokens(scope) else {
-                throw invalid("scope is not a list of RFC 6749 scope tokens (printable ASCII but \" and \\) of at most \(TokenSyntax.maximumScopeLength) bytes")
+                throw invalid(
+                    "scope is not a list of RFC 6749 scope tokens (printable ASCII but \" and \\) of at most \(TokenSyntax.maximumScopeLength) bytes"
+                )
             }
             scopes = tokens
         } else {
@@ -141,7 +156,8 @@ package struct OAuthErrorResponse: Sendable {
     /// Parses an error body; `nil` when it is not JSON or has no well-formed `error` code.
     package init?(json data: Data) {
         guard let fields = JSONFields(parsing: data),
-              let code = try? fields.string("error"), TokenSyntax.isErrorCode(code) else { return nil }
+            let code = try? fields.string("error"), TokenSyntax.isErrorCode(code)
+        else { return nil }
         self.code = code
         fullDescription = (try? fields.string("error_description")).flatMap { $0 }
     }

@@ -26,17 +26,26 @@ public enum TokenRevocation {
         guard let endpoint = configuration.revocationEndpoint else {
             throw OAuthError(.invalidConfiguration, "the authorization server has no revocation endpoint")
         }
-        let request = OAuthHTTP.formRequest(to: endpoint, parameters: [("token", token), ("token_type_hint", hint.rawValue)], client: client)
+        let request = OAuthHTTP.formRequest(
+            to: endpoint,
+            parameters: [("token", token), ("token_type_hint", hint.rawValue)],
+            client: client
+        )
         let response = try await OAuthHTTP.send(request, transport: transport, purpose: "revocation")
         switch response.statusCode {
         case 200..<300:
             return
         case 400..<500 where response.statusCode != 408 && response.statusCode != 429:
             let error = OAuthErrorResponse(json: response.body)
-            throw OAuthError(.authorization(code: error?.code ?? "http_\(response.statusCode)"),
-                             "the revocation endpoint refused: \(error?.summary ?? "HTTP \(response.statusCode)")")
+            throw OAuthError(
+                .authorization(code: error?.code ?? "http_\(response.statusCode)"),
+                "the revocation endpoint refused: \(error?.summary ?? "HTTP \(response.statusCode)")"
+            )
         default:
-            throw OAuthError(.transient, "the revocation endpoint \(endpoint.redacted) answered HTTP \(response.statusCode); try again later")
+            throw OAuthError(
+                .transient,
+                "the revocation endpoint \(endpoint.redacted) answered HTTP \(response.statusCode); try again later"
+            )
         }
     }
 }

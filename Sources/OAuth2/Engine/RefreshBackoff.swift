@@ -21,7 +21,12 @@ public struct RefreshBackoff: Sendable, Hashable {
 
     /// Creates a backoff; out-of-range values are brought into range (`multiplier` at least 1,
     /// `jitter` within 0...1, durations within zero and a day, `maximum` at least `initial`).
-    public init(initial: Duration = .seconds(1), multiplier: Double = 1.6, maximum: Duration = .seconds(60), jitter: Double = 0.2) {
+    public init(
+        initial: Duration = .seconds(1),
+        multiplier: Double = 1.6,
+        maximum: Duration = .seconds(60),
+        jitter: Double = 0.2
+    ) {
         let day = Duration.seconds(86_400)
         self.initial = min(day, max(.zero, initial))
         self.multiplier = multiplier.isFinite ? max(1, multiplier) : 1

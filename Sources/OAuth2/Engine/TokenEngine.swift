@@ -1,5 +1,5 @@
-package import Foundation
 import AuthRPCSystem
+package import Foundation
 
 /// The token engine every token provider of this package runs on: ``AuthSession`` and each
 /// Google credential (GoogleAuth's `GoogleCredentials`). It holds the current access token and
@@ -70,8 +70,12 @@ package final class TokenEngine: Sendable {
     private static let maximumSupersededPasses = 8
 
     /// An engine holding `holding` at first.
-    package init(holding: Holding = .nothing, expiryTolerance: Duration = .seconds(60),
-                 refreshBackoff: RefreshBackoff = .default, backoffScope: BackoffScope) {
+    package init(
+        holding: Holding = .nothing,
+        expiryTolerance: Duration = .seconds(60),
+        refreshBackoff: RefreshBackoff = .default,
+        backoffScope: BackoffScope
+    ) {
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
         self.backoffScope = backoffScope
@@ -95,7 +99,9 @@ package final class TokenEngine: Sendable {
     /// short for the others) and gets the generation it runs for.
     ///
     /// - Throws: the stopping error, the backoff's error, or the fetch's.
-    package func token(fetch: @escaping @Sendable (_ generation: UInt64) async -> Outcome) async throws(OAuthError) -> String {
+    package func token(
+        fetch: @escaping @Sendable (_ generation: UInt64) async -> Outcome
+    ) async throws(OAuthError) -> String {
         for _ in 0..<Self.maximumSupersededPasses {
             let task: Task<Outcome, Never>
             switch nextStep(fetch) {
@@ -199,7 +205,11 @@ package final class TokenEngine: Sendable {
     /// - Returns: Whether the token is now held.
     @discardableResult
     package func accept(_ fetched: FetchedAccessToken, generation: UInt64) -> Bool {
-        let freshUntil = ExpiryMargin.freshUntil(issuedAt: fetched.receivedAt, expiresAt: fetched.expiresAt, tolerance: expiryTolerance)
+        let freshUntil = ExpiryMargin.freshUntil(
+            issuedAt: fetched.receivedAt,
+            expiresAt: fetched.expiresAt,
+            tolerance: expiryTolerance
+        )
         return state.withLock { state in
             guard state.generation == generation else { return false }
             state.holding = .token(fetched.accessToken, freshUntil: freshUntil)

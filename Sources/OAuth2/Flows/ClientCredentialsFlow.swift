@@ -15,7 +15,12 @@ public enum ClientCredentialsFlow {
     ) async throws(OAuthError) -> AuthState {
         let endpoint = TokenEndpoint(configuration: configuration, client: client, transport: transport)
         let response = try await endpoint.clientCredentials(scopes: scopes)
-        var state = AuthState(configuration: configuration, client: client, scopes: scopes, grant: GrantRecord(type: .clientCredentials))
+        var state = AuthState(
+            configuration: configuration,
+            client: client,
+            scopes: scopes,
+            grant: GrantRecord(type: .clientCredentials)
+        )
         state.apply(response, receivedAt: Date())
         return state
     }

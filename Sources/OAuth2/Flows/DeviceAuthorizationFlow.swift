@@ -19,7 +19,12 @@ public struct DeviceAuthorizationFlow: Sendable {
     private let transport: any OAuthTransport
 
     /// Creates a flow.
-    public init(configuration: ServiceConfiguration, client: OAuthClient, scopes: [String], transport: any OAuthTransport = URLSessionOAuthTransport()) {
+    public init(
+        configuration: ServiceConfiguration,
+        client: OAuthClient,
+        scopes: [String],
+        transport: any OAuthTransport = URLSessionOAuthTransport()
+    ) {
         self.configuration = configuration
         self.client = client
         self.scopes = scopes
@@ -78,7 +83,9 @@ public struct DeviceAuthorizationFlow: Sendable {
             guard let deviceCode = try string("device_code"), TokenSyntax.isRefreshToken(deviceCode) else {
                 throw OAuthError(.transient, "it has no device_code of printable ASCII")
             }
-            guard let userCode = try string("user_code"), !userCode.isEmpty, userCode.utf8.count <= Self.maximumUserCodeLength else {
+            guard let userCode = try string("user_code"), !userCode.isEmpty,
+                userCode.utf8.count <= Self.maximumUserCodeLength
+            else {
                 throw OAuthError(.transient, "it has no user_code of at most \(Self.maximumUserCodeLength) bytes")
             }
             func page(_ key: String) throws(OAuthError) -> URL? {
@@ -87,7 +94,10 @@ public struct DeviceAuthorizationFlow: Sendable {
                     throw OAuthError(.transient, "\(key) is not a URL of at most \(Self.maximumURILength) bytes")
                 }
                 guard EndpointSecurity.allows(url) else {
-                    throw OAuthError(.invalidConfiguration, "\(key) \(TokenSyntax.bounded(url.redacted, to: 120)) is not https: the user would sign in over plain http")
+                    throw OAuthError(
+                        .invalidConfiguration,
+                        "\(key) \(TokenSyntax.bounded(url.redacted, to: 120)) is not https: the user would sign in over plain http"
+                    )
                 }
                 return url
             }
@@ -96,8 +106,10 @@ public struct DeviceAuthorizationFlow: Sendable {
                 throw OAuthError(.transient, "it has no verification_uri")
             }
             // A number that is absent or unreadable takes the default; only the bounds matter.
-            let interval = ((try? fields.number("interval")) ?? nil).map { Self.clamp($0, to: Self.intervalBounds) } ?? 5
-            let lifetime = ((try? fields.number("expires_in")) ?? nil).map { Self.clamp($0, to: Self.lifetimeBounds) } ?? 1800
+            let interval =
+                ((try? fields.number("interval")) ?? nil).map { Self.clamp($0, to: Self.intervalBounds) } ?? 5
+            let lifetime =
+                ((try? fields.number("expires_in")) ?? nil).map { Self.clamp($0, to: Self.lifetimeBounds) } ?? 1800
             self.userCode = userCode
             self.verificationURI = verificationURI
             self.verificationURIComplete = try page("verification_uri_complete")
@@ -137,18 +149,30 @@ public struct DeviceAuthorizationFlow: Sendable {
         let request = OAuthHTTP.formRequest(to: endpoint, parameters: parameters, client: client)
         let response = try await OAuthHTTP.send(request, transport: transport, purpose: "device authorization")
         if response.statusCode >= 500 || response.statusCode == 429 {
-            throw OAuthError(.transient, "the device authorization endpoint \(endpoint.redacted) answered HTTP \(response.statusCode)")
+            throw OAuthError(
+                .transient,
+                "the device authorization endpoint \(endpoint.redacted) answered HTTP \(response.statusCode)"
+            )
         }
         guard response.statusCode == 200 else {
             if let error = OAuthErrorResponse(json: response.body) {
-                throw OAuthError(.authorization(code: error.code), "the authorization server refused to start the device flow: \(error.summary)")
+                throw OAuthError(
+                    .authorization(code: error.code),
+                    "the authorization server refused to start the device flow: \(error.summary)"
+                )
             }
-            throw OAuthError(.transient, "the device authorization endpoint \(endpoint.redacted) answered HTTP \(response.statusCode)")
+            throw OAuthError(
+                .transient,
+                "the device authorization endpoint \(endpoint.redacted) answered HTTP \(response.statusCode)"
+            )
         }
         do throws(OAuthError) {
             return try Authorization(parsing: response.body, receivedAt: Date())
         } catch {
-            throw OAuthError(error.kind, "the device authorization endpoint \(endpoint.redacted) answered with an unusable response: \(error.message)")
+            throw OAuthError(
+                error.kind,
+                "the device authorization endpoint \(endpoint.redacted) answered with an unusable response: \(error.message)"
+            )
         }
     }
 
@@ -163,12 +187,18 @@ public struct DeviceAuthorizationFlow: Sendable {
     /// - Throws: ``OAuthError``: an authorization error with code `access_denied` or
     ///   `expired_token` (or another the server sent), `flowFailed` when cancelled, `transient`
     ///   for a token answer that breaks the rules of a token response.
-    public func waitForApproval(of authorization: Authorization, onEvent: @Sendable (Event) -> Void = { _ in }) async throws(OAuthError) -> AuthState {
+    public func waitForApproval(
+        of authorization: Authorization,
+        onEvent: @Sendable (Event) -> Void = { _ in }
+    ) async throws(OAuthError) -> AuthState {
         let endpoint = TokenEndpoint(configuration: configuration, client: client, transport: transport)
         var interval = authorization.interval
         while true {
             if Date() >= authorization.expiresAt {
-                throw OAuthError(.authorization(code: "expired_token"), "the user code \(authorization.userCode) expired before it was approved; start again")
+                throw OAuthError(
+                    .authorization(code: "expired_token"),
+                    "the user code \(authorization.userCode) expired before it was approved; start again"
+                )
             }
             do {
                 try await Task.sleep(for: interval)
@@ -180,7 +210,12 @@ public struct DeviceAuthorizationFlow: Sendable {
                     ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
                     ("device_code", authorization.deviceCode),
                 ])
-                var state = AuthState(configuration: configuration, client: client, scopes: scopes, grant: GrantRecord(type: .deviceCode))
+                var state = AuthState(
+                    configuration: configuration,
+                    client: client,
+                    scopes: scopes,
+                    grant: GrantRecord(type: .deviceCode)
+                )
                 state.apply(response, receivedAt: Date())
                 return state
             } catch {
@@ -193,7 +228,10 @@ public struct DeviceAuthorizationFlow: Sendable {
                 case .authorization(code: "access_denied"):
                     throw OAuthError(.authorization(code: "access_denied"), "the sign-in was denied")
                 case .authorization(code: "expired_token"):
-                    throw OAuthError(.authorization(code: "expired_token"), "the user code \(authorization.userCode) expired before it was approved; start again")
+                    throw OAuthError(
+                        .authorization(code: "expired_token"),
+                        "the user code \(authorization.userCode) expired before it was approved; start again"
+                    )
                 case .transient where error.underlying is InvalidTokenResponse:
                     throw error
                 case .transient:

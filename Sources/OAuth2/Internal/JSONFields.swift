@@ -45,8 +45,9 @@ package enum JSONNumber {
             return isDecimal(text) ? Double(text) : nil
         }
         guard let number = value as? NSNumber,
-              // JSONSerialization hands booleans over as NSNumbers whose type is `char`.
-              String(cString: number.objCType) != "c" else { return nil }
+            // JSONSerialization hands booleans over as NSNumbers whose type is `char`.
+            String(cString: number.objCType) != "c"
+        else { return nil }
         return number.doubleValue
     }
 
@@ -68,7 +69,9 @@ package enum JSONNumber {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() else { return false }
         }
         return index == bytes.count

@@ -41,7 +41,8 @@ package enum TokenSyntax {
     /// ``maximumRefreshTokenLength`` bytes.
     package static func isRefreshToken(_ token: String) -> Bool {
         let bytes = token.utf8
-        return !bytes.isEmpty && bytes.count <= maximumRefreshTokenLength && bytes.allSatisfy { (0x20...0x7E).contains($0) }
+        return !bytes.isEmpty && bytes.count <= maximumRefreshTokenLength
+            && bytes.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// A JWS/JWE compact serialization: base64url parts separated by dots, at most
@@ -50,7 +51,8 @@ package enum TokenSyntax {
         let bytes = token.utf8
         guard bytes.count <= maximumIDTokenLength, bytes.contains(UInt8(ascii: ".")) else { return false }
         return bytes.allSatisfy { byte in
-            byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "=") || isAlphanumeric(byte)
+            byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "=") || isAlphanumeric(byte)
         }
     }
 
@@ -67,7 +69,8 @@ package enum TokenSyntax {
     /// RFC 6749 appendix A.7: `error = 1*NQSCHAR`, at most ``maximumErrorCodeLength`` bytes.
     package static func isErrorCode(_ code: String) -> Bool {
         let bytes = code.utf8
-        return !bytes.isEmpty && bytes.count <= maximumErrorCodeLength && bytes.allSatisfy { $0 == 0x20 || isNQChar($0) }
+        return !bytes.isEmpty && bytes.count <= maximumErrorCodeLength
+            && bytes.allSatisfy { $0 == 0x20 || isNQChar($0) }
     }
 
     /// `text` cut to `limit` characters (with an ellipsis), so an error message quotes a server's
@@ -78,7 +81,9 @@ package enum TokenSyntax {
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
         default: return false
         }
     }

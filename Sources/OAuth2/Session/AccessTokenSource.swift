@@ -30,7 +30,13 @@ public struct FetchedAccessToken: Sendable, CustomStringConvertible {
     public var grantedScopes: [String]?
 
     /// Creates a fetched token.
-    public init(accessToken: String, receivedAt: Date, lifetime: Duration?, tokenType: String? = "Bearer", grantedScopes: [String]? = nil) {
+    public init(
+        accessToken: String,
+        receivedAt: Date,
+        lifetime: Duration?,
+        tokenType: String? = "Bearer",
+        grantedScopes: [String]? = nil
+    ) {
         self.accessToken = accessToken
         self.receivedAt = receivedAt
         self.lifetime = lifetime

@@ -9,9 +9,21 @@ extension AuthSession {
     public func revoke() async throws(OAuthError) {
         let current = state
         if let refreshToken = current.refreshToken {
-            try await TokenRevocation.revoke(refreshToken, hint: .refreshToken, configuration: current.configuration, client: current.client, transport: transport)
+            try await TokenRevocation.revoke(
+                refreshToken,
+                hint: .refreshToken,
+                configuration: current.configuration,
+                client: current.client,
+                transport: transport
+            )
         } else if let accessToken = current.accessToken {
-            try await TokenRevocation.revoke(accessToken, hint: .accessToken, configuration: current.configuration, client: current.client, transport: transport)
+            try await TokenRevocation.revoke(
+                accessToken,
+                hint: .accessToken,
+                configuration: current.configuration,
+                client: current.client,
+                transport: transport
+            )
         }
         var signedOut = state
         signedOut.accessToken = nil

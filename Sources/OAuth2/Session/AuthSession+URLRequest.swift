@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
@@ -16,7 +17,10 @@ extension AuthSession {
     ///   what ``freshAccessToken()`` throws. The request is unchanged when it throws.
     public nonisolated func authorize(_ request: inout URLRequest) async throws(OAuthError) {
         guard let url = request.url, EndpointSecurity.allows(url) else {
-            throw OAuthError(.invalidConfiguration, "refusing to send an access token to \(request.url?.redacted ?? "a request without a URL"): use https")
+            throw OAuthError(
+                .invalidConfiguration,
+                "refusing to send an access token to \(request.url?.redacted ?? "a request without a URL"): use https"
+            )
         }
         let token = try await freshAccessToken()
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")

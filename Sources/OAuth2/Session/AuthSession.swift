@@ -1,8 +1,8 @@
 public import AuthRPC
+import AuthRPCSystem
 import Foundation
 public import Logging
 import Synchronization
-import AuthRPCSystem
 
 /// An OAuth 2.0 session: hands out fresh access tokens, refreshing them when needed, and plugs
 /// into a channel as the call's token provider.
@@ -91,12 +91,26 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         if let store, let stored = try? store.retrieve() {
             isPersisted = stored.grant.id == state.grant.id
         }
-        self.init(state: state, store: store, isPersisted: isPersisted, transport: transport,
-                  expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+        self.init(
+            state: state,
+            store: store,
+            isPersisted: isPersisted,
+            transport: transport,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            logger: logger
+        )
     }
 
-    private init(state: AuthState, store: (any AuthSessionStore)?, isPersisted: Bool, transport: any OAuthTransport,
-                 expiryTolerance: Duration, refreshBackoff: RefreshBackoff, logger: Logger) {
+    private init(
+        state: AuthState,
+        store: (any AuthSessionStore)?,
+        isPersisted: Bool,
+        transport: any OAuthTransport,
+        expiryTolerance: Duration,
+        refreshBackoff: RefreshBackoff,
+        logger: Logger
+    ) {
         self.state = state
         self.store = store
         self.isPersisted = isPersisted
@@ -104,8 +118,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
         self.logger = logger
-        self.engine = TokenEngine(holding: Self.holding(for: state, tolerance: expiryTolerance), expiryTolerance: expiryTolerance,
-                                  refreshBackoff: refreshBackoff, backoffScope: .transientFailures)
+        self.engine = TokenEngine(
+            holding: Self.holding(for: state, tolerance: expiryTolerance),
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            backoffScope: .transientFailures
+        )
     }
 
     /// The session saved in `store`, or `nil` when the store holds none.
@@ -119,8 +137,15 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) throws(OAuthError) -> AuthSession? {
         guard let state = try store.retrieve() else { return nil }
-        return AuthSession(state: state, store: store, isPersisted: true, transport: transport,
-                           expiryTolerance: expiryTolerance, refreshBackoff: refreshBackoff, logger: logger)
+        return AuthSession(
+            state: state,
+            store: store,
+            isPersisted: true,
+            transport: transport,
+            expiryTolerance: expiryTolerance,
+            refreshBackoff: refreshBackoff,
+            logger: logger
+        )
     }
 
     // MARK: - Tokens
@@ -169,7 +194,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             return await refresh(generation: generation, shared: nil)
         }
         do throws(OAuthError) {
-            return try await shared.withExclusiveAccess(timeout: Self.lockTimeout) { () async throws(OAuthError) -> RefreshOutcome in
+            return try await shared.withExclusiveAccess(timeout: Self.lockTimeout) {
+                () async throws(OAuthError) -> RefreshOutcome in
                 await self.refreshHoldingLock(shared, generation: generation)
             }
         } catch {
@@ -187,7 +213,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         case .changed(let stored):
             adopt(stored)
             if let error = stored.authorizationError { return .failure(Self.stopped(by: error)) }
-            if stored.isAccessTokenFresh(tolerance: expiryTolerance), let token = stored.accessToken { return .token(token) }
+            if stored.isAccessTokenFresh(tolerance: expiryTolerance), let token = stored.accessToken {
+                return .token(token)
+            }
         case .unchanged, .unreadable:
             break
         }
@@ -208,7 +236,12 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
                 logger.debug("renewing the client-credentials token", metadata: ["client": "\(state.client.id)"])
                 answer = .success(.success(try await endpoint.clientCredentials(scopes: state.scopes)))
             } else {
-                return .failure(OAuthError(.noRefreshToken, "the access token is \(state.accessToken == nil ? "missing" : "expired, rejected or unusable") and the session has no refresh token; sign in again"))
+                return .failure(
+                    OAuthError(
+                        .noRefreshToken,
+                        "the access token is \(state.accessToken == nil ? "missing" : "expired, rejected or unusable") and the session has no refresh token; sign in again"
+                    )
+                )
             }
         } catch {
             answer = .failure(error)
@@ -217,7 +250,10 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         // After the await: the answer belongs to the grant it was asked for, and only counts if
         // that is still the session's (in this process, and in the store).
         guard engine.isCurrent(generation), state.grant.id == grantID else {
-            logger.debug("dropping a refresh for a session that was replaced meanwhile", metadata: ["client": "\(state.client.id)"])
+            logger.debug(
+                "dropping a refresh for a session that was replaced meanwhile",
+                metadata: ["client": "\(state.client.id)"]
+            )
             return .superseded
         }
         if let shared {
@@ -225,7 +261,10 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             case .removed:
                 return signedOutElsewhere()
             case .changed(let stored) where stored.grant.id != grantID:
-                logger.debug("dropping a refresh: another process saved a new sign-in meanwhile", metadata: ["client": "\(state.client.id)"])
+                logger.debug(
+                    "dropping a refresh: another process saved a new sign-in meanwhile",
+                    metadata: ["client": "\(state.client.id)"]
+                )
                 adopt(stored)
                 return .superseded
             case .changed, .unchanged, .unreadable:
@@ -243,21 +282,33 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             // one even though the rest of the answer is unusable, or the next refresh would fail
             // with invalid_grant and sign the user out (see InvalidTokenResponse).
             if let rotated = invalid.rotatedRefreshToken {
-                logger.warning("kept the rotated refresh token from an unusable token response", metadata: ["client": "\(state.client.id)"])
+                logger.warning(
+                    "kept the rotated refresh token from an unusable token response",
+                    metadata: ["client": "\(state.client.id)"]
+                )
                 state.refreshToken = rotated
                 state.isAccessTokenStale = true
                 stateDidChange(save: true)
             }
             let error = endpoint.unusable(invalid)
-            logger.debug("refreshing failed; will try again later", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+            logger.debug(
+                "refreshing failed; will try again later",
+                metadata: ["client": "\(state.client.id)", "error": "\(error)"]
+            )
             return .failure(error)
         case .failure(let error):
             if case .authorization(let code) = error.kind {
-                logger.warning("the authorization server refused to refresh; sign in again", metadata: ["client": "\(state.client.id)", "error": "\(code)"])
+                logger.warning(
+                    "the authorization server refused to refresh; sign in again",
+                    metadata: ["client": "\(state.client.id)", "error": "\(code)"]
+                )
                 state.authorizationError = AuthorizationErrorRecord(code: code, description: error.message)
                 stateDidChange(save: true)
             } else {
-                logger.debug("refreshing failed; will try again later", metadata: ["client": "\(state.client.id)", "error": "\(error)"])
+                logger.debug(
+                    "refreshing failed; will try again later",
+                    metadata: ["client": "\(state.client.id)", "error": "\(error)"]
+                )
             }
             return .failure(error)
         }
@@ -280,7 +331,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             guard stored.grant.id == state.grant.id else {
                 return isPersisted ? .changed(stored) : .unchanged
             }
-            let same = stored.refreshToken == state.refreshToken && stored.accessToken == state.accessToken
+            let same =
+                stored.refreshToken == state.refreshToken && stored.accessToken == state.accessToken
                 && stored.authorizationError == state.authorizationError
             return same ? .unchanged : .changed(stored)
         } catch {
@@ -303,18 +355,25 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// The store no longer holds the session: someone signed out. Forget the tokens here too
     /// (without saving, which would bring the file back).
     private func signedOutElsewhere() -> RefreshOutcome {
-        logger.debug("the stored session was removed by another process; signing out here too", metadata: ["client": "\(state.client.id)"])
+        logger.debug(
+            "the stored session was removed by another process; signing out here too",
+            metadata: ["client": "\(state.client.id)"]
+        )
         state.accessToken = nil
         state.accessTokenExpiresAt = nil
         state.refreshToken = nil
         state.idToken = nil
         stateDidChange(save: false)
-        return .failure(OAuthError(.noRefreshToken, "the stored session was removed (signed out) while refreshing; sign in again"))
+        return .failure(
+            OAuthError(.noRefreshToken, "the stored session was removed (signed out) while refreshing; sign in again")
+        )
     }
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
-        OAuthError(.authorization(code: error.code),
-                   "the session was stopped by an authorization error (\(error.code)); sign in again")
+        OAuthError(
+            .authorization(code: error.code),
+            "the session was stopped by an authorization error (\(error.code)); sign in again"
+        )
     }
 
     // MARK: - State changes

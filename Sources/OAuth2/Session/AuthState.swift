@@ -74,9 +74,19 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
 
     /// A state holding only a refresh token obtained elsewhere (another tool, a migration): the
     /// first use refreshes it.
-    public init(importingRefreshToken refreshToken: String, configuration: ServiceConfiguration, client: OAuthClient, scopes: [String]) {
-        self.init(configuration: configuration, client: client, scopes: scopes,
-                  grant: GrantRecord(type: .refreshTokenImport), refreshToken: refreshToken)
+    public init(
+        importingRefreshToken refreshToken: String,
+        configuration: ServiceConfiguration,
+        client: OAuthClient,
+        scopes: [String]
+    ) {
+        self.init(
+            configuration: configuration,
+            client: client,
+            scopes: scopes,
+            grant: GrantRecord(type: .refreshTokenImport),
+            refreshToken: refreshToken
+        )
     }
 
     /// The scopes in force: the granted ones when the server said, else the requested ones.
@@ -124,7 +134,10 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
 
     /// What can be shown: the client id, scopes, grant, expiry and which tokens are present.
     public var description: String {
-        var parts = ["client: \(client.id)", "scopes: \(effectiveScopes.joined(separator: " "))", "grant: \(grant.type.rawValue)"]
+        var parts = [
+            "client: \(client.id)", "scopes: \(effectiveScopes.joined(separator: " "))",
+            "grant: \(grant.type.rawValue)",
+        ]
         parts.append("accessToken: \(accessToken == nil ? "none" : "<redacted>")")
         if let accessTokenExpiresAt { parts.append("expires: \(accessTokenExpiresAt)") }
         parts.append("refreshToken: \(refreshToken == nil ? "none" : "<redacted>")")
@@ -224,8 +237,12 @@ extension AuthState {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let version = try container.decode(Int.self, forKey: .version)
         guard (1...Self.currentVersion).contains(version) else {
-            throw DecodingError.dataCorruptedError(forKey: .version, in: container,
-                debugDescription: "version \(version) is not one this library reads (1...\(Self.currentVersion)); it was written by a newer version")
+            throw DecodingError.dataCorruptedError(
+                forKey: .version,
+                in: container,
+                debugDescription:
+                    "version \(version) is not one this library reads (1...\(Self.currentVersion)); it was written by a newer version"
+            )
         }
         configuration = try container.decode(ServiceConfiguration.self, forKey: .configuration)
         client = try container.decode(OAuthClient.self, forKey: .client)
@@ -297,7 +314,8 @@ extension AuthState {
         }
         switch error {
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not JSON, or not a session document" : "\(context.debugDescription)\(path(context))"
+            return context.codingPath.isEmpty
+                ? "not JSON, or not a session document" : "\(context.debugDescription)\(path(context))"
         case .keyNotFound(let key, let context):
             return "missing \(key.stringValue)\(path(context))"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):

@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -55,7 +56,10 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         } else if let home = environment["HOME"], home.hasPrefix("/") {
             configurationDirectory = home + "/.config"
         } else {
-            throw OAuthError(.storage, "cannot place the session file: neither XDG_CONFIG_HOME nor HOME is an absolute path")
+            throw OAuthError(
+                .storage,
+                "cannot place the session file: neither XDG_CONFIG_HOME nor HOME is an absolute path"
+            )
         }
         fileURL = URL(fileURLWithPath: configurationDirectory, isDirectory: true)
             .appendingPathComponent(applicationName, isDirectory: true)
@@ -83,21 +87,28 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     ///   ``OAuthError/Kind/transient`` when another process holds the lock past ``lockTimeout``.
     public func save(_ state: AuthState) throws(OAuthError) {
         try prepareDirectory()
-        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) { () throws(OAuthError) in
+        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) {
+            () throws(OAuthError) in
             try save(state, beforeRename: { _ in })
         }
     }
 
     /// ``save(_:)`` with a hook run after the temporary file at the hook's argument is written
     /// and flushed, just before the rename; tests make it throw to see a save fail at that point.
-    func save(_ state: AuthState, beforeRename: (_ temporaryPath: String) throws(OAuthError) -> Void) throws(OAuthError) {
+    func save(_ state: AuthState, beforeRename: (_ temporaryPath: String) throws(OAuthError) -> Void) throws(OAuthError)
+    {
         let data = try state.encoded()
         try prepareDirectory()
-        let temporaryPath = directoryPath + "/." + fileURL.lastPathComponent + "." + String(UInt64.random(in: .min ... .max), radix: 16) + ".tmp"
+        let temporaryPath =
+            directoryPath + "/." + fileURL.lastPathComponent + "." + String(UInt64.random(in: .min ... .max), radix: 16)
+            + ".tmp"
         // O_EXCL and O_NOFOLLOW: never write through a file or symlink someone else put there.
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw OAuthError(.storage, "could not create a temporary file in \(directoryPath): \(systemErrorDescription(errno))")
+            throw OAuthError(
+                .storage,
+                "could not create a temporary file in \(directoryPath): \(systemErrorDescription(errno))"
+            )
         }
         var isRenamed = false
         defer { if !isRenamed { unlink(temporaryPath) } }
@@ -139,7 +150,8 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     public func remove() throws(OAuthError) {
         var info = stat()
         guard stat(directoryPath, &info) == 0 else { return }
-        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) { () throws(OAuthError) in
+        try FileLock.withLockBlocking(at: lockFilePath, owner: lockOwner, timeout: Self.lockTimeout) {
+            () throws(OAuthError) in
             guard unlink(filePath) == 0 || errno == ENOENT else {
                 throw OAuthError(.storage, "could not remove \(filePath): \(systemErrorDescription(errno))")
             }
@@ -165,7 +177,10 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     private static func validate(_ name: String, as what: String) throws(OAuthError) {
         guard !name.isEmpty else { throw OAuthError(.storage, "the \(what) is empty") }
         guard name.utf8.count <= maximumNameLength else {
-            throw OAuthError(.storage, "the \(what) \"\(name.prefix(16))…\" is longer than \(maximumNameLength) characters")
+            throw OAuthError(
+                .storage,
+                "the \(what) \"\(name.prefix(16))…\" is longer than \(maximumNameLength) characters"
+            )
         }
         guard name.utf8.allSatisfy(isAllowedInName) else {
             throw OAuthError(.storage, "the \(what) \"\(name)\" may only contain letters, digits, '.', '_' and '-'")
@@ -177,8 +192,9 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
 
     private static func isAllowedInName(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
             return true
         default:
             return false
@@ -195,12 +211,18 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         if stat(directoryPath, &info) != 0 {
             let code = errno
             guard code == ENOENT else {
-                throw OAuthError(.storage, "could not examine the directory \(directoryPath): \(systemErrorDescription(code))")
+                throw OAuthError(
+                    .storage,
+                    "could not examine the directory \(directoryPath): \(systemErrorDescription(code))"
+                )
             }
             try Self.makeDirectory(directoryPath)
             isCreated = true
             guard stat(directoryPath, &info) == 0 else {
-                throw OAuthError(.storage, "could not examine the directory \(directoryPath): \(systemErrorDescription(errno))")
+                throw OAuthError(
+                    .storage,
+                    "could not examine the directory \(directoryPath): \(systemErrorDescription(errno))"
+                )
             }
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
@@ -209,7 +231,10 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         // The umask may have taken bits off a new directory, and an old one may be too open.
         if (isCreated || ownsDirectory) && info.st_uid == geteuid() && info.st_mode & 0o777 != 0o700 {
             guard chmod(directoryPath, 0o700) == 0 else {
-                throw OAuthError(.storage, "could not set the mode of \(directoryPath) to 0700: \(systemErrorDescription(errno))")
+                throw OAuthError(
+                    .storage,
+                    "could not set the mode of \(directoryPath) to 0700: \(systemErrorDescription(errno))"
+                )
             }
         }
     }
@@ -287,12 +312,18 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     private func syncDirectory() throws(OAuthError) {
         let descriptor = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw OAuthError(.storage, "the session was written to \(filePath), but its directory could not be opened to flush it: \(systemErrorDescription(errno))")
+            throw OAuthError(
+                .storage,
+                "the session was written to \(filePath), but its directory could not be opened to flush it: \(systemErrorDescription(errno))"
+            )
         }
         defer { close(descriptor) }
         // EINVAL: the file system does not support flushing directories; nothing more can be done.
         guard fsync(descriptor) == 0 || errno == EINVAL else {
-            throw OAuthError(.storage, "the session was written to \(filePath), but its directory could not be flushed: \(systemErrorDescription(errno))")
+            throw OAuthError(
+                .storage,
+                "the session was written to \(filePath), but its directory could not be flushed: \(systemErrorDescription(errno))"
+            )
         }
     }
 }

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// An exclusive `flock` on a lock file, for processes that share a session file.
 ///
@@ -67,7 +68,11 @@ enum FileLock {
             do {
                 try await Task.sleep(for: retryInterval)
             } catch {
-                throw OAuthError(.transient, "cancelled while waiting for the lock on \(path)", underlying: CancellationError())
+                throw OAuthError(
+                    .transient,
+                    "cancelled while waiting for the lock on \(path)",
+                    underlying: CancellationError()
+                )
             }
         }
         let hold = Hold(path: path, owner: owner)

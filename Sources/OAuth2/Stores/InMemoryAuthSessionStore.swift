@@ -87,7 +87,11 @@ public final class InMemoryAuthSessionStore: SharedAuthSessionStore {
         }
         guard acquired else {
             if Task.isCancelled {
-                throw OAuthError(.transient, "cancelled while waiting for the in-memory session store's lock", underlying: CancellationError())
+                throw OAuthError(
+                    .transient,
+                    "cancelled while waiting for the in-memory session store's lock",
+                    underlying: CancellationError()
+                )
             }
             throw OAuthError(.transient, "the in-memory session store's lock was not obtained within \(timeout)")
         }

@@ -81,7 +81,10 @@ struct KeychainGenericPassword: Sendable {
     let account = "OAuth"
 
     private var query: [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account,
+        ]
     }
 
     /// The item's data, or `nil` when there is no item.

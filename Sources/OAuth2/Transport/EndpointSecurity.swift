@@ -24,7 +24,8 @@ package enum EndpointSecurity {
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4, octets[0] == "127" else { return false }
         return octets.allSatisfy { octet in
-            !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCII) && octet.allSatisfy(\.isNumber) && Int(octet).map { $0 <= 255 } == true
+            !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCII) && octet.allSatisfy(\.isNumber)
+                && Int(octet).map { $0 <= 255 } == true
         }
     }
 
@@ -35,7 +36,9 @@ package enum EndpointSecurity {
     ///   query), before anything is sent.
     static func require(_ url: URL, for role: String) throws(OAuthError) {
         guard !allows(url) else { return }
-        throw OAuthError(.invalidConfiguration,
-                         "refusing \(role) \(url.redacted): OAuth endpoints must use https (plain http is allowed on loopback addresses only)")
+        throw OAuthError(
+            .invalidConfiguration,
+            "refusing \(role) \(url.redacted): OAuth endpoints must use https (plain http is allowed on loopback addresses only)"
+        )
     }
 }

@@ -10,25 +10,47 @@ enum OAuthHTTP {
     ///
     /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a URL that may not carry secrets or
     ///   a redirect; ``OAuthError/Kind/transient`` for no answer, a timeout or an oversized body.
-    static func send(_ request: OAuthHTTPRequest, transport: any OAuthTransport, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+    static func send(
+        _ request: OAuthHTTPRequest,
+        transport: any OAuthTransport,
+        purpose: String
+    ) async throws(OAuthError) -> OAuthHTTPResponse {
         try EndpointSecurity.require(request.url, for: "the \(purpose) endpoint")
         let response: OAuthHTTPResponse
         do {
             response = try await transport.send(request)
         } catch is CancellationError {
-            throw OAuthError(.transient, "\(purpose) request to \(request.url.redacted) was cancelled", underlying: CancellationError())
+            throw OAuthError(
+                .transient,
+                "\(purpose) request to \(request.url.redacted) was cancelled",
+                underlying: CancellationError()
+            )
         } catch let error as OAuthTransportError {
-            throw OAuthError(.transient, "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)", underlying: error)
+            throw OAuthError(
+                .transient,
+                "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)",
+                underlying: error
+            )
         } catch {
-            throw OAuthError(.transient, "\(purpose) request to \(request.url.redacted) failed: \(error.localizedDescription)", underlying: SendableDescription(error))
+            throw OAuthError(
+                .transient,
+                "\(purpose) request to \(request.url.redacted) failed: \(error.localizedDescription)",
+                underlying: SendableDescription(error)
+            )
         }
         if (300..<400).contains(response.statusCode) {
-            throw OAuthError(.invalidConfiguration,
-                             "the \(purpose) endpoint \(request.url.redacted) answered with a redirect (HTTP \(response.statusCode)); redirects are not followed, so name the endpoint it moved to")
+            throw OAuthError(
+                .invalidConfiguration,
+                "the \(purpose) endpoint \(request.url.redacted) answered with a redirect (HTTP \(response.statusCode)); redirects are not followed, so name the endpoint it moved to"
+            )
         }
         guard response.body.count <= request.maximumResponseBodySize else {
             let error = OAuthTransportError.responseTooLarge(limit: request.maximumResponseBodySize)
-            throw OAuthError(.transient, "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)", underlying: error)
+            throw OAuthError(
+                .transient,
+                "the \(purpose) endpoint \(request.url.redacted) sent no usable answer: \(error)",
+                underlying: error
+            )
         }
         return response
     }
@@ -49,11 +71,17 @@ enum OAuthHTTP {
                 parameters.append(("client_secret", client.secret ?? ""))
             case .clientSecretBasic:
                 // RFC 6749 section 2.3.1: form-encode id and secret before joining them.
-                let credentials = "\(FormEncoding.percentEncode(client.id)):\(FormEncoding.percentEncode(client.secret ?? ""))"
+                let credentials =
+                    "\(FormEncoding.percentEncode(client.id)):\(FormEncoding.percentEncode(client.secret ?? ""))"
                 headers.append(("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()))
             }
         }
-        return OAuthHTTPRequest(url: url, method: "POST", headers: headers, body: Data(FormEncoding.encode(parameters).utf8))
+        return OAuthHTTPRequest(
+            url: url,
+            method: "POST",
+            headers: headers,
+            body: Data(FormEncoding.encode(parameters).utf8)
+        )
     }
 }
 

@@ -23,8 +23,14 @@ public struct OAuthHTTPRequest: Sendable {
     public static let defaultMaximumResponseBodySize = 256 * 1024
 
     /// Creates a request.
-    public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
-                timeout: Duration = .seconds(30), maximumResponseBodySize: Int = OAuthHTTPRequest.defaultMaximumResponseBodySize) {
+    public init(
+        url: URL,
+        method: String = "GET",
+        headers: [(name: String, value: String)] = [],
+        body: Data? = nil,
+        timeout: Duration = .seconds(30),
+        maximumResponseBodySize: Int = OAuthHTTPRequest.defaultMaximumResponseBodySize
+    ) {
         self.url = url
         self.method = method
         self.headers = headers

@@ -1,9 +1,10 @@
+import AuthRPCSystem
 import Dispatch
 import Foundation
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
-import AuthRPCSystem
 
 /// Sends OAuth requests with `URLSession`, on an ephemeral configuration (no cookies, no cache,
 /// no stored credentials) so nothing of a token exchange is kept on disk by Foundation.
@@ -124,7 +125,8 @@ private final class Exchange: Sendable {
     /// Ends the wait with `outcome`, unless it already ended; cancels the transfer if the
     /// session has not completed it.
     func finish(_ outcome: Result<OAuthHTTPResponse, any Error>) {
-        let (continuation, cancel): (CheckedContinuation<OAuthHTTPResponse, any Error>?, Bool) = state.withLock { state in
+        let (continuation, cancel): (CheckedContinuation<OAuthHTTPResponse, any Error>?, Bool) = state.withLock {
+            state in
             guard !state.isFinished else { return (nil, false) }
             state.isFinished = true
             state.body = Data()
@@ -192,8 +194,12 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
         exchanges.withLock { $0[task.taskIdentifier] }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         guard let exchange = exchange(for: dataTask) else {
             completionHandler(.cancel)
             return
@@ -211,8 +217,13 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     }
 
     /// Never follows a redirect: the 3xx answer becomes the answer.
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)
     }
 

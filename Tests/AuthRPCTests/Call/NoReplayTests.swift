@@ -1,7 +1,7 @@
 import AuthRPC
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Whatever ends the connection, a call whose HEADERS reached the server is never sent again:
 /// the server records exactly one `headers` event for the call's tag.
@@ -15,7 +15,8 @@ import TestSupport
 @Suite("A request the server may have processed is never replayed")
 struct NoReplayTests {
     enum Ending: String, CaseIterable, CustomTestStringConvertible {
-        case closeMidStream, closeAfterRequest, resetAfterRequest, goawayThenClose, connectionError, keepaliveTimeout, tlsRenegotiation
+        case closeMidStream, closeAfterRequest, resetAfterRequest, goawayThenClose, connectionError, keepaliveTimeout,
+            tlsRenegotiation
 
         var testDescription: String { rawValue }
 
@@ -38,11 +39,17 @@ struct NoReplayTests {
         let target = "\(faults.host):\(faults.port(ending.peer.personality))"
         switch ending {
         case .keepaliveTimeout:
-            return try Channel(target: target, transportSecurity: .plaintext,
-                               keepalive: Keepalive(interval: .milliseconds(100), timeout: .milliseconds(300)))
+            return try Channel(
+                target: target,
+                transportSecurity: .plaintext,
+                keepalive: Keepalive(interval: .milliseconds(100), timeout: .milliseconds(300))
+            )
         case .tlsRenegotiation:
             let sandbox = try await Peers.sandbox()
-            return try Channel(target: target, transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))))
+            return try Channel(
+                target: target,
+                transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM)))
+            )
         default:
             return try Channel(target: target, transportSecurity: .plaintext)
         }
@@ -56,7 +63,9 @@ struct NoReplayTests {
         // The deadline only catches a call that waits instead of failing; it is long because the
         // whole suite starts its peers and CLI processes at once on a machine of two cores.
         let options = FaultChannel.tagged(tag, CallOptions(timeout: .seconds(60)))
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, ending.peer.scenario, options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, ending.peer.scenario, options: options)
+        }
         // Each of these ends the connection, so the call fails fast rather than at its deadline.
         #expect(error?.code != .deadlineExceeded, "\(String(describing: error))")
         switch ending {
@@ -71,7 +80,9 @@ struct NoReplayTests {
         default:
             break
         }
-        let events = try await FaultChannel.events(observer, tag: tag) { $0.contains { $0["type"] as? String == "connection_closed" } }
+        let events = try await FaultChannel.events(observer, tag: tag) {
+            $0.contains { $0["type"] as? String == "connection_closed" }
+        }
         let headers = events.filter { $0["type"] as? String == "headers" }
         #expect(headers.count == 1, "\(events)")
     }

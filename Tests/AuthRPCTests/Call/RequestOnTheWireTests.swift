@@ -1,21 +1,31 @@
 import AuthRPC
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("What a call puts on the wire")
 struct RequestOnTheWireTests {
-    @Test("headers in the conformance order: pseudo-headers, grpc-timeout, te, content-type, accept-encoding, user-agent, authorization, metadata")
+    @Test(
+        "headers in the conformance order: pseudo-headers, grpc-timeout, te, content-type, accept-encoding, user-agent, authorization, metadata"
+    )
     func headerOrder() async throws {
         let channel = try await FaultChannel.make()
-        var options = CallOptions(timeout: .seconds(30), credentials: .accessToken("tok-123"), allowsInsecureCredentials: true)
+        var options = CallOptions(
+            timeout: .seconds(30),
+            credentials: .accessToken("tok-123"),
+            allowsInsecureCredentials: true
+        )
         options.initialMetadata.addString("v1", forKey: "x-first")
         options.initialMetadata.addBinary([0xFF, 0xFE], forKey: "x-data-bin")
         options.initialMetadata.addString("v2", forKey: "x-first")
         let echoed = try await FaultChannel.echoRequest(channel, options: options)
         let names = echoed.fields.map(\.name)
-        #expect(names == [":method", ":scheme", ":path", ":authority", "grpc-timeout", "te", "content-type",
-                          "grpc-accept-encoding", "user-agent", "authorization", "x-first", "x-data-bin", "x-first"])
+        #expect(
+            names == [
+                ":method", ":scheme", ":path", ":authority", "grpc-timeout", "te", "content-type",
+                "grpc-accept-encoding", "user-agent", "authorization", "x-first", "x-data-bin", "x-first",
+            ]
+        )
         #expect(echoed.values(":method") == ["POST"])
         #expect(echoed.values(":scheme") == ["http"])
         #expect(echoed.values(":path") == ["/fault.Fault/EchoRequest"])
@@ -65,15 +75,21 @@ struct RequestOnTheWireTests {
     func compressedRequest() async throws {
         let channel = try await FaultChannel.make()
         let message = Array(String(repeating: "squeeze ", count: 200).utf8)
-        let echoed = try await FaultChannel.echoRequest(channel, message: message, options: CallOptions(compression: .gzip))
+        let echoed = try await FaultChannel.echoRequest(
+            channel,
+            message: message,
+            options: CallOptions(compression: .gzip)
+        )
         #expect(echoed.values("grpc-encoding") == ["gzip"])
         #expect(echoed.body.first == 1)
         #expect(Array(echoed.body[5..<7]) == [0x1F, 0x8B])
         #expect(echoed.body.count < message.count)
     }
 
-    @Test("tokens never go out on plaintext without the opt-in: the call fails UNAUTHENTICATED and nothing is sent",
-          arguments: ["static", "provider", "metadata"])
+    @Test(
+        "tokens never go out on plaintext without the opt-in: the call fails UNAUTHENTICATED and nothing is sent",
+        arguments: ["static", "provider", "metadata"]
+    )
     func plaintextRefusal(form: String) async throws {
         let channel = try await FaultChannel.make()
         let tag = FaultChannel.newTag()
@@ -84,7 +100,9 @@ struct RequestOnTheWireTests {
         case "provider": options.authTokenProvider = provider
         default: options.initialMetadata.addString("Bearer secret-token", forKey: "authorization")
         }
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", options: options)
+        }
         #expect(error?.code == .unauthenticated)
         #expect(error?.message.contains("plaintext") == true)
         #expect(error?.description.contains("secret-token") == false)
@@ -99,7 +117,9 @@ struct RequestOnTheWireTests {
         let tag = FaultChannel.newTag()
         var options = FaultChannel.tagged(tag)
         options.initialMetadata.addString("v", forKey: "Bad-Key")
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", options: options)
+        }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains("Bad-Key") == true)
         #expect(!FaultChannel.sawRequest(try await FaultChannel.events(channel, tag: tag)))
@@ -110,7 +130,9 @@ struct RequestOnTheWireTests {
         let channel = try await FaultChannel.make("h2c_small_header_list")
         var options = CallOptions()
         options.initialMetadata.addString(String(repeating: "x", count: 2000), forKey: "x-big")
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", options: options)
+        }
         #expect(error?.code == .resourceExhausted)
         #expect(try await FaultChannel.call(channel, "Echo").message == Array("hello".utf8))
     }

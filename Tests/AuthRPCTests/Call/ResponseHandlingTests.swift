@@ -1,7 +1,7 @@
 import AuthRPC
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("How responses become results (fault server)")
 struct ResponseHandlingTests {
@@ -15,16 +15,21 @@ struct ResponseHandlingTests {
         #expect(error?.trailers.firstString(forKey: "www-authenticate") == "Bearer error=\"invalid_token\"")
     }
 
-    @Test("without grpc-status the HTTP status is mapped, and the message says what came back", arguments: [
-        (400, StatusCode.internalError), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
-        (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (431, .internalError),
-        (500, .unknown), (200, .unknown),
-    ])
+    @Test(
+        "without grpc-status the HTTP status is mapped, and the message says what came back",
+        arguments: [
+            (400, StatusCode.internalError), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
+            (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (431, .internalError),
+            (500, .unknown), (200, .unknown),
+        ]
+    )
     func httpStatus(status: Int, code: StatusCode) async throws {
         let channel = try await FaultChannel.make()
         var options = CallOptions()
         options.initialMetadata.addString("\(status)", forKey: "x-fault-code")
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "HTTPStatus", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "HTTPStatus", options: options)
+        }
         #expect(error?.code == code)
         #expect(error?.message.contains("\(status)") == true)
         #expect(error?.message.contains("text/plain") == true)
@@ -53,7 +58,10 @@ struct ResponseHandlingTests {
         #expect(response.message == (0..<300).map { UInt8($0 % 256) })
     }
 
-    @Test("compressed flag without grpc-encoding, or with an unknown encoding, is INTERNAL", arguments: ["CompressedNoEncoding", "UnsupportedEncoding"])
+    @Test(
+        "compressed flag without grpc-encoding, or with an unknown encoding, is INTERNAL",
+        arguments: ["CompressedNoEncoding", "UnsupportedEncoding"]
+    )
     func badCompression(scenario: String) async throws {
         let channel = try await FaultChannel.make()
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, scenario) }
@@ -69,7 +77,10 @@ struct ResponseHandlingTests {
         #expect(response.message == message)
     }
 
-    @Test("zero or two messages with OK status break unary cardinality: UNIMPLEMENTED", arguments: ["ZeroMessages", "TwoMessages"])
+    @Test(
+        "zero or two messages with OK status break unary cardinality: UNIMPLEMENTED",
+        arguments: ["ZeroMessages", "TwoMessages"]
+    )
     func cardinality(scenario: String) async throws {
         let channel = try await FaultChannel.make()
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, scenario) }
@@ -82,7 +93,9 @@ struct ResponseHandlingTests {
         let tag = FaultChannel.newTag()
         var options = FaultChannel.tagged(tag, CallOptions(maxResponseMessageBytes: 1 << 20))
         options.initialMetadata.addString("\(8 << 20)", forKey: "x-fault-size")
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Oversized", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Oversized", options: options)
+        }
         #expect(error?.code == .resourceExhausted)
         let events = try await FaultChannel.events(channel, tag: tag) { FaultChannel.hasReset($0) }
         #expect(FaultChannel.hasReset(events), "\(events)")
@@ -92,22 +105,35 @@ struct ResponseHandlingTests {
     func largeUnderLimit() async throws {
         let channel = try await FaultChannel.make()
         let message = [UInt8](repeating: 7, count: 6 << 20)
-        let response = try await FaultChannel.call(channel, "Echo", message: message, options: CallOptions(maxResponseMessageBytes: 8 << 20))
+        let response = try await FaultChannel.call(
+            channel,
+            "Echo",
+            message: message,
+            options: CallOptions(maxResponseMessageBytes: 8 << 20)
+        )
         #expect(response.message.count == message.count)
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo", message: message) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", message: message)
+        }
         #expect(error?.code == .resourceExhausted, "the default limit is 4 MiB")
     }
 
-    @Test("RST_STREAM from the server maps per the conformance table", arguments: [
-        (0, StatusCode.internalError), (1, .internalError), (2, .internalError), (3, .internalError), (4, .internalError),
-        (6, .internalError), (7, .unavailable), (8, .cancelled), (9, .internalError), (10, .internalError),
-        (11, .resourceExhausted), (12, .permissionDenied),
-    ])
+    @Test(
+        "RST_STREAM from the server maps per the conformance table",
+        arguments: [
+            (0, StatusCode.internalError), (1, .internalError), (2, .internalError), (3, .internalError),
+            (4, .internalError),
+            (6, .internalError), (7, .unavailable), (8, .cancelled), (9, .internalError), (10, .internalError),
+            (11, .resourceExhausted), (12, .permissionDenied),
+        ]
+    )
     func serverReset(errorCode: Int, code: StatusCode) async throws {
         let channel = try await FaultChannel.make()
         var options = CallOptions()
         options.initialMetadata.addString("\(errorCode)", forKey: "x-fault-code")
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "RstStream", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "RstStream", options: options)
+        }
         #expect(error?.code == code)
     }
 
@@ -123,7 +149,9 @@ struct ResponseHandlingTests {
         let channel = try await FaultChannel.make()
         let special = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "SpecialMessage") }
         #expect(special?.message == "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n")
-        let malformed = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "MalformedMessage") }
+        let malformed = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "MalformedMessage")
+        }
         #expect(malformed?.message == "bad %zz escape \u{FFFD} and 100%")
     }
 
@@ -149,7 +177,9 @@ struct ResponseHandlingTests {
         #expect(details.message == "bad arg")
     }
 
-    @Test("a response header list over the channel's limit is RESOURCE_EXHAUSTED naming the limit; a raised limit accepts it")
+    @Test(
+        "a response header list over the channel's limit is RESOURCE_EXHAUSTED naming the limit; a raised limit accepts it"
+    )
     func headerListLimit() async throws {
         func flood(_ count: Int) -> CallOptions {
             var options = CallOptions()
@@ -157,21 +187,32 @@ struct ResponseHandlingTests {
             return options
         }
         let channel = try await FaultChannel.make()
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "HeaderFlood", options: flood(20_000)) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "HeaderFlood", options: flood(20_000))
+        }
         #expect(error?.code == .resourceExhausted)
         #expect(error?.message.contains("16384") == true, "\(String(describing: error))")
         #expect((error?.cause as? TransportError)?.kind == .responseTooLarge)
         await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "HeaderFlood", options: flood(10)) }
 
         let faults = try await Peers.faultServer()
-        let raised = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext, maxResponseHeaderListSize: 64 << 10)
+        let raised = try Channel(
+            target: "\(faults.host):\(faults.port("h2c"))",
+            transportSecurity: .plaintext,
+            maxResponseHeaderListSize: 64 << 10
+        )
         let response = try await FaultChannel.call(raised, "HeaderFlood", options: flood(10))
         #expect(response.headers.strings(forKey: "x-flood").count == 10)
     }
 
-    @Test("a header list limit that is not a positive 32-bit size is refused when the channel is made", arguments: [0, -1, Int(UInt32.max) + 1])
+    @Test(
+        "a header list limit that is not a positive 32-bit size is refused when the channel is made",
+        arguments: [0, -1, Int(UInt32.max) + 1]
+    )
     func badHeaderListLimit(limit: Int) {
-        let error = #expect(throws: RPCError.self) { try Channel(target: "127.0.0.1:1", transportSecurity: .plaintext, maxResponseHeaderListSize: limit) }
+        let error = #expect(throws: RPCError.self) {
+            try Channel(target: "127.0.0.1:1", transportSecurity: .plaintext, maxResponseHeaderListSize: limit)
+        }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains("maxResponseHeaderListSize") == true)
     }
@@ -200,6 +241,9 @@ struct ResponseHandlingTests {
         let channel = try await FaultChannel.make()
         let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "GoawayNotProcessed") }
         #expect(error?.code == .unavailable)
-        #expect(error?.message.contains("GOAWAY") == true || error?.message.contains("closed") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("GOAWAY") == true || error?.message.contains("closed") == true,
+            "\(String(describing: error))"
+        )
     }
 }

@@ -1,5 +1,6 @@
-@testable import AuthRPC
 import Testing
+
+@testable import AuthRPC
 
 @Suite("Content codings")
 struct ContentCodingTests {
@@ -20,8 +21,12 @@ struct ContentCodingTests {
     @Test("output past the limit stops (decompression bombs), corrupt and truncated input fail")
     func limits() {
         let bomb = ContentCoding.gzip.compress([UInt8](repeating: 0, count: 10 << 20))
-        #expect(throws: ContentCoding.Failure.tooLarge(limit: 1 << 20)) { try ContentCoding.gzip.decompress(bomb[...], limit: 1 << 20) }
-        #expect(throws: ContentCoding.Failure.self) { try ContentCoding.gzip.decompress([1, 2, 3, 4][...], limit: 100) }
+        #expect(throws: ContentCoding.Failure.tooLarge(limit: 1 << 20)) {
+            try ContentCoding.gzip.decompress(bomb[...], limit: 1 << 20)
+        }
+        #expect(throws: ContentCoding.Failure.self) {
+            try ContentCoding.gzip.decompress([1, 2, 3, 4][...], limit: 100)
+        }
         let good = ContentCoding.gzip.compress(Array("hello".utf8))
         #expect(throws: ContentCoding.Failure.self) { try ContentCoding.gzip.decompress(good.dropLast(6), limit: 100) }
     }

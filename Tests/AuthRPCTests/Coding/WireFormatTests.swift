@@ -1,5 +1,6 @@
 import HTTP2Client
 import Testing
+
 @testable import AuthRPC
 
 @Suite("grpc-message percent-decoding")
@@ -7,18 +8,23 @@ struct PercentEncodingTests {
     @Test("the conformance test vector decodes exactly, whitespace kept")
     func specialMessage() {
         let wire = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
-        #expect(PercentEncoding.decodeMessage(wire) == "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n")
+        #expect(
+            PercentEncoding.decodeMessage(wire) == "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n"
+        )
     }
 
-    @Test("malformed escapes are kept as written; invalid UTF-8 becomes U+FFFD; never fails", arguments: [
-        ("100%", "100%"),
-        ("%zz", "%zz"),
-        ("%4", "%4"),
-        ("a%2", "a%2"),
-        ("%41%42", "AB"),
-        ("%E2%98", "\u{FFFD}"),
-        ("plain text", "plain text"),
-    ])
+    @Test(
+        "malformed escapes are kept as written; invalid UTF-8 becomes U+FFFD; never fails",
+        arguments: [
+            ("100%", "100%"),
+            ("%zz", "%zz"),
+            ("%4", "%4"),
+            ("a%2", "a%2"),
+            ("%41%42", "AB"),
+            ("%E2%98", "\u{FFFD}"),
+            ("plain text", "plain text"),
+        ]
+    )
     func malformed(wire: String, expected: String) {
         #expect(PercentEncoding.decodeMessage(wire) == expected)
     }
@@ -26,20 +32,23 @@ struct PercentEncodingTests {
 
 @Suite("grpc-timeout")
 struct GRPCTimeoutTests {
-    @Test("finest unit that fits in eight digits, rounded up", arguments: [
-        (Duration.nanoseconds(1), "1n"),
-        (.nanoseconds(99_999_999), "99999999n"),
-        (.nanoseconds(100_000_000), "100000u"),
-        (.milliseconds(100), "100000u"),
-        (.seconds(1), "1000000u"),
-        (.nanoseconds(100_000_001), "100001u"),
-        (.seconds(100), "100000m"),
-        (.seconds(100_000), "100000S"),
-        (.seconds(100_000_000), "1666667M"),
-        (.seconds(10_000_000_000), "2777778H"),
-        (.zero, "1n"),
-        (.seconds(-5), "1n"),
-    ])
+    @Test(
+        "finest unit that fits in eight digits, rounded up",
+        arguments: [
+            (Duration.nanoseconds(1), "1n"),
+            (.nanoseconds(99_999_999), "99999999n"),
+            (.nanoseconds(100_000_000), "100000u"),
+            (.milliseconds(100), "100000u"),
+            (.seconds(1), "1000000u"),
+            (.nanoseconds(100_000_001), "100001u"),
+            (.seconds(100), "100000m"),
+            (.seconds(100_000), "100000S"),
+            (.seconds(100_000_000), "1666667M"),
+            (.seconds(10_000_000_000), "2777778H"),
+            (.zero, "1n"),
+            (.seconds(-5), "1n"),
+        ]
+    )
     func encoding(duration: Duration, expected: String) {
         #expect(GRPCTimeout.encode(duration) == expected)
     }
@@ -82,19 +91,25 @@ struct FramingTests {
 
 @Suite("Channel targets")
 struct TargetTests {
-    @Test("host:port, [v6]:port and bare hosts parse", arguments: [
-        ("example.com:8443", "example.com", 8443),
-        ("example.com", "example.com", 443),
-        ("127.0.0.1:50051", "127.0.0.1", 50051),
-        ("[::1]:50051", "::1", 50051),
-        ("[::1]", "::1", 443),
-    ])
+    @Test(
+        "host:port, [v6]:port and bare hosts parse",
+        arguments: [
+            ("example.com:8443", "example.com", 8443),
+            ("example.com", "example.com", 443),
+            ("127.0.0.1:50051", "127.0.0.1", 50051),
+            ("[::1]:50051", "::1", 50051),
+            ("[::1]", "::1", 443),
+        ]
+    )
     func parses(text: String, host: String, port: Int) throws {
         let target = try HTTP2Target(parsing: text)
         #expect(target.host == host && target.port == port)
     }
 
-    @Test("bad targets are refused with a reason", arguments: ["", ":443", "host:0", "host:70000", "host:port", "::1:443", "[::1", "a b:1", "https://x:1"])
+    @Test(
+        "bad targets are refused with a reason",
+        arguments: ["", ":443", "host:0", "host:70000", "host:port", "::1:443", "[::1", "a b:1", "https://x:1"]
+    )
     func refuses(text: String) {
         #expect(throws: RPCError.self) { try HTTP2Target(parsing: text) }
     }
@@ -111,23 +126,30 @@ struct StatusCodeTests {
         }
     }
 
-    @Test("HTTP status mapping when grpc-status is absent", arguments: [
-        (400, StatusCode.internalError), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
-        (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (431, .internalError),
-        (200, .unknown), (500, .unknown), (302, .unknown),
-    ])
+    @Test(
+        "HTTP status mapping when grpc-status is absent",
+        arguments: [
+            (400, StatusCode.internalError), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
+            (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (431, .internalError),
+            (200, .unknown), (500, .unknown), (302, .unknown),
+        ]
+    )
     func httpMapping(status: Int, code: StatusCode) {
         #expect(ResponseDecoder.httpStatusCode(status) == code)
     }
 
-    @Test("RST_STREAM codes map per the conformance table", arguments: [
-        (HTTP2ErrorCode.noError, StatusCode.internalError), (HTTP2ErrorCode.protocolError, .internalError),
-        (HTTP2ErrorCode.internalError, .internalError), (HTTP2ErrorCode.flowControlError, .internalError),
-        (HTTP2ErrorCode.settingsTimeout, .internalError), (HTTP2ErrorCode.frameSizeError, .internalError),
-        (HTTP2ErrorCode.compressionError, .internalError), (HTTP2ErrorCode.connectError, .internalError),
-        (HTTP2ErrorCode.refusedStream, .unavailable), (HTTP2ErrorCode.cancel, .cancelled),
-        (HTTP2ErrorCode.enhanceYourCalm, .resourceExhausted), (HTTP2ErrorCode.inadequateSecurity, .permissionDenied),
-    ])
+    @Test(
+        "RST_STREAM codes map per the conformance table",
+        arguments: [
+            (HTTP2ErrorCode.noError, StatusCode.internalError), (HTTP2ErrorCode.protocolError, .internalError),
+            (HTTP2ErrorCode.internalError, .internalError), (HTTP2ErrorCode.flowControlError, .internalError),
+            (HTTP2ErrorCode.settingsTimeout, .internalError), (HTTP2ErrorCode.frameSizeError, .internalError),
+            (HTTP2ErrorCode.compressionError, .internalError), (HTTP2ErrorCode.connectError, .internalError),
+            (HTTP2ErrorCode.refusedStream, .unavailable), (HTTP2ErrorCode.cancel, .cancelled),
+            (HTTP2ErrorCode.enhanceYourCalm, .resourceExhausted),
+            (HTTP2ErrorCode.inadequateSecurity, .permissionDenied),
+        ]
+    )
     func resetMapping(errorCode: UInt32, code: StatusCode) {
         #expect(StatusCode(transportFailure: .streamReset(errorCode: errorCode)) == code)
     }
@@ -135,7 +157,13 @@ struct StatusCodeTests {
     @Test("a CANCEL that arrives after the deadline reads as DEADLINE_EXCEEDED")
     func cancelAfterDeadline() {
         let past = ContinuousClock.now - .seconds(1)
-        #expect(RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: past).code == .deadlineExceeded)
-        #expect(RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: .now + .seconds(60)).code == .cancelled)
+        #expect(
+            RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: past).code
+                == .deadlineExceeded
+        )
+        #expect(
+            RPCError(transportFailure: .streamReset(errorCode: HTTP2ErrorCode.cancel), deadline: .now + .seconds(60))
+                .code == .cancelled
+        )
     }
 }

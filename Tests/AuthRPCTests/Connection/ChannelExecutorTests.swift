@@ -1,7 +1,7 @@
 import AuthRPC
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Which thread runs a piece of code: its OS name and its kernel thread id (not reused while the
 /// test runs, unlike a `pthread_t`).
@@ -98,7 +98,9 @@ struct ChannelExecutorTests {
             _ = try await FaultChannel.call(channel, "Echo")
             let before = RunningThread.current
             #expect(before.isConnectionThread, "\(before)")
-            let lost = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "CloseAfterRequest") }
+            let lost = await #expect(throws: RPCError.self) {
+                try await FaultChannel.call(channel, "CloseAfterRequest")
+            }
             #expect(lost?.code == .unavailable)
             // A new connection, so a new thread: jobs moved with it.
             _ = try await FaultChannel.call(channel, "Echo")

@@ -1,14 +1,17 @@
 import AuthRPC
+import AuthRPCSystem
 import Foundation
 import HTTP2Client
-import Testing
 import TestSupport
-import AuthRPCSystem
+import Testing
 
 @Suite("Credentials, deadlines and cancellation (fault server)")
 struct CredentialsAndDeadlineTests {
     private func insecure(_ credentials: CallCredentials, timeout: Duration? = nil, tag: String) -> CallOptions {
-        FaultChannel.tagged(tag, CallOptions(timeout: timeout, credentials: credentials, allowsInsecureCredentials: true))
+        FaultChannel.tagged(
+            tag,
+            CallOptions(timeout: timeout, credentials: credentials, allowsInsecureCredentials: true)
+        )
     }
 
     @Test("a token provider that hangs ends DEADLINE_EXCEEDED at the deadline, and nothing is sent")
@@ -17,7 +20,11 @@ struct CredentialsAndDeadlineTests {
         let tag = FaultChannel.newTag()
         let provider = ScriptedProvider(.hang)
         let error = await #expect(throws: RPCError.self) {
-            try await FaultChannel.call(channel, "Echo", options: insecure(.provider(provider), timeout: .milliseconds(300), tag: tag))
+            try await FaultChannel.call(
+                channel,
+                "Echo",
+                options: insecure(.provider(provider), timeout: .milliseconds(300), tag: tag)
+            )
         }
         #expect(error?.code == .deadlineExceeded)
         #expect(error?.message.contains("access token") == true)
@@ -38,9 +45,13 @@ struct CredentialsAndDeadlineTests {
         #expect(error?.code == .cancelled)
     }
 
-    @Test("a provider that throws fails UNAUTHENTICATED with the cause kept; transient failures are UNAVAILABLE", arguments: [
-        ("permanent", StatusCode.unauthenticated), ("transient", .unavailable), ("plain", .unauthenticated), ("rpc", .permissionDenied),
-    ])
+    @Test(
+        "a provider that throws fails UNAUTHENTICATED with the cause kept; transient failures are UNAVAILABLE",
+        arguments: [
+            ("permanent", StatusCode.unauthenticated), ("transient", .unavailable), ("plain", .unauthenticated),
+            ("rpc", .permissionDenied),
+        ]
+    )
     func throwingProvider(kind: String, code: StatusCode) async throws {
         let channel = try await FaultChannel.make()
         let tag = FaultChannel.newTag()
@@ -52,7 +63,11 @@ struct CredentialsAndDeadlineTests {
         default: failure = CocoaError(.userCancelled)
         }
         let error = await #expect(throws: RPCError.self) {
-            try await FaultChannel.call(channel, "Echo", options: insecure(.provider(ScriptedProvider(.fail(failure))), tag: tag))
+            try await FaultChannel.call(
+                channel,
+                "Echo",
+                options: insecure(.provider(ScriptedProvider(.fail(failure))), tag: tag)
+            )
         }
         #expect(error?.code == code)
         if kind == "permanent" { #expect(error?.cause is RevokedGrant) }
@@ -64,7 +79,11 @@ struct CredentialsAndDeadlineTests {
     func badToken() async throws {
         let channel = try await FaultChannel.make()
         let error = await #expect(throws: RPCError.self) {
-            try await FaultChannel.call(channel, "Echo", options: insecure(.accessToken("evil\r\nx-injected: 1"), tag: FaultChannel.newTag()))
+            try await FaultChannel.call(
+                channel,
+                "Echo",
+                options: insecure(.accessToken("evil\r\nx-injected: 1"), tag: FaultChannel.newTag())
+            )
         }
         #expect(error?.code == .unauthenticated)
         #expect(error?.description.contains("evil") == false)
@@ -87,7 +106,9 @@ struct CredentialsAndDeadlineTests {
         options.authTokenProvider = CallbackAuthTokenProvider { handler in
             DispatchQueue.global().async { handler(nil, nil) }
         }
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", options: options)
+        }
         #expect(error?.code == .unauthenticated)
     }
 
@@ -96,7 +117,15 @@ struct CredentialsAndDeadlineTests {
         let channel = try await FaultChannel.make()
         let silent = CallbackAuthTokenProvider { _ in }
         let error = await #expect(throws: RPCError.self) {
-            try await FaultChannel.call(channel, "Echo", options: CallOptions(timeout: .milliseconds(200), credentials: .provider(silent), allowsInsecureCredentials: true))
+            try await FaultChannel.call(
+                channel,
+                "Echo",
+                options: CallOptions(
+                    timeout: .milliseconds(200),
+                    credentials: .provider(silent),
+                    allowsInsecureCredentials: true
+                )
+            )
         }
         #expect(error?.code == .deadlineExceeded)
     }
@@ -107,7 +136,11 @@ struct CredentialsAndDeadlineTests {
         try await FaultChannel.call(channel, "Echo")  // connected, so the deadline is spent on the exchange
         let tag = FaultChannel.newTag()
         let error = await #expect(throws: RPCError.self) {
-            try await FaultChannel.call(channel, "Hang", options: FaultChannel.tagged(tag, CallOptions(timeout: .milliseconds(300))))
+            try await FaultChannel.call(
+                channel,
+                "Hang",
+                options: FaultChannel.tagged(tag, CallOptions(timeout: .milliseconds(300)))
+            )
         }
         #expect(error?.code == .deadlineExceeded)
         let events = try await FaultChannel.events(channel, tag: tag) { FaultChannel.hasReset($0) }
@@ -133,7 +166,9 @@ struct CredentialsAndDeadlineTests {
         let channel = try await FaultChannel.make()
         let provider = ScriptedProvider(.answer("first"), then: ["second", "third"])
         let options = CallOptions(credentials: .provider(provider), allowsInsecureCredentials: true)
-        let error = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "TrailersOnly", options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "TrailersOnly", options: options)
+        }
         #expect(error?.code == .unauthenticated)
         #expect(provider.tokenCalls == 2, "asked again once after invalidating")
         #expect(provider.invalidated == ["first"])
@@ -142,7 +177,9 @@ struct CredentialsAndDeadlineTests {
         noRetry.retriesUnauthenticatedOnce = false
         let once = ScriptedProvider(.answer("only"))
         noRetry.authTokenProvider = once
-        _ = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "TrailersOnly", options: noRetry) }
+        _ = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "TrailersOnly", options: noRetry)
+        }
         #expect(once.tokenCalls == 1 && once.invalidated.isEmpty)
     }
 }

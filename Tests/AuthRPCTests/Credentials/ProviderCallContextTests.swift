@@ -1,9 +1,9 @@
 import AuthRPC
+import AuthRPCSystem
 import Foundation
 import HTTP2Client
-import Testing
 import TestSupport
-import AuthRPCSystem
+import Testing
 
 /// A token provider may learn which call a token is for (its `:authority` and method) and add
 /// request metadata of its own; providers that know only `token()` work as before.
@@ -43,7 +43,9 @@ struct ProviderCallContextTests {
         CallOptions(credentials: .provider(provider), allowsInsecureCredentials: true)
     }
 
-    @Test("a provider that wants the call gets its :authority (the channel's, or the call's override) and method, and token() is not used")
+    @Test(
+        "a provider that wants the call gets its :authority (the channel's, or the call's override) and method, and token() is not used"
+    )
     func contextReachesTheProvider() async throws {
         let faults = try await Peers.faultServer()
         let channel = try await FaultChannel.make()
@@ -54,8 +56,12 @@ struct ProviderCallContextTests {
         let second = try await FaultChannel.echoRequest(channel, options: overridden)
 
         let method = MethodDescriptor(service: "fault.Fault", method: "EchoRequest")
-        #expect(provider.askedFor == [AuthTokenContext(authority: "\(faults.host):\(faults.port("h2c"))", method: method),
-                                      AuthTokenContext(authority: "api.example.com:8443", method: method)])
+        #expect(
+            provider.askedFor == [
+                AuthTokenContext(authority: "\(faults.host):\(faults.port("h2c"))", method: method),
+                AuthTokenContext(authority: "api.example.com:8443", method: method),
+            ]
+        )
         #expect(provider.tokenCalls == 0)
         #expect(first.values("authorization") == ["Bearer token-for-\(faults.host)-\(faults.port("h2c"))"])
         #expect(second.values("authorization") == ["Bearer token-for-api.example.com-8443"])
@@ -83,7 +89,9 @@ struct ProviderCallContextTests {
     @Test("the provider's metadata goes after the caller's; a key the caller set keeps the caller's value")
     func providerMetadataIsSent() async throws {
         let channel = try await FaultChannel.make()
-        let provider = ContextProvider(metadata: ["x-goog-user-project": "billing-project", "x-shared": "from-provider", "x-trace-bin": .binary([1, 2])])
+        let provider = ContextProvider(metadata: [
+            "x-goog-user-project": "billing-project", "x-shared": "from-provider", "x-trace-bin": .binary([1, 2]),
+        ])
         var callOptions = options(provider)
         callOptions.initialMetadata.addString("from-caller", forKey: "x-shared")
         let echoed = try await FaultChannel.echoRequest(channel, options: callOptions)
@@ -100,7 +108,9 @@ struct ProviderCallContextTests {
     @Test("metadata a provider may not send fails INVALID_ARGUMENT before the token is asked for or anything is sent")
     func invalidProviderMetadata() async throws {
         let channel = try await FaultChannel.make()
-        let cases: [Metadata] = [["x-goog-user-project": "bad\r\nx-injected: 1"], ["Bad Key": "v"], ["grpc-status": "0"], ["te": "x"]]
+        let cases: [Metadata] = [
+            ["x-goog-user-project": "bad\r\nx-injected: 1"], ["Bad Key": "v"], ["grpc-status": "0"], ["te": "x"],
+        ]
         for metadata in cases {
             let provider = ContextProvider(metadata: metadata)
             let tag = FaultChannel.newTag()

@@ -1,14 +1,18 @@
 import AuthRPC
+import AuthRPCSystem
 import Foundation
 import HTTP2Client
 import TestSupport
-import AuthRPCSystem
 
 /// gRPC calls to the fault server's scenarios, with raw bytes as messages.
 enum FaultChannel {
     static func make(_ personality: String = "h2c", options: CallOptions = CallOptions()) async throws -> Channel {
         let faults = try await Peers.faultServer()
-        return try Channel(target: "\(faults.host):\(faults.port(personality))", transportSecurity: .plaintext, defaultCallOptions: options)
+        return try Channel(
+            target: "\(faults.host):\(faults.port(personality))",
+            transportSecurity: .plaintext,
+            defaultCallOptions: options
+        )
     }
 
     static func method(_ scenario: String) -> MethodDescriptor {
@@ -17,8 +21,19 @@ enum FaultChannel {
 
     /// Calls a scenario with `message` as the request bytes; returns the response bytes.
     @discardableResult
-    static func call(_ channel: Channel, _ scenario: String, message: [UInt8] = Array("hello".utf8), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<[UInt8]> {
-        try await channel.unary(method(scenario), request: message, serializer: RawBytesCodec(), deserializer: RawBytesCodec(), options: options)
+    static func call(
+        _ channel: Channel,
+        _ scenario: String,
+        message: [UInt8] = Array("hello".utf8),
+        options: CallOptions? = nil
+    ) async throws(RPCError) -> UnaryResponse<[UInt8]> {
+        try await channel.unary(
+            method(scenario),
+            request: message,
+            serializer: RawBytesCodec(),
+            deserializer: RawBytesCodec(),
+            options: options
+        )
     }
 
     /// The request as the server saw it (the EchoRequest scenario).
@@ -29,7 +44,11 @@ enum FaultChannel {
         func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
     }
 
-    static func echoRequest(_ channel: Channel, message: [UInt8] = Array("hello".utf8), options: CallOptions? = nil) async throws -> Echoed {
+    static func echoRequest(
+        _ channel: Channel,
+        message: [UInt8] = Array("hello".utf8),
+        options: CallOptions? = nil
+    ) async throws -> Echoed {
         let response = try await call(channel, "EchoRequest", message: message, options: options)
         let object = try JSONSerialization.jsonObject(with: Data(response.message)) as? [String: Any] ?? [:]
         let fields = (object["headers"] as? [[String]] ?? []).map { (name: $0[0], value: $0[1]) }
@@ -45,13 +64,19 @@ enum FaultChannel {
     }
 
     /// What the server recorded for `tag`, polling (bounded) until `done` holds.
-    static func events(_ channel: Channel, tag: String, until done: ([[String: Any]]) -> Bool = { _ in true }) async throws -> [[String: Any]] {
+    static func events(
+        _ channel: Channel,
+        tag: String,
+        until done: ([[String: Any]]) -> Bool = { _ in true }
+    ) async throws -> [[String: Any]] {
         var options = CallOptions()
         options.initialMetadata.addString(tag, forKey: "x-fault-query-tag")
         var events: [[String: Any]] = []
         for _ in 0..<50 {
             let response = try await call(channel, "Events", options: options)
-            events = (try JSONSerialization.jsonObject(with: Data(response.message)) as? [String: Any])?["events"] as? [[String: Any]] ?? []
+            events =
+                (try JSONSerialization.jsonObject(with: Data(response.message)) as? [String: Any])?["events"]
+                as? [[String: Any]] ?? []
             if done(events) { return events }
             try await Task.sleep(for: .milliseconds(100))
         }

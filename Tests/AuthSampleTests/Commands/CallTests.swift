@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `auth_sample call` against the sandbox's TLS test service, with a stored session or a token.
 @Suite("auth_sample call", .timeLimit(.minutes(3)))
@@ -32,7 +32,10 @@ struct CallTests {
         let object = try #require(result.jsonObject, "\(result)")
         #expect(object["ok"] as? Bool == true)
         #expect(object["username"] as? String == workspace.sandbox.user)
-        #expect((object["oauth_scope"] as? String)?.split(separator: " ").contains(Substring(workspace.sandbox.scope)) == true)
+        #expect(
+            (object["oauth_scope"] as? String)?.split(separator: " ").contains(Substring(workspace.sandbox.scope))
+                == true
+        )
         #expect(object["credentials"] as? String == "session 'default'")
         #expect(object["token_refreshed"] as? Bool == false)
         let headers = try #require(object["headers"] as? [[String]], "\(result)")
@@ -45,7 +48,9 @@ struct CallTests {
     @Test("--metadata is sent: the server echoes a text header and a -bin trailer")
     func customMetadata() async throws {
         let workspace = try await CLIWorkspace.make()
-        let metadata = ["--metadata", "x-grpc-test-echo-initial=hello", "--metadata", "x-grpc-test-echo-trailing-bin=AAEC"]
+        let metadata = [
+            "--metadata", "x-grpc-test-echo-initial=hello", "--metadata", "x-grpc-test-echo-trailing-bin=AAEC",
+        ]
         let token = ["--token", SandboxFixture.staticToken]
 
         let text = try await workspace.run(["call"] + metadata + workspace.tls + token)
@@ -58,7 +63,10 @@ struct CallTests {
         #expect(json.status == 0, "\(json)")
         let object = try #require(json.jsonObject, "\(json)")
         #expect((object["headers"] as? [[String]])?.contains(["x-grpc-test-echo-initial", "hello"]) == true, "\(json)")
-        #expect((object["trailers"] as? [[String]])?.contains(["x-grpc-test-echo-trailing-bin", "AAEC"]) == true, "\(json)")
+        #expect(
+            (object["trailers"] as? [[String]])?.contains(["x-grpc-test-echo-trailing-bin", "AAEC"]) == true,
+            "\(json)"
+        )
         #expect(object["credentials"] as? String == "--token")
     }
 

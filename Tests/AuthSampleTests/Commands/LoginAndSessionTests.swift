@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-import TestSupport
 
 /// Signing in, looking at the stored session, and signing out, with the real `auth_sample`.
 @Suite("auth_sample login, status and logout", .timeLimit(.minutes(3)))
@@ -17,13 +18,17 @@ struct LoginAndSessionTests {
         let prefix = "To sign in, open \(workspace.sandbox.issuer)/device and enter the code "
         let line = result.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
         let userCode = line.map { String($0.dropFirst(prefix.count)) } ?? ""
-        #expect(userCode.count >= 4 && userCode.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" },
-                "no verification URL and user code:\n\(result)")
+        #expect(
+            userCode.count >= 4 && userCode.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" },
+            "no verification URL and user code:\n\(result)"
+        )
         #expect(result.stdout.contains("Signed in as \(workspace.sandbox.user)"), "\(result)")
         #expect(result.stdout.contains(workspace.sessionFile.path), "the message names the session file:\n\(result)")
 
         let file = try FileManager.default.attributesOfItem(atPath: workspace.sessionFile.path)
-        let directory = try FileManager.default.attributesOfItem(atPath: workspace.sessionFile.deletingLastPathComponent().path)
+        let directory = try FileManager.default.attributesOfItem(
+            atPath: workspace.sessionFile.deletingLastPathComponent().path
+        )
         #expect((file[.posixPermissions] as? Int) == 0o600)
         #expect((directory[.posixPermissions] as? Int) == 0o700)
         let stored = try workspace.session()
@@ -76,8 +81,10 @@ struct LoginAndSessionTests {
         try await workspace.login()
         let file = workspace.sessionFile.path
         let directory = workspace.sessionFile.deletingLastPathComponent().path
-        let fileWarning = "auth_sample: warning: the session file \(file) is open to others (mode 0644) and the session holds tokens; run: chmod 600 \(file)"
-        let directoryWarning = "auth_sample: warning: the session directory \(directory) is open to others (mode 0750) and the session holds tokens; run: chmod 700 \(directory)"
+        let fileWarning =
+            "auth_sample: warning: the session file \(file) is open to others (mode 0644) and the session holds tokens; run: chmod 600 \(file)"
+        let directoryWarning =
+            "auth_sample: warning: the session directory \(directory) is open to others (mode 0750) and the session holds tokens; run: chmod 700 \(directory)"
 
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         let status = try await workspace.run(["status"])
@@ -101,7 +108,10 @@ struct LoginAndSessionTests {
         #expect(quiet.stderr.isEmpty, "a private session warns:\n\(quiet)")
     }
 
-    @Test("logout removes a session file it cannot read, saying so (and that it could not revoke it)", arguments: [false, true])
+    @Test(
+        "logout removes a session file it cannot read, saying so (and that it could not revoke it)",
+        arguments: [false, true]
+    )
     func logoutUnreadableSession(revoke: Bool) async throws {
         let workspace = try await CLIWorkspace.make()
         try workspace.writeSessionFile(Data("{\"version\": 1, \"accessToken\": ".utf8))
@@ -109,11 +119,17 @@ struct LoginAndSessionTests {
         let result = try await workspace.run(["logout"] + (revoke ? ["--revoke"] : []))
 
         #expect(result.status == 0, "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: workspace.sessionFile.path), "the unreadable session file is still there")
+        #expect(
+            !FileManager.default.fileExists(atPath: workspace.sessionFile.path),
+            "the unreadable session file is still there"
+        )
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(result)")
         let warning = lines.first ?? ""
-        #expect(warning.hasPrefix("auth_sample: warning: cannot read the stored session: \(workspace.sessionFile.path)"), "\(result)")
+        #expect(
+            warning.hasPrefix("auth_sample: warning: cannot read the stored session: \(workspace.sessionFile.path)"),
+            "\(result)"
+        )
         #expect(warning.hasSuffix("; removing it anyway"), "\(result)")
         #expect(warning.contains("could not be revoked at the issuer") == revoke, "\(result)")
         #expect(result.stdout == "Removed session 'default' (\(workspace.sessionFile.path)).\n", "\(result)")
@@ -129,6 +145,9 @@ struct LoginAndSessionTests {
         #expect(result.stderr.contains("no stored session"), "\(result)")
         #expect(result.stderr.contains("sign in first"), "\(result)")
         #expect(result.stdout.isEmpty, "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: workspace.sessionFile.path), "a failed \(command) created a session file")
+        #expect(
+            !FileManager.default.fileExists(atPath: workspace.sessionFile.path),
+            "a failed \(command) created a session file"
+        )
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// An expired access token in the stored session: refreshed once, rotation persisted, shared
 /// between processes, and a revoked grant reported as "sign in again".
@@ -50,8 +50,10 @@ struct RefreshTests {
             #expect(result.stdout.contains("\"ok\":true"), "\(result)")
         }
         #expect(results.contains { $0.stdout.contains("\"token_refreshed\":true") }, "neither process saw the refresh")
-        #expect(try await workspace.issuer.refreshRequests(of: workspace.clientID) == before + 1,
-                "the issuer counted more than one refresh: the rotated refresh token was spent twice")
+        #expect(
+            try await workspace.issuer.refreshRequests(of: workspace.clientID) == before + 1,
+            "the issuer counted more than one refresh: the rotated refresh token was spent twice"
+        )
         let newRefreshToken = try workspace.storedRefreshToken()
         #expect(newRefreshToken != nil && newRefreshToken != oldRefreshToken)
     }
@@ -75,7 +77,10 @@ struct RefreshTests {
         #expect(status.status == 0, "\(status)")
         #expect(status.stdout.contains("Stopped:"), "\(status)")
         let accessToken = status.stdout.split(separator: "\n").first { $0.hasPrefix("  Access token:") } ?? ""
-        #expect(accessToken == "  Access token:  unusable: the session was stopped (invalid_grant); sign in again", "\(status)")
+        #expect(
+            accessToken == "  Access token:  unusable: the session was stopped (invalid_grant); sign in again",
+            "\(status)"
+        )
         #expect(!status.stdout.contains("the next call refreshes it"), "\(status)")
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `auth_sample call` and `status` with Google credentials (a service-account key, an
 /// authorized_user file, the metadata server, Application Default Credentials), with the real
@@ -31,50 +31,89 @@ struct GoogleCredentialsCLITests {
             let workspace = try await CLIWorkspace.make(sandbox: sandbox)
             let sandbox = workspace.sandbox
             var secrets: [String: String] = [:]
-            let key = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sandbox.process.string("service_account_key")))) as? [String: Any]
+            let key =
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: sandbox.process.string("service_account_key")))
+                ) as? [String: Any]
             let pem = key?["private_key"] as? String ?? ""
             for (index, line) in pem.split(separator: "\n").enumerated() where !line.hasPrefix("-----") {
                 secrets["private key line \(index)"] = String(line)
             }
-            let user = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sandbox.process.string("authorized_user_file")))) as? [String: Any]
+            let user =
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: sandbox.process.string("authorized_user_file")))
+                ) as? [String: Any]
             secrets["the user's refresh token"] = user?["refresh_token"] as? String
             secrets["the user's client secret"] = user?["client_secret"] as? String
-            try FileManager.default.createDirectory(at: workspace.configHome.appendingPathComponent("home"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: workspace.configHome.appendingPathComponent("home"),
+                withIntermediateDirectories: true
+            )
             return Google(workspace: workspace, userClientID: user?["client_id"] as? String ?? "", secrets: secrets)
         }
 
         /// Runs the tool with `environment` on top of a clean one (HOME without gcloud's file).
-        func run(_ arguments: [String], environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
-            let result = try await workspace.run(arguments, extraSecrets: secrets, environment: ["HOME": home].merging(environment) { $1 },
-                                                 sourceLocation: sourceLocation)
-            #expect(!result.stdout.contains("eyJ") && !result.stderr.contains("eyJ"), "something JWT-shaped was printed", sourceLocation: sourceLocation)
+        func run(
+            _ arguments: [String],
+            environment: [String: String] = [:],
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> CLIResult {
+            let result = try await workspace.run(
+                arguments,
+                extraSecrets: secrets,
+                environment: ["HOME": home].merging(environment) { $1 },
+                sourceLocation: sourceLocation
+            )
+            #expect(
+                !result.stdout.contains("eyJ") && !result.stderr.contains("eyJ"),
+                "something JWT-shaped was printed",
+                sourceLocation: sourceLocation
+            )
             var printed: [String] = []
             for account in [email, userClientID, metadataEmail] {
-                for token in try await workspace.issuer.accessTokens(of: account) where result.stdout.contains(token) || result.stderr.contains(token) {
+                for token in try await workspace.issuer.accessTokens(of: account)
+                where result.stdout.contains(token) || result.stderr.contains(token) {
                     printed.append("an access token of \(account)")
                 }
             }
             // The names only: a failure message must not spread the token further.
-            #expect(printed.isEmpty, "auth_sample \(arguments.first ?? "") printed \(printed.joined(separator: ", "))", sourceLocation: sourceLocation)
+            #expect(
+                printed.isEmpty,
+                "auth_sample \(arguments.first ?? "") printed \(printed.joined(separator: ", "))",
+                sourceLocation: sourceLocation
+            )
             return result
         }
     }
 
-    @Test("call --service-account-key: the server sees the service account and the scope; the output names the account and the key file")
+    @Test(
+        "call --service-account-key: the server sees the service account and the scope; the output names the account and the key file"
+    )
     func serviceAccountKey() async throws {
         let google = try await Google.make()
-        let result = try await google.run(["call", "--service-account-key", google.keyPath, "--verbose"] + google.workspace.tls)
+        let result = try await google.run(
+            ["call", "--service-account-key", google.keyPath, "--verbose"] + google.workspace.tls
+        )
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("Used scope: \(Self.scope) on behalf of user \(google.email)"), "\(result)")
-        #expect(result.stdout.contains("Credentials: service_account \(google.email) from --service-account-key \(google.keyPath); JWT bearer grant at \(google.tokenEndpoint)"),
-                "\(result)")
-        #expect(try await google.workspace.issuer.accessTokens(of: google.email).count > 0, "the grant was not used:\n\(result)")
+        #expect(
+            result.stdout.contains(
+                "Credentials: service_account \(google.email) from --service-account-key \(google.keyPath); JWT bearer grant at \(google.tokenEndpoint)"
+            ),
+            "\(result)"
+        )
+        #expect(
+            try await google.workspace.issuer.accessTokens(of: google.email).count > 0,
+            "the grant was not used:\n\(result)"
+        )
     }
 
     @Test("call --service-account-key --self-signed-jwt --json: a self-signed JWT, no scope")
     func selfSignedJWT() async throws {
         let google = try await Google.make()
-        let result = try await google.run(["call", "--json", "--service-account-key", google.keyPath, "--self-signed-jwt"] + google.workspace.tls)
+        let result = try await google.run(
+            ["call", "--json", "--service-account-key", google.keyPath, "--self-signed-jwt"] + google.workspace.tls
+        )
         #expect(result.status == 0, "\(result)")
         let object = try #require(result.jsonObject, "\(result)")
         #expect(object["username"] as? String == google.email)
@@ -82,71 +121,127 @@ struct GoogleCredentialsCLITests {
         #expect((object["credentials"] as? String)?.contains("self-signed JWTs") == true, "\(result)")
     }
 
-    @Test("call --authorized-user: calls as the user through its refresh token and sends its quota project as x-goog-user-project")
+    @Test(
+        "call --authorized-user: calls as the user through its refresh token and sends its quota project as x-goog-user-project"
+    )
     func authorizedUser() async throws {
         let google = try await Google.make()
-        let result = try await google.run(["call", "--json", "--authorized-user", google.userPath, "--user-token-endpoint", google.tokenEndpoint,
-                                           "--metadata", "x-sandbox-echo-headers=1"] + google.workspace.tls)
+        let result = try await google.run(
+            [
+                "call", "--json", "--authorized-user", google.userPath, "--user-token-endpoint", google.tokenEndpoint,
+                "--metadata", "x-sandbox-echo-headers=1",
+            ] + google.workspace.tls
+        )
         #expect(result.status == 0, "\(result)")
         let object = try #require(result.jsonObject, "\(result)")
         #expect(object["username"] as? String == google.sandbox.user)
-        #expect((object["trailers"] as? [[String]])?.contains(["x-sandbox-user-project", google.quotaProject]) == true, "\(result)")
-        #expect(object["credentials"] as? String
+        #expect(
+            (object["trailers"] as? [[String]])?.contains(["x-sandbox-user-project", google.quotaProject]) == true,
+            "\(result)"
+        )
+        #expect(
+            object["credentials"] as? String
                 == "authorized_user \(google.userClientID) from --authorized-user \(google.userPath); refresh-token grant at \(google.tokenEndpoint); quota project \(google.quotaProject)",
-                "\(result)")
+            "\(result)"
+        )
     }
 
-    @Test("call --adc: a key in GOOGLE_APPLICATION_CREDENTIALS calls as the service account, an authorized_user file as the user, the metadata server as the instance")
+    @Test(
+        "call --adc: a key in GOOGLE_APPLICATION_CREDENTIALS calls as the service account, an authorized_user file as the user, the metadata server as the instance"
+    )
     func applicationDefault() async throws {
         let google = try await Google.make()
-        let key = try await google.run(["call", "--adc"] + google.workspace.tls, environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.keyPath])
+        let key = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.keyPath]
+        )
         #expect(key.status == 0, "\(key)")
         #expect(key.stdout.contains("on behalf of user \(google.email)"), "\(key)")
-        #expect(key.stdout.contains("from Application Default Credentials: \(google.keyPath) (GOOGLE_APPLICATION_CREDENTIALS); JWT bearer grant"), "\(key)")
+        #expect(
+            key.stdout.contains(
+                "from Application Default Credentials: \(google.keyPath) (GOOGLE_APPLICATION_CREDENTIALS); JWT bearer grant"
+            ),
+            "\(key)"
+        )
 
-        let user = try await google.run(["call", "--json", "--adc", "--user-token-endpoint", google.tokenEndpoint, "--metadata", "x-sandbox-echo-headers=1"]
-                                        + google.workspace.tls, environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath])
+        let user = try await google.run(
+            [
+                "call", "--json", "--adc", "--user-token-endpoint", google.tokenEndpoint, "--metadata",
+                "x-sandbox-echo-headers=1",
+            ]
+                + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath]
+        )
         #expect(user.status == 0, "\(user)")
         let object = try #require(user.jsonObject, "\(user)")
         #expect(object["username"] as? String == google.sandbox.user)
-        #expect((object["trailers"] as? [[String]])?.contains(["x-sandbox-user-project", google.quotaProject]) == true, "\(user)")
+        #expect(
+            (object["trailers"] as? [[String]])?.contains(["x-sandbox-user-project", google.quotaProject]) == true,
+            "\(user)"
+        )
         #expect((object["credentials"] as? String)?.contains("(GOOGLE_APPLICATION_CREDENTIALS)") == true, "\(user)")
 
-        let instance = try await google.run(["call", "--adc"] + google.workspace.tls, environment: ["GCE_METADATA_HOST": google.metadataHost])
+        let instance = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GCE_METADATA_HOST": google.metadataHost]
+        )
         #expect(instance.status == 0, "\(instance)")
         #expect(instance.stdout.contains("on behalf of user \(google.metadataEmail)"), "\(instance)")
-        #expect(instance.stdout.contains("Credentials: compute_engine default from Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)"),
-                "\(instance)")
+        #expect(
+            instance.stdout.contains(
+                "Credentials: compute_engine default from Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)"
+            ),
+            "\(instance)"
+        )
     }
 
-    @Test("status shows type, principal, source and where ADC found them: a key file, an authorized_user file, the metadata server")
+    @Test(
+        "status shows type, principal, source and where ADC found them: a key file, an authorized_user file, the metadata server"
+    )
     func status() async throws {
         let google = try await Google.make()
         let key = try await google.run(["status", "--service-account-key", google.keyPath])
         #expect(key.status == 0, "\(key)")
-        #expect(key.stdout == """
-            Google credentials
-              Type:          service_account
-              Principal:     \(google.email)
-              Source:        \(google.keyPath)
-              Found in:      --service-account-key \(google.keyPath)
-              Project:       sandbox-project
-              Tokens:        JWT bearer grant at \(google.tokenEndpoint), scopes: \(Self.scope)
+        #expect(
+            key.stdout == """
+                Google credentials
+                  Type:          service_account
+                  Principal:     \(google.email)
+                  Source:        \(google.keyPath)
+                  Found in:      --service-account-key \(google.keyPath)
+                  Project:       sandbox-project
+                  Tokens:        JWT bearer grant at \(google.tokenEndpoint), scopes: \(Self.scope)
 
-            """, "\(key)")
+                """,
+            "\(key)"
+        )
 
-        let adcKey = try await google.run(["status", "--adc"], environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.keyPath])
+        let adcKey = try await google.run(
+            ["status", "--adc"],
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.keyPath]
+        )
         #expect(adcKey.status == 0, "\(adcKey)")
-        #expect(adcKey.stdout.contains("  Found in:      Application Default Credentials: \(google.keyPath) (GOOGLE_APPLICATION_CREDENTIALS)\n"), "\(adcKey)")
+        #expect(
+            adcKey.stdout.contains(
+                "  Found in:      Application Default Credentials: \(google.keyPath) (GOOGLE_APPLICATION_CREDENTIALS)\n"
+            ),
+            "\(adcKey)"
+        )
 
-        let user = try await google.run(["status", "--json", "--adc"], environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath])
+        let user = try await google.run(
+            ["status", "--json", "--adc"],
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath]
+        )
         #expect(user.status == 0, "\(user)")
         let object = try #require(user.jsonObject, "\(user)")
         #expect(object["credential_type"] as? String == "authorized_user")
         #expect(object["principal"] as? String == google.userClientID)
         #expect(object["source"] as? String == google.userPath)
         #expect(object["quota_project_id"] as? String == google.quotaProject)
-        #expect(object["found_in"] as? String == "Application Default Credentials: \(google.userPath) (GOOGLE_APPLICATION_CREDENTIALS)")
+        #expect(
+            object["found_in"] as? String
+                == "Application Default Credentials: \(google.userPath) (GOOGLE_APPLICATION_CREDENTIALS)"
+        )
 
         let gcloud = URL(fileURLWithPath: google.home).appendingPathComponent(".config/gcloud")
         try FileManager.default.createDirectory(at: gcloud, withIntermediateDirectories: true)
@@ -154,17 +249,36 @@ struct GoogleCredentialsCLITests {
         try FileManager.default.copyItem(atPath: google.userPath, toPath: wellKnown)
         let fromGcloud = try await google.run(["status", "--adc"])
         #expect(fromGcloud.status == 0, "\(fromGcloud)")
-        #expect(fromGcloud.stdout.contains("  Found in:      Application Default Credentials: \(wellKnown) (gcloud's application default credentials)\n"),
-                "\(fromGcloud)")
+        #expect(
+            fromGcloud.stdout.contains(
+                "  Found in:      Application Default Credentials: \(wellKnown) (gcloud's application default credentials)\n"
+            ),
+            "\(fromGcloud)"
+        )
 
         try FileManager.default.removeItem(atPath: wellKnown)
-        let instance = try await google.run(["status", "--adc"], environment: ["GCE_METADATA_HOST": google.metadataHost])
+        let instance = try await google.run(
+            ["status", "--adc"],
+            environment: ["GCE_METADATA_HOST": google.metadataHost]
+        )
         #expect(instance.status == 0, "\(instance)")
-        #expect(instance.stdout.contains("  Type:          compute_engine\n  Principal:     \(google.metadataEmail) (as the metadata server says)\n"), "\(instance)")
-        #expect(instance.stdout.contains("  Found in:      Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)\n"), "\(instance)")
+        #expect(
+            instance.stdout.contains(
+                "  Type:          compute_engine\n  Principal:     \(google.metadataEmail) (as the metadata server says)\n"
+            ),
+            "\(instance)"
+        )
+        #expect(
+            instance.stdout.contains(
+                "  Found in:      Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)\n"
+            ),
+            "\(instance)"
+        )
     }
 
-    @Test("status and call --verbose, for every kind of credential, print no private key, assertion, refresh token, client secret or access token")
+    @Test(
+        "status and call --verbose, for every kind of credential, print no private key, assertion, refresh token, client secret or access token"
+    )
     func noSecrets() async throws {
         let google = try await Google.make()
         let tls = google.workspace.tls
@@ -173,7 +287,10 @@ struct GoogleCredentialsCLITests {
             (["--service-account-key", google.keyPath, "--self-signed-jwt"], [:]),
             (["--authorized-user", google.userPath, "--user-token-endpoint", google.tokenEndpoint], [:]),
             (["--adc"], ["GOOGLE_APPLICATION_CREDENTIALS": google.keyPath]),
-            (["--adc", "--user-token-endpoint", google.tokenEndpoint], ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath]),
+            (
+                ["--adc", "--user-token-endpoint", google.tokenEndpoint],
+                ["GOOGLE_APPLICATION_CREDENTIALS": google.userPath]
+            ),
             (["--adc"], ["GCE_METADATA_HOST": google.metadataHost]),
         ]
         for (flags, environment) in runs {
@@ -183,12 +300,18 @@ struct GoogleCredentialsCLITests {
                 #expect(call.status == 0, "\(call)")
                 let status = try await google.run(["status", "--verbose"] + output + flags, environment: environment)
                 #expect(status.status == 0, "\(status)")
-                #expect(!status.stdout.contains("PRIVATE KEY") && !call.stdout.contains("PRIVATE KEY"), "\(status)\n\(call)")
+                #expect(
+                    !status.stdout.contains("PRIVATE KEY") && !call.stdout.contains("PRIVATE KEY"),
+                    "\(status)\n\(call)"
+                )
             }
         }
         // The checks above are only as good as the tokens they look for: the runs did get some.
         for account in [google.email, google.userClientID, google.metadataEmail] {
-            #expect(try await google.workspace.issuer.accessTokens(of: account).count > 0, "no access token of \(account) to look for")
+            #expect(
+                try await google.workspace.issuer.accessTokens(of: account).count > 0,
+                "no access token of \(account) to look for"
+            )
         }
     }
 
@@ -197,21 +320,36 @@ struct GoogleCredentialsCLITests {
         let google = try await Google.make()
         let result = try await google.run(["call", "--adc"] + google.workspace.tls)
         #expect(result.status == 26, "\(result)")
-        #expect(result.stderr.hasPrefix("auth_sample: error: no Google Application Default Credentials found\n"), "\(result)")
+        #expect(
+            result.stderr.hasPrefix("auth_sample: error: no Google Application Default Credentials found\n"),
+            "\(result)"
+        )
         #expect(result.stderr.contains("1. GOOGLE_APPLICATION_CREDENTIALS: not set"), "\(result)")
-        #expect(result.stderr.contains("2. gcloud's well-known file \(google.home)/.config/gcloud/application_default_credentials.json: no such file"), "\(result)")
-        #expect(result.stderr.contains("3. the Compute Engine metadata server: GCE_METADATA_HOST is not set"), "\(result)")
+        #expect(
+            result.stderr.contains(
+                "2. gcloud's well-known file \(google.home)/.config/gcloud/application_default_credentials.json: no such file"
+            ),
+            "\(result)"
+        )
+        #expect(
+            result.stderr.contains("3. the Compute Engine metadata server: GCE_METADATA_HOST is not set"),
+            "\(result)"
+        )
         #expect(!result.stderr.contains("gRPC status:"), "nothing was called:\n\(result)")
     }
 
-    @Test("a key or authorized_user file that is missing, not JSON or of the other type is a usage error (64) naming the option and the file")
+    @Test(
+        "a key or authorized_user file that is missing, not JSON or of the other type is a usage error (64) naming the option and the file"
+    )
     func badFiles() async throws {
         let google = try await Google.make()
         let directory = google.workspace.configHome
         let missing = directory.appendingPathComponent("missing.json").path
         let notJSON = directory.appendingPathComponent("not-json.json")
         try Data("not json".utf8).write(to: notJSON)
-        var key = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath))) as! [String: Any]
+        var key =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath)))
+            as! [String: Any]
         key.removeValue(forKey: "private_key")
         let noKey = directory.appendingPathComponent("no-private-key.json")
         try JSONSerialization.data(withJSONObject: key).write(to: noKey)
@@ -220,8 +358,14 @@ struct GoogleCredentialsCLITests {
             (["--service-account-key", missing], "--service-account-key: cannot read \(missing): no such file"),
             (["--service-account-key", notJSON.path], "--service-account-key: \(notJSON.path) is not a JSON object"),
             (["--service-account-key", noKey.path], "--service-account-key: \(noKey.path) has no private_key"),
-            (["--service-account-key", google.userPath], "--service-account-key: \(google.userPath) has type authorized_user, not service_account"),
-            (["--authorized-user", google.keyPath], "--authorized-user: \(google.keyPath) has type service_account, not authorized_user"),
+            (
+                ["--service-account-key", google.userPath],
+                "--service-account-key: \(google.userPath) has type authorized_user, not service_account"
+            ),
+            (
+                ["--authorized-user", google.keyPath],
+                "--authorized-user: \(google.keyPath) has type service_account, not authorized_user"
+            ),
             (["--service-account-key", google.keyPath, "--scope", "two words"], "scope"),
         ]
         for (flags, message) in cases {
@@ -234,13 +378,17 @@ struct GoogleCredentialsCLITests {
         }
     }
 
-    @Test("a broken file in GOOGLE_APPLICATION_CREDENTIALS exits 26 naming it; a refused key 27 (UNAUTHENTICATED); an unreachable token endpoint 24 (UNAVAILABLE)")
+    @Test(
+        "a broken file in GOOGLE_APPLICATION_CREDENTIALS exits 26 naming it; a refused key 27 (UNAUTHENTICATED); an unreachable token endpoint 24 (UNAVAILABLE)"
+    )
     func failures() async throws {
         let google = try await Google.make()
         let directory = google.workspace.configHome
         let notJSON = directory.appendingPathComponent("not-json.json")
         try Data("not json".utf8).write(to: notJSON)
-        var key = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath))) as! [String: Any]
+        var key =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath)))
+            as! [String: Any]
         key["client_email"] = "nobody@sandbox-project.iam.gserviceaccount.com"
         let unknown = directory.appendingPathComponent("unknown.json")
         try JSONSerialization.data(withJSONObject: key).write(to: unknown)
@@ -249,13 +397,22 @@ struct GoogleCredentialsCLITests {
         let unreachable = directory.appendingPathComponent("unreachable.json")
         try JSONSerialization.data(withJSONObject: key).write(to: unreachable)
 
-        let broken = try await google.run(["call", "--adc"] + google.workspace.tls, environment: ["GOOGLE_APPLICATION_CREDENTIALS": notJSON.path])
+        let broken = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": notJSON.path]
+        )
         #expect(broken.status == 26, "\(broken)")
-        #expect(broken.stderr.hasPrefix("auth_sample: error: cannot use the Application Default Credentials: "), "\(broken)")
+        #expect(
+            broken.stderr.hasPrefix("auth_sample: error: cannot use the Application Default Credentials: "),
+            "\(broken)"
+        )
         #expect(broken.stderr.contains(notJSON.path), "\(broken)")
 
         let cases: [(String, Int32, String, String)] = [
-            (unknown.path, 27, "UNAUTHENTICATED", "the Google credentials service_account nobody@sandbox-project.iam.gserviceaccount.com"),
+            (
+                unknown.path, 27, "UNAUTHENTICATED",
+                "the Google credentials service_account nobody@sandbox-project.iam.gserviceaccount.com"
+            ),
             (unreachable.path, 24, "UNAVAILABLE", "cannot get an access token for service_account \(google.email)"),
         ]
         for (file, status, code, message) in cases {
@@ -269,14 +426,21 @@ struct GoogleCredentialsCLITests {
     @Test("a token endpoint's refusal with escape sequences and a forged line is shown as printable text")
     func hostileRefusal() async throws {
         let google = try await Google.make(sandbox: try await HostilePeers.hostileSandbox())
-        var key = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath))) as! [String: Any]
+        var key =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath)))
+            as! [String: Any]
         key["client_email"] = "nobody@sandbox-project.iam.gserviceaccount.com"
         let unknown = google.workspace.configHome.appendingPathComponent("unknown.json")
         try JSONSerialization.data(withJSONObject: key).write(to: unknown)
         for output in [[], ["--json"]] {
-            let result = try await google.run(["call", "--service-account-key", unknown.path] + output + google.workspace.tls)
+            let result = try await google.run(
+                ["call", "--service-account-key", unknown.path] + output + google.workspace.tls
+            )
             #expect(result.status == 27, "\(result)")
-            #expect((result.stderr + result.stdout).contains(HostileText.forgedLine), "the refusal's text was not shown at all:\n\(result)")
+            #expect(
+                (result.stderr + result.stdout).contains(HostileText.forgedLine),
+                "the refusal's text was not shown at all:\n\(result)"
+            )
             HostileText.expectPrintable(result)
         }
     }
@@ -284,11 +448,16 @@ struct GoogleCredentialsCLITests {
     @Test("Google options that do not go together are usage errors")
     func usage() async throws {
         let google = try await Google.make()
-        for arguments in [["--self-signed-jwt"], ["--scope", "x"], ["--user-token-endpoint", google.tokenEndpoint], ["--adc", "--token", "x"],
-                          ["--adc", "--service-account-key", google.keyPath], ["--authorized-user", google.userPath, "--service-account-key", google.keyPath],
-                          ["--authorized-user", google.userPath, "--anonymous"], ["--authorized-user", google.userPath, "--self-signed-jwt"],
-                          ["--service-account-key", google.keyPath, "--user-token-endpoint", google.tokenEndpoint],
-                          ["--authorized-user", google.userPath, "--user-token-endpoint", "not a url"]] {
+        for arguments in [
+            ["--self-signed-jwt"], ["--scope", "x"], ["--user-token-endpoint", google.tokenEndpoint],
+            ["--adc", "--token", "x"],
+            ["--adc", "--service-account-key", google.keyPath],
+            ["--authorized-user", google.userPath, "--service-account-key", google.keyPath],
+            ["--authorized-user", google.userPath, "--anonymous"],
+            ["--authorized-user", google.userPath, "--self-signed-jwt"],
+            ["--service-account-key", google.keyPath, "--user-token-endpoint", google.tokenEndpoint],
+            ["--authorized-user", google.userPath, "--user-token-endpoint", "not a url"],
+        ] {
             let result = try await google.run(["call"] + arguments + google.workspace.tls)
             #expect(result.status == 64, "\(result)")
         }

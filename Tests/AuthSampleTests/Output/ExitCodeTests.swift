@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// One exit code per failure class, each with a message that says what was wrong.
 @Suite("auth_sample call exit codes", .timeLimit(.minutes(3)))
@@ -21,7 +21,8 @@ struct ExitCodeTests {
             case .refusedPort: return ["--target", "127.0.0.1:\(Ports.closed())", "--token", "x"]
             case .untrustedCertificate: return ["--target", "localhost:\(sandbox.tlsPort)", "--token", "x"]
             case .hostnameMismatch: return workspace.tls + ["--authority", "wrong.example.com", "--token", "x"]
-            case .tokenOverPlaintext: return ["--plaintext", "--target", "127.0.0.1:\(sandbox.plaintextPort)", "--token", "x"]
+            case .tokenOverPlaintext:
+                return ["--plaintext", "--target", "127.0.0.1:\(sandbox.plaintextPort)", "--token", "x"]
             case .metadataWithoutValue: return workspace.tls + ["--metadata", "novalue", "--token", "x"]
             case .metadataWithBadKey: return workspace.tls + ["--metadata", "Bad-Key=1", "--token", "x"]
             case .wrongToken: return workspace.tls + ["--token", Self.wrongTokenValue]
@@ -56,10 +57,15 @@ struct ExitCodeTests {
             case .refusedPort: ["cannot connect to 127.0.0.1:", "connection refused"]
             case .untrustedCertificate: ["certificate is not trusted", "--ca-cert"]
             case .hostnameMismatch: ["not valid for this name", "wrong.example.com"]
-            case .tokenOverPlaintext: ["refusing to send an access token over a plaintext connection", "--allow-insecure-credentials"]
+            case .tokenOverPlaintext:
+                ["refusing to send an access token over a plaintext connection", "--allow-insecure-credentials"]
             case .metadataWithoutValue: ["--metadata 'novalue' is not of the form key=value"]
             case .metadataWithBadKey: ["invalid metadata key 'Bad-Key'", "lowercase"]
-            case .wrongToken: ["the server rejected the credentials", #"www-authenticate: Bearer realm="sandbox", error="invalid_token""#]
+            case .wrongToken:
+                [
+                    "the server rejected the credentials",
+                    #"www-authenticate: Bearer realm="sandbox", error="invalid_token""#,
+                ]
             }
         }
     }
@@ -67,8 +73,10 @@ struct ExitCodeTests {
     @Test("a failing call exits with its class's code and explains itself", arguments: Failure.allCases)
     func failingCall(_ failure: Failure) async throws {
         let workspace = try await CLIWorkspace.make()
-        let result = try await workspace.run(["call"] + failure.arguments(workspace),
-                                             extraSecrets: ["the wrong token": Failure.wrongTokenValue])
+        let result = try await workspace.run(
+            ["call"] + failure.arguments(workspace),
+            extraSecrets: ["the wrong token": Failure.wrongTokenValue]
+        )
 
         #expect(result.status == failure.status, "\(result)")
         #expect(result.stderr.hasPrefix("auth_sample: error: "), "\(result)")
@@ -84,11 +92,16 @@ struct ExitCodeTests {
         #expect(result.stdout.isEmpty, "\(result)")
     }
 
-    @Test("with --json a failed call names its gRPC status as code", arguments: Failure.allCases.filter { $0.code != nil })
+    @Test(
+        "with --json a failed call names its gRPC status as code",
+        arguments: Failure.allCases.filter { $0.code != nil }
+    )
     func failingCallCodeAsJSON(_ failure: Failure) async throws {
         let workspace = try await CLIWorkspace.make()
-        let result = try await workspace.run(["call", "--json"] + failure.arguments(workspace),
-                                             extraSecrets: ["the wrong token": Failure.wrongTokenValue])
+        let result = try await workspace.run(
+            ["call", "--json"] + failure.arguments(workspace),
+            extraSecrets: ["the wrong token": Failure.wrongTokenValue]
+        )
 
         #expect(result.status == failure.status, "\(result)")
         let object = try #require(result.jsonObject, "\(result)")
@@ -103,7 +116,10 @@ struct ExitCodeTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("--token-file and --ca-cert naming far too much (a huge file, /dev/zero) are usage errors", arguments: OversizedFile.allCases)
+    @Test(
+        "--token-file and --ca-cert naming far too much (a huge file, /dev/zero) are usage errors",
+        arguments: OversizedFile.allCases
+    )
     func oversizedFile(_ file: OversizedFile) async throws {
         let workspace = try await CLIWorkspace.make()
         let big = workspace.configHome.appendingPathComponent("big")
@@ -132,14 +148,19 @@ struct ExitCodeTests {
     @Test("with --json a failure is one JSON object on stdout carrying the exit code")
     func failureAsJSON() async throws {
         let workspace = try await CLIWorkspace.make()
-        let result = try await workspace.run(["call", "--json"] + Failure.wrongToken.arguments(workspace),
-                                             extraSecrets: ["the wrong token": Failure.wrongTokenValue])
+        let result = try await workspace.run(
+            ["call", "--json"] + Failure.wrongToken.arguments(workspace),
+            extraSecrets: ["the wrong token": Failure.wrongTokenValue]
+        )
 
         #expect(result.status == 21, "\(result)")
         let object = try #require(result.jsonObject, "\(result)")
         #expect(object["ok"] as? Bool == false)
         #expect(object["exit_code"] as? Int == 21)
-        #expect((object["details"] as? [String])?.contains { $0.contains("www-authenticate: Bearer") } == true, "\(result)")
+        #expect(
+            (object["details"] as? [String])?.contains { $0.contains("www-authenticate: Bearer") } == true,
+            "\(result)"
+        )
     }
 
     @Test("--plaintext with --allow-insecure-credentials sends the token and succeeds")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Text from servers and issuers reaches the terminal only as printable text: escape sequences,
 /// control characters and bidi controls are shown as visible escapes, long values are cut, and
@@ -8,10 +8,17 @@ import TestSupport
 @Suite("auth_sample shows peer text printably", .timeLimit(.minutes(3)))
 struct TerminalInjectionTests {
     /// `call` against the fault server's HostileText scenario, anonymously over h2c.
-    private func hostileCall(_ workspace: CLIWorkspace, failWith code: Int? = nil, json: Bool = false,
-                             _ more: [String] = []) async throws -> CLIResult {
+    private func hostileCall(
+        _ workspace: CLIWorkspace,
+        failWith code: Int? = nil,
+        json: Bool = false,
+        _ more: [String] = []
+    ) async throws -> CLIResult {
         let port = try await HostilePeers.faultServerPort()
-        var arguments = ["call", "--plaintext", "--target", "127.0.0.1:\(port)", "--anonymous", "--metadata", "x-fault-scenario=HostileText"]
+        var arguments = [
+            "call", "--plaintext", "--target", "127.0.0.1:\(port)", "--anonymous", "--metadata",
+            "x-fault-scenario=HostileText",
+        ]
         if let code { arguments += ["--metadata", "x-fault-code=\(code)"] }
         if json { arguments.append("--json") }
         return try await workspace.run(arguments + more)
@@ -25,7 +32,10 @@ struct TerminalInjectionTests {
         #expect(result.status == 0, "\(result)")
         HostileText.expectPrintable(result)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "Used scope: \(HostileText.shownText) on behalf of user \(HostileText.shownText)", "\(result)")
+        #expect(
+            lines.first == "Used scope: \(HostileText.shownText) on behalf of user \(HostileText.shownText)",
+            "\(result)"
+        )
         #expect(lines.dropFirst().first == "Credentials: none", "\(result)")
         let sections = CallTests.sections(lines)
         let headers = sections["Response headers"] ?? []
@@ -58,11 +68,22 @@ struct TerminalInjectionTests {
         #expect(result.stdout.split(separator: "\n").count == 1, "\(result)")
         let object = try #require(result.jsonObject, "not one JSON object:\n\(result)")
         let username = try #require(object["username"] as? String)
-        #expect(username.contains("esc\u{1B}[2J\u{1B}[31mred") && username.contains("\r\n\(HostileText.forgedLine)\n\u{0}"), "\(result)")
-        #expect(username.contains("c1\u{9B}31m\u{85} bidi\u{202E}gnp.exe\u{202C}\u{2066}iso\u{2069} sep\u{2028}\u{2029} tab\tend"), "\(result)")
+        #expect(
+            username.contains("esc\u{1B}[2J\u{1B}[31mred") && username.contains("\r\n\(HostileText.forgedLine)\n\u{0}"),
+            "\(result)"
+        )
+        #expect(
+            username.contains(
+                "c1\u{9B}31m\u{85} bidi\u{202E}gnp.exe\u{202C}\u{2066}iso\u{2069} sep\u{2028}\u{2029} tab\tend"
+            ),
+            "\(result)"
+        )
         #expect(object["oauth_scope"] as? String == username)
         let trailers = try #require(object["trailers"] as? [[String]], "\(result)")
-        #expect(trailers.contains(["x-hostile-long", String(repeating: "L", count: 5000) + "\u{202E}"]), "JSON keeps whole values")
+        #expect(
+            trailers.contains(["x-hostile-long", String(repeating: "L", count: 5000) + "\u{202E}"]),
+            "JSON keeps whole values"
+        )
         #expect(trailers.filter { $0.first == "x-hostile-repeated" }.count == 100, "JSON keeps every entry")
     }
 
@@ -76,17 +97,27 @@ struct TerminalInjectionTests {
         #expect(result.stdout.isEmpty, "\(result)")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.count == 4, "\(result)")
-        #expect(lines.first == "auth_sample: error: the server rejected the credentials: \(HostileText.shownText)", "\(result)")
+        #expect(
+            lines.first == "auth_sample: error: the server rejected the credentials: \(HostileText.shownText)",
+            "\(result)"
+        )
         #expect(lines.dropFirst().first == "gRPC status: UNAUTHENTICATED", "\(result)")
-        #expect(lines.dropFirst(2).first == #"Server challenge: www-authenticate: Bearer realm=""# + HostileText.shownFieldText + #"", error="invalid_token""#,
-                "\(result)")
+        #expect(
+            lines.dropFirst(2).first == #"Server challenge: www-authenticate: Bearer realm=""#
+                + HostileText.shownFieldText + #"", error="invalid_token""#,
+            "\(result)"
+        )
         #expect(lines.last?.hasPrefix("What to do: ") == true, "\(result)")
 
         let json = try await hostileCall(workspace, failWith: 16, json: true)
         #expect(json.status == 21, "\(json)")
         HostileText.expectPrintable(json)
         let object = try #require(json.jsonObject, "\(json)")
-        #expect((object["error"] as? String)?.hasSuffix("\r\n\(HostileText.forgedLine)\n\u{0}\(HostileText.forgedLine)") == true, "\(json)")
+        #expect(
+            (object["error"] as? String)?.hasSuffix("\r\n\(HostileText.forgedLine)\n\u{0}\(HostileText.forgedLine)")
+                == true,
+            "\(json)"
+        )
         #expect((object["details"] as? [String])?.first?.contains("\u{202E}gnp.exe") == true, "\(json)")
     }
 
@@ -100,7 +131,10 @@ struct TerminalInjectionTests {
         let lines = result.stderr.split(separator: "\n").map(String.init)
         let goaway = "server sent GOAWAY (ENHANCE_YOUR_CALM, \(HostileText.shownText))"
         #expect(lines.contains { $0.hasPrefix("auth_sample: error: ") && $0.contains(goaway) }, "\(result)")
-        #expect(lines.contains { $0.contains(" debug auth_sample.channel: ") && $0.contains("reason=\(goaway)") }, "\(result)")
+        #expect(
+            lines.contains { $0.contains(" debug auth_sample.channel: ") && $0.contains("reason=\(goaway)") },
+            "\(result)"
+        )
         #expect(result.stdout.isEmpty, "\(result)")
     }
 
@@ -112,10 +146,22 @@ struct TerminalInjectionTests {
         HostileText.expectPrintable(login)
         let loginLines = login.stdout.split(separator: "\n").map(String.init)
         let codeLine = loginLines.first { $0.hasPrefix("To sign in, open ") } ?? ""
-        #expect(codeLine.contains(" and enter the code ") && codeLine.hasSuffix(HostileText.shownIssuerText), "\(login)")
-        #expect(loginLines.contains { $0.hasPrefix("Signed in as sandbox-user@example.com\(HostileText.shownIssuerText) (verified) with scopes: ") },
-                "\(login)")
-        let known = ["To sign in, open ", "(or open ", "Waiting for you to approve", "  ", "Signed in as ", "Session 'default' saved to "]
+        #expect(
+            codeLine.contains(" and enter the code ") && codeLine.hasSuffix(HostileText.shownIssuerText),
+            "\(login)"
+        )
+        #expect(
+            loginLines.contains {
+                $0.hasPrefix(
+                    "Signed in as sandbox-user@example.com\(HostileText.shownIssuerText) (verified) with scopes: "
+                )
+            },
+            "\(login)"
+        )
+        let known = [
+            "To sign in, open ", "(or open ", "Waiting for you to approve", "  ", "Signed in as ",
+            "Session 'default' saved to ",
+        ]
         for line in loginLines {
             #expect(known.contains { line.hasPrefix($0) }, "unexpected line \(line.debugDescription):\n\(login)")
         }
@@ -123,10 +169,18 @@ struct TerminalInjectionTests {
         let status = try await workspace.run(["status"])
         #expect(status.status == 0, "\(status)")
         HostileText.expectPrintable(status)
-        #expect(status.stdout.contains("  User:          sandbox-user@example.com\(HostileText.shownIssuerText) (verified)\n"), "\(status)")
+        #expect(
+            status.stdout.contains(
+                "  User:          sandbox-user@example.com\(HostileText.shownIssuerText) (verified)\n"
+            ),
+            "\(status)"
+        )
         let statusJSON = try await workspace.run(["status", "--json"])
         HostileText.expectPrintable(statusJSON)
-        #expect((statusJSON.jsonObject?["user_email"] as? String)?.contains("\u{1B}[2J\u{1B}[31m") == true, "\(statusJSON)")
+        #expect(
+            (statusJSON.jsonObject?["user_email"] as? String)?.contains("\u{1B}[2J\u{1B}[31m") == true,
+            "\(statusJSON)"
+        )
 
         try await workspace.issuer.revokeEverything(of: workspace.clientID)
         try workspace.expireStoredAccessToken()
@@ -135,7 +189,10 @@ struct TerminalInjectionTests {
         HostileText.expectPrintable(call)
         let lines = call.stderr.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(call)")
-        #expect(lines.first?.hasSuffix("refused the grant: invalid_grant: \(HostileText.shownIssuerText)") == true, "\(call)")
+        #expect(
+            lines.first?.hasSuffix("refused the grant: invalid_grant: \(HostileText.shownIssuerText)") == true,
+            "\(call)"
+        )
         // The session is stopped now: a new sign-in, refused the same way, for the JSON answer.
         try await workspace.login()
         try await workspace.issuer.revokeEverything(of: workspace.clientID)
@@ -143,7 +200,11 @@ struct TerminalInjectionTests {
         let callJSON = try await workspace.run(["call", "--json"] + workspace.tls)
         #expect(callJSON.status == 23, "\(callJSON)")
         HostileText.expectPrintable(callJSON)
-        #expect((callJSON.jsonObject?["error"] as? String)?.hasSuffix("invalid_grant: \u{1B}[2J\u{1B}[31m\u{1B}]0;title\u{7}\u{9B}31m\u{202E}evil\u{202C}\u{2066}\u{2069}\u{2028}\u{7F}\u{8}\tend\r\n\(HostileText.forgedLine)\n\u{0}") == true,
-                "\(callJSON)")
+        #expect(
+            (callJSON.jsonObject?["error"] as? String)?.hasSuffix(
+                "invalid_grant: \u{1B}[2J\u{1B}[31m\u{1B}]0;title\u{7}\u{9B}31m\u{202E}evil\u{202C}\u{2066}\u{2069}\u{2028}\u{7F}\u{8}\tend\r\n\(HostileText.forgedLine)\n\u{0}"
+            ) == true,
+            "\(callJSON)"
+        )
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -23,9 +24,11 @@ struct CLIResult: Sendable, CustomStringConvertible {
     /// printed). Control characters other than line feeds are shown as `\u{..}`, so output a
     /// test finds unsafe does not act on the terminal of whoever reads the test log.
     var description: String {
-        Self.visible("auth_sample \(arguments.joined(separator: " "))\n  "
-            + (timedOut ? "TIMED OUT, " : "") + (signalled ? "signal \(status)" : "exit \(status)")
-            + "\n--- stdout\n\(stdout)--- stderr\n\(stderr)---")
+        Self.visible(
+            "auth_sample \(arguments.joined(separator: " "))\n  "
+                + (timedOut ? "TIMED OUT, " : "") + (signalled ? "signal \(status)" : "exit \(status)")
+                + "\n--- stdout\n\(stdout)--- stderr\n\(stderr)---"
+        )
     }
 
     private static func visible(_ text: String) -> String {
@@ -53,8 +56,11 @@ enum CLIRunner {
     /// Runs `auth_sample arguments` with exactly `environment`, its stdout and stderr captured
     /// separately (through files, so neither stream can fill a pipe and stall the child). A run
     /// still going after `timeout` is terminated (then killed) and reported as `timedOut`.
-    static func run(_ arguments: [String], environment: [String: String],
-                    timeout: Duration = .seconds(60)) async throws -> CLIResult {
+    static func run(
+        _ arguments: [String],
+        environment: [String: String],
+        timeout: Duration = .seconds(60)
+    ) async throws -> CLIResult {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw PeerError("auth_sample is not built at \(executable.path)")
         }
@@ -111,7 +117,9 @@ enum CLIRunner {
             timedOut: timedOut,
             stdout: String(validating: stdoutBytes, as: UTF8.self) ?? "<stdout not UTF-8>",
             stderr: String(validating: stderrBytes, as: UTF8.self) ?? "<stderr not UTF-8>",
-            stdoutBytes: stdoutBytes, stderrBytes: stderrBytes)
+            stdoutBytes: stdoutBytes,
+            stderrBytes: stderrBytes
+        )
     }
 
     /// The test process's environment minus everything that would change the tool's behaviour
@@ -120,8 +128,10 @@ enum CLIRunner {
     static func environment(configHome: URL) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = configHome.path
-        for name in ["AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY",
-                     "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST", "GOOGLE_CLOUD_QUOTA_PROJECT"] {
+        for name in [
+            "AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY",
+            "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST", "GOOGLE_CLOUD_QUOTA_PROJECT",
+        ] {
             environment.removeValue(forKey: name)
         }
         return environment

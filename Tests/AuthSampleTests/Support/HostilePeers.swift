@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Peers that send text a terminal would act on, each started once per test process: the fault
 /// server (its `HostileText` scenario) and a sandbox whose issuer runs with `--hostile-text`.
@@ -24,7 +24,9 @@ actor HostilePeers {
 
     private func startFaults() async throws -> PeerProcess {
         if let faults { return try await faults.value }
-        let task = Task.detached { try await PeerProcess.launch(script: "Tests/Peers/h2_fault_server.py", name: "faults-cli") }
+        let task = Task.detached {
+            try await PeerProcess.launch(script: "Tests/Peers/h2_fault_server.py", name: "faults-cli")
+        }
         faults = task
         return try await task.value
     }
@@ -32,7 +34,10 @@ actor HostilePeers {
     private func startSandbox() async throws -> SandboxInfo {
         if let sandbox { return try await sandbox.value }
         let task = Task.detached {
-            try await Peers.launchSandbox(["--hostile-text", "--auto-approve-device-after", "1"], name: "sandbox-hostile")
+            try await Peers.launchSandbox(
+                ["--hostile-text", "--auto-approve-device-after", "1"],
+                name: "sandbox-hostile"
+            )
         }
         sandbox = task
         return try await task.value
@@ -44,21 +49,32 @@ enum HostileText {
     /// The forged line the peers try to slip in.
     static let forgedLine = "auth_sample: error: FORGED LINE"
     /// The fault server's field text (C1 controls, bidi controls, separators, a tab), as shown.
-    static let shownFieldText = #"c1\u{9B}31m\u{85} bidi\u{202E}gnp.exe\u{202C}\u{2066}iso\u{2069} sep\u{2028}\u{2029} tab\tend"#
+    static let shownFieldText =
+        #"c1\u{9B}31m\u{85} bidi\u{202E}gnp.exe\u{202C}\u{2066}iso\u{2069} sep\u{2028}\u{2029} tab\tend"#
     /// The fault server's full text (escape sequences, BEL, backspaces, DEL, the field text, CR LF,
     /// NUL and the forged line twice), as shown.
-    static let shownText = #"esc\x1b[2J\x1b[31mred\x1b]0;title\x07 link\x1b]8;;http://evil.example/\x1b\here\x1b]8;;\x1b\ bs\x08\x08 del\x7f "#
+    static let shownText =
+        #"esc\x1b[2J\x1b[31mred\x1b]0;title\x07 link\x1b]8;;http://evil.example/\x1b\here\x1b]8;;\x1b\ bs\x08\x08 del\x7f "#
         + shownFieldText + #"\r\n"# + forgedLine + #"\n\x00"# + forgedLine
     /// The sandbox's text, as shown.
-    static let shownIssuerText = #"\x1b[2J\x1b[31m\x1b]0;title\x07\u{9B}31m\u{202E}evil\u{202C}\u{2066}\u{2069}\u{2028}\x7f\x08\tend\r\n"#
+    static let shownIssuerText =
+        #"\x1b[2J\x1b[31m\x1b]0;title\x07\u{9B}31m\u{202E}evil\u{202C}\u{2066}\u{2069}\u{2028}\x7f\x08\tend\r\n"#
         + forgedLine + #"\n\x00"#
 
     /// Expects `bytes` to be text a terminal shows as it is: UTF-8 whose only control character
     /// is the line feed ending each line, with no C1 control, bidirectional control, or line or
     /// paragraph separator; and no line the peer forged.
-    static func expectPrintable(_ bytes: [UInt8], _ stream: String, of result: CLIResult,
-                                sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(bytes.firstIndex(of: 0x1B) == nil, "\(stream) has an ESC byte:\n\(result)", sourceLocation: sourceLocation)
+    static func expectPrintable(
+        _ bytes: [UInt8],
+        _ stream: String,
+        of result: CLIResult,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            bytes.firstIndex(of: 0x1B) == nil,
+            "\(stream) has an ESC byte:\n\(result)",
+            sourceLocation: sourceLocation
+        )
         guard let text = String(validating: bytes, as: UTF8.self) else {
             Issue.record("\(stream) is not UTF-8:\n\(result)", sourceLocation: sourceLocation)
             return
@@ -67,7 +83,9 @@ enum HostileText {
         let unsafe = text.unicodeScalars.filter { scalar in
             switch scalar.value {
             case 0x0A: false
-            case 0x00..<0x20, 0x7F, 0x80...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+            case 0x00..<0x20, 0x7F, 0x80...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E,
+                0x2066...0x2069:
+                true
             default: false
             }
         }.map { "U+" + String($0.value, radix: 16, uppercase: true) }

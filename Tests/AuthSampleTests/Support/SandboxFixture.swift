@@ -1,10 +1,11 @@
+import AuthRPCSystem
 import Foundation
+import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-import TestSupport
-import AuthRPCSystem
 
 /// The sandbox every CLI test talks to: started once per test process, with a static token and
 /// device codes that approve themselves after a second. It exits when the test process ends.
@@ -19,8 +20,10 @@ actor SandboxFixture {
     private func start() async throws -> SandboxInfo {
         if let launch { return try await launch.value }
         let task = Task.detached {
-            try await Peers.launchSandbox(["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
-                                    name: "sandbox-cli")
+            try await Peers.launchSandbox(
+                ["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
+                name: "sandbox-cli"
+            )
         }
         launch = task
         return try await task.value
@@ -34,13 +37,18 @@ struct Issuer: Sendable {
     /// A public client of one's own (device polling without delay), so counters concern one test.
     func makeClient() async throws -> String {
         let (status, body) = try await post("sandbox/clients", json: ["device_interval": 0])
-        guard status == 200, let id = body["client_id"] as? String else { throw PeerError("sandbox/clients answered \(status)") }
+        guard status == 200, let id = body["client_id"] as? String else {
+            throw PeerError("sandbox/clients answered \(status)")
+        }
         return id
     }
 
     /// The issuer's counters for `clientID` (`refresh_requests`, `token_requests`, ...).
     func counters(of clientID: String) async throws -> [String: Int] {
-        var components = URLComponents(url: url.appendingPathComponent("sandbox/stats"), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(
+            url: url.appendingPathComponent("sandbox/stats"),
+            resolvingAgainstBaseURL: false
+        )!
         components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
         let (data, _) = try await URLSession.shared.data(from: components.url!)
         return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
@@ -49,7 +57,10 @@ struct Issuer: Sendable {
     /// Every access token the issuer gave `clientID` (an OAuth client, a service account's
     /// email, the metadata emulator's account).
     func accessTokens(of clientID: String) async throws -> [String] {
-        var components = URLComponents(url: url.appendingPathComponent("sandbox/access-tokens"), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(
+            url: url.appendingPathComponent("sandbox/access-tokens"),
+            resolvingAgainstBaseURL: false
+        )!
         components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
         let (data, _) = try await URLSession.shared.data(from: components.url!)
         return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["access_tokens"] as? [String]) ?? []
@@ -67,15 +78,20 @@ struct Issuer: Sendable {
 
     /// A refresh straight at the token endpoint: the HTTP status and the JSON answer.
     func refreshDirectly(_ refreshToken: String, clientID: String) async throws -> (status: Int, body: [String: Any]) {
-        try await post("token", form: ["grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": clientID])
+        try await post(
+            "token",
+            form: ["grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": clientID]
+        )
     }
 
     private func post(_ path: String, form: [String: String]) async throws -> (status: Int, body: [String: Any]) {
         var request = URLRequest(url: url.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
-            .joined(separator: "&").utf8)
+        request.httpBody = Data(
+            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+                .joined(separator: "&").utf8
+        )
         return try await send(request)
     }
 
@@ -141,8 +157,12 @@ final class CLIWorkspace: Sendable {
     /// Runs the tool in this workspace, with `environment` added to its own, and checks the output
     /// is clean (no secret, no crash, no timeout).
     @discardableResult
-    func run(_ arguments: [String], extraSecrets: [String: String] = [:], environment: [String: String] = [:],
-             sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
+    func run(
+        _ arguments: [String],
+        extraSecrets: [String: String] = [:],
+        environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> CLIResult {
         rememberSessionSecrets()
         secrets.withLock { $0.merge(extraSecrets) { $1 } }
         let variables = CLIRunner.environment(configHome: configHome).merging(environment) { $1 }
@@ -156,7 +176,11 @@ final class CLIWorkspace: Sendable {
     @discardableResult
     func login(sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
         let result = try await run(loginArguments, sourceLocation: sourceLocation)
-        try #require(result.status == 0 && !result.signalled, "login failed:\n\(result)", sourceLocation: sourceLocation)
+        try #require(
+            result.status == 0 && !result.signalled,
+            "login failed:\n\(result)",
+            sourceLocation: sourceLocation
+        )
         return result
     }
 
@@ -184,8 +208,18 @@ final class CLIWorkspace: Sendable {
     /// Writes `data` as the session file, creating it 0600 in a 0700 directory as the tool would.
     func writeSessionFile(_ data: Data) throws {
         let directory = sessionFile.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard FileManager.default.createFile(atPath: sessionFile.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        try FileManager.default.createDirectory(
+            at: directory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        guard
+            FileManager.default.createFile(
+                atPath: sessionFile.path,
+                contents: data,
+                attributes: [.posixPermissions: 0o600]
+            )
+        else {
             throw PeerError("cannot write \(sessionFile.path)")
         }
     }
@@ -194,7 +228,10 @@ final class CLIWorkspace: Sendable {
     func rewriteSession(_ change: (inout [String: Any]) -> Void) throws {
         var object = try session()
         change(&object)
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: object,
+            options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        )
         let handle = try FileHandle(forWritingTo: sessionFile)
         defer { try? handle.close() }
         try handle.truncate(atOffset: 0)
@@ -219,11 +256,19 @@ final class CLIWorkspace: Sendable {
             secrets.filter { result.stdout.contains($0.value) || result.stderr.contains($0.value) }.keys.sorted()
         }
         // The names only: a failure message must not spread the secret further.
-        #expect(leaked.isEmpty, "auth_sample \(result.arguments.first ?? "") printed \(leaked.joined(separator: ", "))",
-                sourceLocation: sourceLocation)
-        for marker in ["Fatal error", "Current stack trace", "Stack dump", "Program crashed", "Backtrace", "Segmentation fault"] {
-            #expect(!result.stdout.contains(marker) && !result.stderr.contains(marker),
-                    "crash output (\(marker)):\n\(result)", sourceLocation: sourceLocation)
+        #expect(
+            leaked.isEmpty,
+            "auth_sample \(result.arguments.first ?? "") printed \(leaked.joined(separator: ", "))",
+            sourceLocation: sourceLocation
+        )
+        for marker in [
+            "Fatal error", "Current stack trace", "Stack dump", "Program crashed", "Backtrace", "Segmentation fault",
+        ] {
+            #expect(
+                !result.stdout.contains(marker) && !result.stderr.contains(marker),
+                "crash output (\(marker)):\n\(result)",
+                sourceLocation: sourceLocation
+            )
         }
     }
 }

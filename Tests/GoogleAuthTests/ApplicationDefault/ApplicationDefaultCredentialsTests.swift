@@ -1,8 +1,8 @@
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Application Default Credentials: the search order, its errors, and no probing")
 struct ApplicationDefaultCredentialsTests {
@@ -19,7 +19,10 @@ struct ApplicationDefaultCredentialsTests {
         }
 
         func environment(_ variables: [String: String]) -> ApplicationDefaultCredentials.Environment {
-            ApplicationDefaultCredentials.Environment(variables: ["HOME": home].merging(variables) { $1 }, productNamePath: productName)
+            ApplicationDefaultCredentials.Environment(
+                variables: ["HOME": home].merging(variables) { $1 },
+                productNamePath: productName
+            )
         }
     }
 
@@ -27,10 +30,16 @@ struct ApplicationDefaultCredentialsTests {
     func environmentVariableFirst() async throws {
         let google = try await GoogleSandbox.shared()
         let machine = try Machine()
-        try machine.scratch.write(Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)), to: "home/.config/gcloud/application_default_credentials.json")
-        let resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment([
-            "GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath, "GCE_METADATA_HOST": google.metadataHost,
-        ]))
+        try machine.scratch.write(
+            Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)),
+            to: "home/.config/gcloud/application_default_credentials.json"
+        )
+        let resolved = try ApplicationDefaultCredentials.resolve(
+            in: machine.environment([
+                "GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath,
+                "GCE_METADATA_HOST": google.metadataHost,
+            ])
+        )
         #expect(resolved.origin == .environmentVariable(path: google.serviceAccountKeyPath))
         #expect(resolved.identity.kind == .serviceAccount)
         #expect(resolved.identity.principal == google.serviceAccountEmail)
@@ -40,9 +49,15 @@ struct ApplicationDefaultCredentialsTests {
     func environmentVariableErrors() async throws {
         let google = try await GoogleSandbox.shared()
         let machine = try Machine()
-        try machine.scratch.write(Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)), to: "home/.config/gcloud/application_default_credentials.json")
+        try machine.scratch.write(
+            Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)),
+            to: "home/.config/gcloud/application_default_credentials.json"
+        )
         let missing = machine.scratch.url.appendingPathComponent("nope.json").path
-        let unsupported = try machine.scratch.write(Data(#"{"type": "external_account", "audience": "x"}"#.utf8), to: "external.json")
+        let unsupported = try machine.scratch.write(
+            Data(#"{"type": "external_account", "audience": "x"}"#.utf8),
+            to: "external.json"
+        )
         let cases = [
             (missing, "GOOGLE_APPLICATION_CREDENTIALS names \(missing), which does not exist"),
             (unsupported, "holds a \"external_account\" credential; supported: service_account, authorized_user"),
@@ -50,13 +65,17 @@ struct ApplicationDefaultCredentialsTests {
         ]
         for (path, says) in cases {
             let error = try #require(throws: OAuthError.self) {
-                try ApplicationDefaultCredentials.resolve(in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": path]))
+                try ApplicationDefaultCredentials.resolve(
+                    in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": path])
+                )
             }
             #expect(error.kind == .invalidConfiguration)
             #expect(error.message.contains(says), "\(error.message)")
         }
         // Set but empty counts as unset: gcloud's file is used.
-        let resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": ""]))
+        let resolved = try ApplicationDefaultCredentials.resolve(
+            in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": ""])
+        )
         #expect(resolved.identity.kind == .authorizedUser)
     }
 
@@ -70,9 +89,13 @@ struct ApplicationDefaultCredentialsTests {
         #expect(resolved.origin == .wellKnownFile(path: inHome))
         #expect(resolved.identity.quotaProjectID == google.quotaProjectID)
 
-        let inConfig = try machine.scratch.write(Data(contentsOf: URL(fileURLWithPath: google.serviceAccountKeyPath)),
-                                                 to: "gcloud-config/application_default_credentials.json")
-        resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment(["CLOUDSDK_CONFIG": machine.gcloudConfig]))
+        let inConfig = try machine.scratch.write(
+            Data(contentsOf: URL(fileURLWithPath: google.serviceAccountKeyPath)),
+            to: "gcloud-config/application_default_credentials.json"
+        )
+        resolved = try ApplicationDefaultCredentials.resolve(
+            in: machine.environment(["CLOUDSDK_CONFIG": machine.gcloudConfig])
+        )
         #expect(resolved.origin == .wellKnownFile(path: inConfig))
         #expect(resolved.identity.kind == .serviceAccount)
     }
@@ -80,19 +103,29 @@ struct ApplicationDefaultCredentialsTests {
     @Test("the metadata server: at GCE_METADATA_HOST when set, at metadata.google.internal on a Google VM")
     func metadataServer() async throws {
         let machine = try Machine()
-        var resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment(["GCE_METADATA_HOST": "127.0.0.1:8089"]))
+        var resolved = try ApplicationDefaultCredentials.resolve(
+            in: machine.environment(["GCE_METADATA_HOST": "127.0.0.1:8089"])
+        )
         #expect(resolved.origin == .metadataServer(reason: "GCE_METADATA_HOST is set"))
-        guard case .computeEngine(let host) = resolved.credential else { Issue.record("\(resolved)"); return }
+        guard case .computeEngine(let host) = resolved.credential else {
+            Issue.record("\(resolved)")
+            return
+        }
         #expect(host == "127.0.0.1:8089")
 
         try machine.scratch.write(Data("Google Compute Engine\n".utf8), to: "product_name")
         resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment([:]))
-        guard case .computeEngine(let vmHost) = resolved.credential else { Issue.record("\(resolved)"); return }
+        guard case .computeEngine(let vmHost) = resolved.credential else {
+            Issue.record("\(resolved)")
+            return
+        }
         #expect(vmHost == "metadata.google.internal")
         #expect(resolved.origin == .metadataServer(reason: "\(machine.productName) says \"Google Compute Engine\""))
 
         let bad = try #require(throws: OAuthError.self) {
-            try ApplicationDefaultCredentials.resolve(in: machine.environment(["GCE_METADATA_HOST": "http://169.254.169.254/"]))
+            try ApplicationDefaultCredentials.resolve(
+                in: machine.environment(["GCE_METADATA_HOST": "http://169.254.169.254/"])
+            )
         }
         #expect(bad.message.contains("not HOST or HOST:PORT"))
     }
@@ -102,31 +135,44 @@ struct ApplicationDefaultCredentialsTests {
         let machine = try Machine()
         try machine.scratch.write(Data("Standard PC (Q35 + ICH9, 2009)\n".utf8), to: "product_name")
         let error = try #require(throws: OAuthError.self) {
-            try ApplicationDefaultCredentials.resolve(in: machine.environment(["CLOUDSDK_CONFIG": machine.gcloudConfig]))
+            try ApplicationDefaultCredentials.resolve(
+                in: machine.environment(["CLOUDSDK_CONFIG": machine.gcloudConfig])
+            )
         }
         #expect(error.kind == .invalidConfiguration)
         let report = try #require(error.underlying as? ApplicationDefaultCredentials.SearchReport)
-        #expect(report.attempts.map(\.place) == [
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "gcloud's well-known file \(machine.gcloudConfig)/application_default_credentials.json",
-            "the Compute Engine metadata server",
-        ])
+        #expect(
+            report.attempts.map(\.place) == [
+                "GOOGLE_APPLICATION_CREDENTIALS",
+                "gcloud's well-known file \(machine.gcloudConfig)/application_default_credentials.json",
+                "the Compute Engine metadata server",
+            ]
+        )
         #expect(report.attempts.map(\.outcome)[0] == "not set")
         #expect(report.attempts.map(\.outcome)[1] == "no such file")
-        #expect(report.attempts.map(\.outcome)[2] == "GCE_METADATA_HOST is not set and this is not a Google VM (\(machine.productName) says \"Standard PC (Q35 + ICH9, 2009)\"); the link-local address is never probed")
+        #expect(
+            report.attempts.map(\.outcome)[2]
+                == "GCE_METADATA_HOST is not set and this is not a Google VM (\(machine.productName) says \"Standard PC (Q35 + ICH9, 2009)\"); the link-local address is never probed"
+        )
         for attempt in report.attempts {
             #expect(error.message.contains(attempt.place) && error.message.contains(attempt.outcome))
         }
 
         let withoutHome = try #require(throws: OAuthError.self) {
-            try ApplicationDefaultCredentials.resolve(in: .init(variables: [:], productNamePath: machine.productName + ".missing"))
+            try ApplicationDefaultCredentials.resolve(
+                in: .init(variables: [:], productNamePath: machine.productName + ".missing")
+            )
         }
         let attempts = try #require(withoutHome.underlying as? ApplicationDefaultCredentials.SearchReport).attempts
-        #expect(attempts[1] == .init(place: "gcloud's well-known file", outcome: "neither CLOUDSDK_CONFIG nor HOME is set"))
+        #expect(
+            attempts[1] == .init(place: "gcloud's well-known file", outcome: "neither CLOUDSDK_CONFIG nor HOME is set")
+        )
         #expect(attempts[2].outcome.contains("\(machine.productName).missing cannot be read"))
     }
 
-    @Test("no env and no Google-VM marker: the whole chain makes no network request at all; with GCE_METADATA_HOST it makes exactly one")
+    @Test(
+        "no env and no Google-VM marker: the whole chain makes no network request at all; with GCE_METADATA_HOST it makes exactly one"
+    )
     func noProbe() async throws {
         let google = try await GoogleSandbox.shared()
         let machine = try Machine()
@@ -144,7 +190,11 @@ struct ApplicationDefaultCredentialsTests {
 
         // The recorder does see requests: the same chain pointed at the emulator sends one.
         let token = try await chain(machine.environment(["GCE_METADATA_HOST": google.metadataHost]))
-        #expect(transport.sent.map(\.absoluteString) == ["http://\(google.metadataHost)/computeMetadata/v1/instance/service-accounts/default/token"])
+        #expect(
+            transport.sent.map(\.absoluteString) == [
+                "http://\(google.metadataHost)/computeMetadata/v1/instance/service-accounts/default/token"
+            ]
+        )
         #expect(try await google.whoAmI(token: token.accessToken).user == google.metadataEmail)
     }
 
@@ -152,7 +202,10 @@ struct ApplicationDefaultCredentialsTests {
     func resolvedSourcesWork() async throws {
         let google = try await GoogleSandbox.shared()
         let machine = try Machine()
-        let user = try machine.scratch.write(Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)), to: "user.json")
+        let user = try machine.scratch.write(
+            Data(contentsOf: URL(fileURLWithPath: google.authorizedUserPath)),
+            to: "user.json"
+        )
         let cases: [([String: String], String)] = [
             (["GOOGLE_APPLICATION_CREDENTIALS": google.serviceAccountKeyPath], google.serviceAccountEmail),
             (["GOOGLE_APPLICATION_CREDENTIALS": user], google.sandbox.user),
@@ -160,7 +213,10 @@ struct ApplicationDefaultCredentialsTests {
         ]
         for (variables, caller) in cases {
             let resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment(variables))
-            let source = try resolved.tokenSource(scopes: [ServiceConfiguration.googleTestScope], userTokenEndpoint: google.tokenEndpoint)
+            let source = try resolved.tokenSource(
+                scopes: [ServiceConfiguration.googleTestScope],
+                userTokenEndpoint: google.tokenEndpoint
+            )
             let token = try await source.fetchToken()
             #expect(try await google.whoAmI(token: token.accessToken).user == caller, "\(resolved)")
         }

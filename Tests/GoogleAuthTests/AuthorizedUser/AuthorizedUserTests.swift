@@ -2,8 +2,8 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Authorized users: gcloud's ADC file refreshed with the refresh-token grant")
 struct AuthorizedUserTests {
@@ -14,8 +14,15 @@ struct AuthorizedUserTests {
         let credentials = try AuthorizedUserCredentials(contentsOfFile: google.authorizedUserPath)
         #expect(credentials.clientID == json.jsonString("client_id"))
         #expect(credentials.quotaProjectID == google.quotaProjectID)
-        #expect(credentials.identity == GoogleCredentialIdentity(kind: .authorizedUser, principal: credentials.clientID,
-                                                                  source: google.authorizedUserPath, quotaProjectID: google.quotaProjectID))
+        #expect(
+            credentials.identity
+                == GoogleCredentialIdentity(
+                    kind: .authorizedUser,
+                    principal: credentials.clientID,
+                    source: google.authorizedUserPath,
+                    quotaProjectID: google.quotaProjectID
+                )
+        )
         for text in [credentials.description, "\(credentials)", credentials.identity.description] {
             #expect(!text.contains(json.jsonString("client_secret")))
             #expect(!text.contains(json.jsonString("refresh_token")))
@@ -52,22 +59,38 @@ struct AuthorizedUserTests {
 
     @Test("a token_uri in the file is ignored: refreshes go to Google's endpoint unless the caller says otherwise")
     func fileCannotRedirect() throws {
-        let json = Data(#"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": "http://127.0.0.1:9/steal"}"#.utf8)
+        let json = Data(
+            #"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": "http://127.0.0.1:9/steal"}"#
+                .utf8
+        )
         let source = try AuthorizedUserTokenSource(credentials: AuthorizedUserCredentials(json: json))
         #expect(source.tokenEndpoint == URL(string: "https://oauth2.googleapis.com/token")!)
         #expect(throws: OAuthError.self) {
-            try AuthorizedUserTokenSource(credentials: AuthorizedUserCredentials(json: json), tokenEndpoint: URL(string: "http://example.com/token")!)
+            try AuthorizedUserTokenSource(
+                credentials: AuthorizedUserCredentials(json: json),
+                tokenEndpoint: URL(string: "http://example.com/token")!
+            )
         }
     }
 
     @Test("missing fields are named, their values never quoted")
     func badFields() throws {
-        let good = Data(#"{"type": "authorized_user", "client_id": "c", "client_secret": "secret-value-1", "refresh_token": "refresh-value-1"}"#.utf8)
-        for (field, says) in [("client_id", "has no client_id"), ("client_secret", "has no client_secret"), ("refresh_token", "has no refresh_token")] {
-            let error = try #require(throws: OAuthError.self) { try AuthorizedUserCredentials(json: try good.editingJSON([field: nil])) }
+        let good = Data(
+            #"{"type": "authorized_user", "client_id": "c", "client_secret": "secret-value-1", "refresh_token": "refresh-value-1"}"#
+                .utf8
+        )
+        for (field, says) in [
+            ("client_id", "has no client_id"), ("client_secret", "has no client_secret"),
+            ("refresh_token", "has no refresh_token"),
+        ] {
+            let error = try #require(throws: OAuthError.self) {
+                try AuthorizedUserCredentials(json: try good.editingJSON([field: nil]))
+            }
             #expect(error.message.contains(says))
         }
-        let error = try #require(throws: OAuthError.self) { try AuthorizedUserCredentials(json: try good.editingJSON(["refresh_token": "has a space"])) }
+        let error = try #require(throws: OAuthError.self) {
+            try AuthorizedUserCredentials(json: try good.editingJSON(["refresh_token": "has a space"]))
+        }
         #expect(error.message.contains("refresh_token"))
         #expect(!error.message.contains("has a space") && !error.message.contains("secret-value-1"))
     }

@@ -2,8 +2,8 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Compute Engine: tokens from the metadata server (the loopback emulator)")
 struct ComputeEngineTests {
@@ -22,9 +22,14 @@ struct ComputeEngineTests {
     @Test("scopes go in ?scopes= and come back as the token's scope")
     func scopes() async throws {
         let google = try await GoogleSandbox.shared()
-        let source = try ComputeEngineTokenSource(host: google.metadataHost, scopes: [ServiceConfiguration.googleTestScope, "openid"])
+        let source = try ComputeEngineTokenSource(
+            host: google.metadataHost,
+            scopes: [ServiceConfiguration.googleTestScope, "openid"]
+        )
         let token = try await source.fetchToken()
-        #expect(try await google.whoAmI(token: token.accessToken).scope == "\(ServiceConfiguration.googleTestScope) openid")
+        #expect(
+            try await google.whoAmI(token: token.accessToken).scope == "\(ServiceConfiguration.googleTestScope) openid"
+        )
     }
 
     /// A sandbox of its own: the knobs change the emulator for every caller.

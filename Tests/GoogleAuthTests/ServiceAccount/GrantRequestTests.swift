@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Token answers read defensively: lifetimes bounded, secrets never quoted back")
 struct GrantRequestTests {
-    @Test("expires_in: a number or a numeric string; under a second or not a number is refused, absurd values are clamped, nothing crashes")
+    @Test(
+        "expires_in: a number or a numeric string; under a second or not a number is refused, absurd values are clamped, nothing crashes"
+    )
     func lifetimes() {
         let now = Date()
         /// `nil` when the answer is refused; `.some(nil)` when it is taken without a lifetime.
@@ -29,7 +31,11 @@ struct GrantRequestTests {
     func unusableAnswer() {
         let token = "tok en-with-a-space"
         #expect {
-            _ = try GrantRequest.token(in: Data(#"{"access_token": "\#(token)", "token_type": "Bearer"}"#.utf8), receivedAt: Date(), from: "the test")
+            _ = try GrantRequest.token(
+                in: Data(#"{"access_token": "\#(token)", "token_type": "Bearer"}"#.utf8),
+                receivedAt: Date(),
+                from: "the test"
+            )
         } throws: { error in
             guard let error = error as? OAuthError else { return false }
             return error.kind == .transient && error.message.contains("access_token") && !error.message.contains(token)

@@ -2,8 +2,8 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Service accounts: self-signed JWTs for a service, no token endpoint")
 struct ServiceAccountJWTAccessTests {
@@ -41,7 +41,10 @@ struct ServiceAccountJWTAccessTests {
     func scopeClaim() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let source = try ServiceAccountJWTAccessSource(key: key, audience: .scopes([ServiceConfiguration.googleTestScope]))
+        let source = try ServiceAccountJWTAccessSource(
+            key: key,
+            audience: .scopes([ServiceConfiguration.googleTestScope])
+        )
         let token = try await source.fetchToken()
         #expect(jwtPart(token.accessToken, 1)["aud"] == nil)
         let caller = try await google.whoAmI(token: token.accessToken)
@@ -52,7 +55,8 @@ struct ServiceAccountJWTAccessTests {
     func wrongAudience() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let token = try await ServiceAccountJWTAccessSource(key: key, audience: .forAuthority("pubsub.googleapis.com")).fetchToken()
+        let token = try await ServiceAccountJWTAccessSource(key: key, audience: .forAuthority("pubsub.googleapis.com"))
+            .fetchToken()
         let error = try await #require(throws: RPCError.self) { try await google.whoAmI(token: token.accessToken) }
         #expect(error.code == .unauthenticated)
     }
@@ -61,20 +65,33 @@ struct ServiceAccountJWTAccessTests {
     func googleAuthVerifies() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let token = try await ServiceAccountJWTAccessSource(key: key, audience: .forAuthority(google.authority), lifetime: .seconds(600)).fetchToken()
-        let verified = try GoogleAuthReference.verifyJWT(token.accessToken, certificatePath: google.serviceAccountCertificatePath, audience: "https://localhost/")
+        let token = try await ServiceAccountJWTAccessSource(
+            key: key,
+            audience: .forAuthority(google.authority),
+            lifetime: .seconds(600)
+        ).fetchToken()
+        let verified = try GoogleAuthReference.verifyJWT(
+            token.accessToken,
+            certificatePath: google.serviceAccountCertificatePath,
+            audience: "https://localhost/"
+        )
         let header = try #require(verified["header"] as? [String: Any])
         let claims = try #require(verified["claims"] as? [String: Any])
         #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID, "typ": "JWT"] as NSDictionary)
         #expect(claims["iss"] as? String == google.serviceAccountEmail)
         #expect(claims["sub"] as? String == google.serviceAccountEmail)
         #expect(claims["aud"] as? String == "https://localhost/")
-        let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+        let iat = try #require(claims["iat"] as? Int)
+        let exp = try #require(claims["exp"] as? Int)
         #expect(exp - iat == 600)
         #expect(Date(timeIntervalSince1970: TimeInterval(iat)) == token.receivedAt)
         // And refuses it for another audience, so the check above could fail.
         #expect(throws: PeerError.self) {
-            try GoogleAuthReference.verifyJWT(token.accessToken, certificatePath: google.serviceAccountCertificatePath, audience: "https://example.com/")
+            try GoogleAuthReference.verifyJWT(
+                token.accessToken,
+                certificatePath: google.serviceAccountCertificatePath,
+                audience: "https://example.com/"
+            )
         }
     }
 
@@ -82,9 +99,15 @@ struct ServiceAccountJWTAccessTests {
     func badArguments() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        #expect(throws: OAuthError.self) { try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b"), lifetime: .seconds(3601)) }
-        #expect(throws: OAuthError.self) { try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b"), lifetime: .zero) }
+        #expect(throws: OAuthError.self) {
+            try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b"), lifetime: .seconds(3601))
+        }
+        #expect(throws: OAuthError.self) {
+            try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b"), lifetime: .zero)
+        }
         #expect(throws: OAuthError.self) { try ServiceAccountJWTAccessSource(key: key, audience: .scopes([])) }
-        #expect(throws: OAuthError.self) { try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b/c")) }
+        #expect(throws: OAuthError.self) {
+            try ServiceAccountJWTAccessSource(key: key, audience: .service(host: "a.b/c"))
+        }
     }
 }

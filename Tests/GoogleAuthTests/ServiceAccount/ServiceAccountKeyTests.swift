@@ -1,8 +1,8 @@
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Service-account key files: every field checked, the private key never quoted")
 struct ServiceAccountKeyTests {
@@ -22,17 +22,31 @@ struct ServiceAccountKeyTests {
         #expect(key.projectID == "sandbox-project")
         #expect(key.clientID == json.jsonString("client_id"))
         #expect(key.universeDomain == "googleapis.com")
-        #expect(key.identity == GoogleCredentialIdentity(kind: .serviceAccount, principal: google.serviceAccountEmail,
-                                                          source: google.serviceAccountKeyPath, projectID: "sandbox-project"))
-        #expect(key.description == "ServiceAccountKey(\(google.serviceAccountEmail), key \(key.privateKeyID), token_uri \(google.tokenEndpoint.absoluteString))")
+        #expect(
+            key.identity
+                == GoogleCredentialIdentity(
+                    kind: .serviceAccount,
+                    principal: google.serviceAccountEmail,
+                    source: google.serviceAccountKeyPath,
+                    projectID: "sandbox-project"
+                )
+        )
+        #expect(
+            key.description
+                == "ServiceAccountKey(\(google.serviceAccountEmail), key \(key.privateKeyID), token_uri \(google.tokenEndpoint.absoluteString))"
+        )
     }
 
     @Test("a PKCS#1 (BEGIN RSA PRIVATE KEY) private_key is accepted too")
     func pkcs1() throws {
-        let key = try ServiceAccountKey(json: Data(#"""
-        {"type": "service_account", "client_email": "a@p.iam.gserviceaccount.com", "private_key_id": "k1",
-         "token_uri": "https://oauth2.googleapis.com/token", "private_key": "\#(RFC7515Key.pkcs1.replacingOccurrences(of: "\n", with: "\\n"))"}
-        """#.utf8))
+        let key = try ServiceAccountKey(
+            json: Data(
+                #"""
+                {"type": "service_account", "client_email": "a@p.iam.gserviceaccount.com", "private_key_id": "k1",
+                 "token_uri": "https://oauth2.googleapis.com/token", "private_key": "\#(RFC7515Key.pkcs1.replacingOccurrences(of: "\n", with: "\\n"))"}
+                """#.utf8
+            )
+        )
         #expect(key.clientEmail == "a@p.iam.gserviceaccount.com")
         #expect(key.projectID == nil)
     }
@@ -50,17 +64,28 @@ struct ServiceAccountKeyTests {
             (["private_key_id": nil], "has no private_key_id"),
             (["private_key_id": "has space"], "private_key_id in the service account key is not a plain token"),
             (["private_key": nil], "has no private_key"),
-            (["private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"], "private_key in the service account key is not usable"),
+            (
+                ["private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"],
+                "private_key in the service account key is not usable"
+            ),
             (["private_key": String(privateKey.dropLast(120))], "private_key in the service account key is not usable"),
             (["private_key": TestKeys.ecP256], "is EC, not RSA"),
             (["private_key": TestKeys.rsa1024], "has 1024 bits"),
-            (["private_key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n"], "is encrypted"),
+            (
+                ["private_key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n"],
+                "is encrypted"
+            ),
             (["token_uri": nil], "has no token_uri"),
-            (["token_uri": "http://oauth2.example.com/token"], "must be https (http only to a loopback address), not http://oauth2.example.com"),
+            (
+                ["token_uri": "http://oauth2.example.com/token"],
+                "must be https (http only to a loopback address), not http://oauth2.example.com"
+            ),
             (["token_uri": "/token"], "token_uri in the service account key is not an absolute URL"),
         ]
         for (changes, says) in cases {
-            let error = try #require(throws: OAuthError.self) { try ServiceAccountKey(json: try good.editingJSON(changes)) }
+            let error = try #require(throws: OAuthError.self) {
+                try ServiceAccountKey(json: try good.editingJSON(changes))
+            }
             #expect(error.kind == .invalidConfiguration)
             #expect(error.message.contains(says), "\(changes.keys.sorted()): \(error.message)")
             for line in privateKey.split(separator: "\n") where !line.hasPrefix("-----") {
@@ -69,7 +94,9 @@ struct ServiceAccountKeyTests {
         }
     }
 
-    @Test("a type holding key material (a shifted or corrupt file) is shown by its length in every reader's error, never quoted")
+    @Test(
+        "a type holding key material (a shifted or corrupt file) is shown by its length in every reader's error, never quoted"
+    )
     func typeHoldingKeyMaterial() async throws {
         let good = try await keyFile()
         let privateKey = good.jsonString("private_key")
@@ -81,13 +108,18 @@ struct ServiceAccountKeyTests {
             try #require(throws: OAuthError.self) { try ServiceAccountKey(json: shifted) },
             try #require(throws: OAuthError.self) { try AuthorizedUserCredentials(json: shifted) },
             try #require(throws: OAuthError.self) {
-                try ApplicationDefaultCredentials.resolve(in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": path]))
+                try ApplicationDefaultCredentials.resolve(
+                    in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": path])
+                )
             },
         ]
         let firstKeyLine = try #require(privateKey.split(separator: "\n").first { !$0.hasPrefix("-----") })
         for error in errors {
             #expect(error.message.contains("<\(type.count) characters that are not a type name>"), "\(error.message)")
-            #expect(!error.message.contains("PRIVATE KEY") && !error.message.contains(firstKeyLine.prefix(12)), "\(error.message)")
+            #expect(
+                !error.message.contains("PRIVATE KEY") && !error.message.contains(firstKeyLine.prefix(12)),
+                "\(error.message)"
+            )
         }
     }
 
@@ -113,31 +145,31 @@ struct ServiceAccountKeyTests {
 /// Keys for refusal tests (none of them is a credential anywhere).
 enum TestKeys {
     static let ecP256 = """
-    -----BEGIN PRIVATE KEY-----
-    MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
-    yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
-    oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
-    -----END PRIVATE KEY-----
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
+        yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
+        oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
+        -----END PRIVATE KEY-----
 
-    """
+        """
 
     static let rsa1024 = """
-    -----BEGIN PRIVATE KEY-----
-    MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
-    1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
-    lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
-    nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
-    Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
-    I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
-    NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
-    CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
-    2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
-    kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
-    T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
-    odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
-    zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
-    iSWv5dyWwwN66JIS
-    -----END PRIVATE KEY-----
+        -----BEGIN PRIVATE KEY-----
+        MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
+        1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
+        lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
+        nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
+        Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
+        I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
+        NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
+        CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
+        2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
+        kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
+        T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
+        odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
+        zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
+        iSWv5dyWwwN66JIS
+        -----END PRIVATE KEY-----
 
-    """
+        """
 }

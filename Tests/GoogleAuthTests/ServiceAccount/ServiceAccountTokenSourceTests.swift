@@ -1,10 +1,10 @@
 import AuthRPC
+import AuthRPCSystem
 import Foundation
 import GoogleAuth
 import OAuth2
-import Testing
 import TestSupport
-import AuthRPCSystem
+import Testing
 
 @Suite("Service accounts: the JWT bearer grant at the key's token_uri")
 struct ServiceAccountTokenSourceTests {
@@ -44,30 +44,42 @@ struct ServiceAccountTokenSourceTests {
         #expect(try await google.whoAmI(token: token.accessToken).user == google.sandbox.user)
     }
 
-    @Test("the assertion: RS256, kid = private_key_id, iss = client_email, aud = token_uri, scope, an hour's lifetime, sub when asked")
+    @Test(
+        "the assertion: RS256, kid = private_key_id, iss = client_email, aud = token_uri, scope, an hour's lifetime, sub when asked"
+    )
     func assertionShape() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
         let recorder = AssertionRecorder()
-        let source = try ServiceAccountTokenSource(key: key, scopes: [scope, "openid"], subject: "someone@example.com", transport: recorder)
+        let source = try ServiceAccountTokenSource(
+            key: key,
+            scopes: [scope, "openid"],
+            subject: "someone@example.com",
+            transport: recorder
+        )
         _ = try? await source.fetchToken()
         let form = try #require(recorder.lastForm)
         #expect(form.map(\.0) == ["grant_type", "assertion"])
         #expect(form.first?.1 == "urn:ietf:params:oauth:grant-type:jwt-bearer")
         let assertion = try #require(form.last?.1)
-        let header = jwtPart(assertion, 0), claims = jwtPart(assertion, 1)
+        let header = jwtPart(assertion, 0)
+        let claims = jwtPart(assertion, 1)
         #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID, "typ": "JWT"] as NSDictionary)
         #expect(claims["iss"] as? String == google.serviceAccountEmail)
         #expect(claims["aud"] as? String == google.tokenEndpoint.absoluteString)
         #expect(claims["scope"] as? String == "\(scope) openid")
         #expect(claims["sub"] as? String == "someone@example.com")
-        let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+        let iat = try #require(claims["iat"] as? Int)
+        let exp = try #require(claims["exp"] as? Int)
         #expect(exp - iat == 3600)
         #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 300)
         #expect(!assertion.contains("="), "base64url without padding")
         // google-auth verifies the signature with the certificate Google would publish.
-        let verified = try GoogleAuthReference.verifyJWT(assertion, certificatePath: google.serviceAccountCertificatePath,
-                                                         audience: google.tokenEndpoint.absoluteString)
+        let verified = try GoogleAuthReference.verifyJWT(
+            assertion,
+            certificatePath: google.serviceAccountCertificatePath,
+            audience: google.tokenEndpoint.absoluteString
+        )
         #expect((verified["claims"] as? [String: Any])?["iss"] as? String == google.serviceAccountEmail)
     }
 
@@ -125,7 +137,9 @@ final class AssertionRecorder: OAuthTransport {
     func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         let body = String(decoding: request.body ?? Data(), as: UTF8.self)
         let pairs = body.split(separator: "&").map { pair -> (String, String) in
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).removingPercentEncoding ?? String($0)
+            }
             return (parts[0], parts.count > 1 ? parts[1] : "")
         }
         form.withLock { $0 = pairs }

@@ -1,13 +1,14 @@
 import AuthRPC
+import AuthRPCSystem
 import AuthSampleService
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import GoogleAuth
 import OAuth2
 import TestSupport
-import AuthRPCSystem
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The sandbox's Google side: the service-account key it wrote, fresh accounts and users on
 /// request, the metadata-server emulator, the grpcio service that says who called, and
@@ -48,13 +49,19 @@ struct GoogleSandbox: Sendable {
     /// From now on, the access tokens of `clientID` (an OAuth client, a service account's email,
     /// the metadata account) live `seconds`.
     func setTokenLifetime(of clientID: String, seconds: Int) async throws {
-        try await postForm(issuer.appendingPathComponent("sandbox/token-lifetime"), ["client_id": clientID, "token_lifetime": "\(seconds)"])
+        try await postForm(
+            issuer.appendingPathComponent("sandbox/token-lifetime"),
+            ["client_id": clientID, "token_lifetime": "\(seconds)"]
+        )
     }
 
     /// Makes the token endpoint answer `clientID`'s requests with HTTP `status` (and
     /// `temporarily_unavailable`); 0 restores normal answers.
     func tokenBehaviour(of clientID: String, status: Int) async throws {
-        try await postForm(issuer.appendingPathComponent("sandbox/token-behaviour"), ["client_id": clientID, "delay_ms": "0", "status": "\(status)"])
+        try await postForm(
+            issuer.appendingPathComponent("sandbox/token-behaviour"),
+            ["client_id": clientID, "delay_ms": "0", "status": "\(status)"]
+        )
     }
 
     /// The PEM certificate of a service account's key, as the issuer publishes it (Google's form).
@@ -75,7 +82,9 @@ struct GoogleSandbox: Sendable {
 
     /// The issuer's counters for a client id or a service account's email.
     func issuerCounters(of clientID: String) async throws -> [String: Int] {
-        let url = issuer.appendingPathComponent("sandbox/stats").appending(queryItems: [URLQueryItem(name: "client_id", value: clientID)])
+        let url = issuer.appendingPathComponent("sandbox/stats").appending(queryItems: [
+            URLQueryItem(name: "client_id", value: clientID)
+        ])
         let (data, _) = try await URLSession.shared.data(from: url)
         return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
     }
@@ -98,8 +107,10 @@ struct GoogleSandbox: Sendable {
 
     /// A TLS channel to the grpcio test service by its DNS name, trusting the sandbox CA.
     func channel() throws -> Channel {
-        try Channel(target: "localhost:\(sandbox.tlsPort)",
-                    transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))))
+        try Channel(
+            target: "localhost:\(sandbox.tlsPort)",
+            transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM)))
+        )
     }
 
     /// The `:authority` of calls on ``channel()``.
@@ -113,7 +124,8 @@ struct GoogleSandbox: Sendable {
         var options = options
         options.timeout = options.timeout ?? .seconds(20)
         let channel = try channel ?? self.channel()
-        let response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options).message
+        let response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
+            .message
         return (response.username, response.oauthScope)
     }
 
@@ -124,12 +136,21 @@ struct GoogleSandbox: Sendable {
 
     /// Calls UnaryCall with `provider` as the token provider, asking who called; the response
     /// (its trailers name the quota project received, `x-sandbox-user-project`).
-    func call(_ provider: any AuthTokenProvider, authority: String? = nil, metadata: Metadata = [:],
-              on existing: Channel? = nil) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
+    func call(
+        _ provider: any AuthTokenProvider,
+        authority: String? = nil,
+        metadata: Metadata = [:],
+        on existing: Channel? = nil
+    ) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
         var request = AuthSample_Request()
         request.fillUsername = true
         request.fillOauthScope = true
-        var options = CallOptions(timeout: .seconds(60), credentials: .provider(provider), initialMetadata: metadata, authority: authority)
+        var options = CallOptions(
+            timeout: .seconds(60),
+            credentials: .provider(provider),
+            initialMetadata: metadata,
+            authority: authority
+        )
         options.initialMetadata.addString("1", forKey: "x-sandbox-echo-headers")
         let channel: Channel
         if let existing {
@@ -141,12 +162,18 @@ struct GoogleSandbox: Sendable {
     }
 
     /// `count` calls at once through `provider` on one channel; the users the server saw.
-    func concurrentCalls(_ count: Int, _ provider: any AuthTokenProvider, authority: @escaping @Sendable (Int) -> String? = { _ in nil }) async throws -> [String] {
+    func concurrentCalls(
+        _ count: Int,
+        _ provider: any AuthTokenProvider,
+        authority: @escaping @Sendable (Int) -> String? = { _ in nil }
+    ) async throws -> [String] {
         let channel = try self.channel()
         defer { channel.close() }
         return try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<count {
-                group.addTask { try await self.call(provider, authority: authority(index), on: channel).message.username }
+                group.addTask {
+                    try await self.call(provider, authority: authority(index), on: channel).message.username
+                }
             }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
@@ -155,8 +182,10 @@ struct GoogleSandbox: Sendable {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
-            .joined(separator: "&").utf8)
+        request.httpBody = Data(
+            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+                .joined(separator: "&").utf8
+        )
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
             throw PeerError("\(url.path) answered \(String(decoding: data, as: UTF8.self))")
@@ -193,16 +222,24 @@ enum GoogleAuthReference {
         return try run(arguments, environment: [:], stdin: token)
     }
 
-    private static func run(_ arguments: [String], environment: [String: String], stdin: String = "") throws -> [String: Any] {
+    private static func run(
+        _ arguments: [String],
+        environment: [String: String],
+        stdin: String = ""
+    ) throws -> [String: Any] {
         let process = Process()
         process.executableURL = PackageRoot.python
-        process.arguments = [PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path] + arguments
+        process.arguments =
+            [PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path] + arguments
         var variables = environment
         variables["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         process.environment = variables
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         // stderr goes to a file, so a chatty child never blocks on a pipe nobody reads.
-        let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent("google-auth-check-\(UUID().uuidString).log")
+        let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "google-auth-check-\(UUID().uuidString).log"
+        )
         _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorsURL) }
         let errors = try FileHandle(forWritingTo: errorsURL)
@@ -217,7 +254,9 @@ enum GoogleAuthReference {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
-            throw PeerError("google_auth_check.py \(arguments.first ?? "") failed (\(process.terminationStatus)): \(stderr)")
+            throw PeerError(
+                "google_auth_check.py \(arguments.first ?? "") failed (\(process.terminationStatus)): \(stderr)"
+            )
         }
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw PeerError("google_auth_check.py printed no JSON object")

@@ -1,7 +1,7 @@
-import HTTP2Client
-import Testing
-import TestSupport
 import AuthRPCSystem
+import HTTP2Client
+import TestSupport
+import Testing
 
 /// The connection ends while nghttp2 is still sending request bodies. Run these under
 /// `swift test --sanitize=address` too: a released stream read by nghttp2's body callback shows
@@ -10,7 +10,10 @@ import AuthRPCSystem
 struct ClosingTests {
     /// 48 calls, each with a 1 MiB request body, on one connection; returns once the server has
     /// seen some of them start.
-    private func uploads(on connection: HTTP2Connection, observer: HTTP2Connection) async throws -> [Task<HTTP2Response, any Error>] {
+    private func uploads(
+        on connection: HTTP2Connection,
+        observer: HTTP2Connection
+    ) async throws -> [Task<HTTP2Response, any Error>] {
         let tag = FaultPeer.newTag()
         let body = [UInt8](repeating: 0x55, count: 1 << 20)
         let calls = (0..<48).map { _ in
@@ -30,7 +33,9 @@ struct ClosingTests {
             for call in calls {
                 await #expect(throws: HTTP2Error.self) { try await call.value }
             }
-            #expect(await connection.footprint() == HTTP2ConnectionFootprint(streams: 0, deadlines: 0, retainedBytes: 0))
+            #expect(
+                await connection.footprint() == HTTP2ConnectionFootprint(streams: 0, deadlines: 0, retainedBytes: 0)
+            )
         }
     }
 
@@ -59,7 +64,8 @@ struct ClosingTests {
             let outcome = Outcome()
             Task {
                 let result: Result<HTTP2Response, HTTP2Error>
-                do throws(HTTP2Error) { result = .success(try await connection.send(FaultPeer.request("Echo"))) } catch { result = .failure(error) }
+                do throws(HTTP2Error) { result = .success(try await connection.send(FaultPeer.request("Echo"))) } catch
+                { result = .failure(error) }
                 outcome.value.withLock { $0 = result }
             }
             // Bounded, so the test ends even when the send is never answered.

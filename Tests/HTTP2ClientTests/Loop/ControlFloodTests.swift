@@ -1,6 +1,6 @@
 import HTTP2Client
-import Testing
 import TestSupport
+import Testing
 
 /// Control frames a server can send without limit are bounded by nghttp2's own defaults, which
 /// the client relies on (see `ConnectionLoop.startSession`): at most 1000 unsent PING/SETTINGS
@@ -11,8 +11,13 @@ struct ControlFloodTests {
     private func failure(_ scenario: String, count: Int) async throws -> HTTP2Error? {
         let connection = try await FaultPeer.connect()
         let error = await #expect(throws: HTTP2Error.self) {
-            try await connection.send(FaultPeer.request(scenario, headers: [HTTP2HeaderField(name: "x-fault-count", value: "\(count)")],
-                                                        deadline: .now + .seconds(10)))
+            try await connection.send(
+                FaultPeer.request(
+                    scenario,
+                    headers: [HTTP2HeaderField(name: "x-fault-count", value: "\(count)")],
+                    deadline: .now + .seconds(10)
+                )
+            )
         }
         #expect(!connection.isAcceptingStreams)
         return error
@@ -33,7 +38,9 @@ struct ControlFloodTests {
     @Test("a header block in 100 CONTINUATION frames ends the connection (CVE-2024-28182 bound); 5 are fine")
     func continuationFlood() async throws {
         let connection = try await FaultPeer.connect()
-        let fine = try await connection.send(FaultPeer.request("ContinuationFlood", headers: [HTTP2HeaderField(name: "x-fault-count", value: "5")]))
+        let fine = try await connection.send(
+            FaultPeer.request("ContinuationFlood", headers: [HTTP2HeaderField(name: "x-fault-count", value: "5")])
+        )
         #expect(fine.headers.filter { $0.name == "x-c" }.count == 5)
         let error = try await failure("ContinuationFlood", count: 100)
         #expect(error?.description.contains("CONTINUATION") == true, "\(String(describing: error))")

@@ -1,6 +1,7 @@
-@testable import HTTP2Client
-import Testing
 import TestSupport
+import Testing
+
+@testable import HTTP2Client
 
 @Suite("Finished streams hold nothing on the connection")
 struct ReleaseTests {
@@ -9,8 +10,12 @@ struct ReleaseTests {
     /// A `Hang` call with a long deadline, waiting until the server has its whole request.
     private func pendingCall(on connection: HTTP2Connection) async throws -> Task<HTTP2Response, any Error> {
         let tag = FaultPeer.newTag()
-        let call = Task { try await connection.send(FaultPeer.request("Hang", tag: tag, deadline: .now + Self.longDeadline)) }
-        let events = try await FaultPeer.events(tag: tag, on: connection) { $0.contains { $0["type"] as? String == "end_stream" } }
+        let call = Task {
+            try await connection.send(FaultPeer.request("Hang", tag: tag, deadline: .now + Self.longDeadline))
+        }
+        let events = try await FaultPeer.events(tag: tag, on: connection) {
+            $0.contains { $0["type"] as? String == "end_stream" }
+        }
         #expect(events.contains { $0["type"] as? String == "end_stream" }, "\(events)")
         return call
     }
@@ -21,7 +26,9 @@ struct ReleaseTests {
         let pending = try await pendingCall(on: connection)
         let message = [UInt8](repeating: 0x42, count: 12 << 10)
         for _ in 0..<200 {
-            let response = try await connection.send(FaultPeer.request("Echo", message: message, deadline: .now + Self.longDeadline))
+            let response = try await connection.send(
+                FaultPeer.request("Echo", message: message, deadline: .now + Self.longDeadline)
+            )
             #expect(response.body.count == message.count + 5)
         }
         let footprint = await connection.footprint()
@@ -45,12 +52,20 @@ struct ReleaseTests {
             try await connection.send(FaultPeer.request("Hang", deadline: .now + .milliseconds(200)))
         }
         await #expect(throws: HTTP2Error.responseBodyTooLarge(limit: 64 << 10)) {
-            try await connection.send(FaultPeer.request("Oversized", headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(8 << 20)")],
-                                                        deadline: deadline, maxBody: 64 << 10))
+            try await connection.send(
+                FaultPeer.request(
+                    "Oversized",
+                    headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(8 << 20)")],
+                    deadline: deadline,
+                    maxBody: 64 << 10
+                )
+            )
         }
         let tag = FaultPeer.newTag()
         let cancelled = Task { try await connection.send(FaultPeer.request("Hang", tag: tag, deadline: deadline)) }
-        _ = try await FaultPeer.events(tag: tag, on: connection) { $0.contains { $0["type"] as? String == "end_stream" } }
+        _ = try await FaultPeer.events(tag: tag, on: connection) {
+            $0.contains { $0["type"] as? String == "end_stream" }
+        }
         cancelled.cancel()
         await #expect(throws: HTTP2Error.cancelled) { try await cancelled.value }
 
@@ -70,7 +85,9 @@ struct DeadlineQueueTests {
         var queue = DeadlineQueue()
         var streams: [(stream: HTTP2Stream, deadline: ContinuousClock.Instant)] = []
         for _ in 0..<2000 {
-            let stream = HTTP2Stream(request: HTTP2Request(scheme: "http", authority: "a", path: "/p", headers: [], body: []))
+            let stream = HTTP2Stream(
+                request: HTTP2Request(scheme: "http", authority: "a", path: "/p", headers: [], body: [])
+            )
             let deadline = start + .milliseconds(Int.random(in: 0..<500, using: &generator))
             queue.insert(stream, deadline: deadline)
             streams.append((stream, deadline))

@@ -1,21 +1,32 @@
 import Foundation
 import HTTP2Client
-import Testing
 import TestSupport
+import Testing
 
 @Suite("HTTP/2 streams against the fault server")
 struct StreamTests {
     @Test("a request leaves as one header block, pseudo-headers first, then the body, byte for byte")
     func requestOnTheWire() async throws {
         let connection = try await FaultPeer.connect()
-        let headers = [HTTP2HeaderField(name: "x-one", value: "1"), HTTP2HeaderField(name: "x-dup", value: "a"), HTTP2HeaderField(name: "x-dup", value: "b")]
+        let headers = [
+            HTTP2HeaderField(name: "x-one", value: "1"), HTTP2HeaderField(name: "x-dup", value: "a"),
+            HTTP2HeaderField(name: "x-dup", value: "b"),
+        ]
         let message = Array((0..<300).map { UInt8($0 % 251) })
         let response = try await connection.send(FaultPeer.request("EchoRequest", headers: headers, message: message))
         #expect(response.status == 200)
         let echoed = try FaultPeer.json(response)
         let fields = (echoed["headers"] as? [[String]] ?? []).map { "\($0[0])=\($0[1])" }
-        #expect(Array(fields.prefix(4)) == [":method=POST", ":scheme=http", ":path=/fault.Fault/EchoRequest", ":authority=faults.test"])
-        #expect(Array(fields.dropFirst(4)) == ["content-type=application/grpc", "te=trailers", "x-one=1", "x-dup=a", "x-dup=b"])
+        #expect(
+            Array(fields.prefix(4)) == [
+                ":method=POST", ":scheme=http", ":path=/fault.Fault/EchoRequest", ":authority=faults.test",
+            ]
+        )
+        #expect(
+            Array(fields.dropFirst(4)) == [
+                "content-type=application/grpc", "te=trailers", "x-one=1", "x-dup=a", "x-dup=b",
+            ]
+        )
         let hex = FaultPeer.frame(message).map { String(format: "%02x", $0) }.joined()
         #expect(echoed["body_hex"] as? String == hex)
         #expect(response.trailers == [HTTP2HeaderField(name: "grpc-status", value: "0")])
@@ -43,7 +54,9 @@ struct StreamTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<40 {
                 group.addTask {
-                    try await connection.send(FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "5")])).status
+                    try await connection.send(
+                        FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "5")])
+                    ).status
                 }
             }
             for try await status in group { #expect(status == 200) }
@@ -75,11 +88,16 @@ struct StreamTests {
         #expect(response.body == FaultPeer.frame((0..<300).map { UInt8($0 % 256) }))
     }
 
-    @Test("RST_STREAM from the server fails the stream with its code; only REFUSED_STREAM is retry-safe", arguments: [2, 7, 8, 11, 12])
+    @Test(
+        "RST_STREAM from the server fails the stream with its code; only REFUSED_STREAM is retry-safe",
+        arguments: [2, 7, 8, 11, 12]
+    )
     func serverReset(code: Int) async throws {
         let connection = try await FaultPeer.connect()
         let error = await #expect(throws: HTTP2Error.self) {
-            try await connection.send(FaultPeer.request("RstStream", headers: [HTTP2HeaderField(name: "x-fault-code", value: "\(code)")]))
+            try await connection.send(
+                FaultPeer.request("RstStream", headers: [HTTP2HeaderField(name: "x-fault-code", value: "\(code)")])
+            )
         }
         #expect(error == .streamReset(errorCode: UInt32(code)))
         #expect(error?.isRetrySafe == (code == 7))
@@ -90,7 +108,9 @@ struct StreamTests {
     @Test("GOAWAY below the stream's id: not processed, safe to retry, and the connection takes no new streams")
     func goawayNotProcessed() async throws {
         let connection = try await FaultPeer.connect()
-        let error = await #expect(throws: HTTP2Error.self) { try await connection.send(FaultPeer.request("GoawayNotProcessed")) }
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await connection.send(FaultPeer.request("GoawayNotProcessed"))
+        }
         guard case .goaway(let code, _)? = error else {
             Issue.record("expected GOAWAY, got \(String(describing: error))")
             return
@@ -113,7 +133,9 @@ struct StreamTests {
     @Test("a connection lost mid-response fails the stream as sent (not retry-safe)")
     func closedMidStream() async throws {
         let connection = try await FaultPeer.connect()
-        let error = await #expect(throws: HTTP2Error.self) { try await connection.send(FaultPeer.request("CloseMidStream")) }
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await connection.send(FaultPeer.request("CloseMidStream"))
+        }
         guard case .connectionClosed(_, let sent)? = error else {
             Issue.record("expected connectionClosed, got \(String(describing: error))")
             return
@@ -128,7 +150,9 @@ struct StreamTests {
         let connection = try await FaultPeer.connect()
         let tag = FaultPeer.newTag()
         let call = Task { try await connection.send(FaultPeer.request("Hang", tag: tag)) }
-        _ = try await FaultPeer.events(tag: tag, on: connection) { $0.contains { $0["type"] as? String == "end_stream" } }
+        _ = try await FaultPeer.events(tag: tag, on: connection) {
+            $0.contains { $0["type"] as? String == "end_stream" }
+        }
         call.cancel()
         let result = await call.result
         #expect(throws: HTTP2Error.cancelled) { try result.get() }
@@ -165,19 +189,34 @@ struct StreamTests {
         let connection = try await FaultPeer.connect()
         let tag = FaultPeer.newTag()
         await #expect(throws: HTTP2Error.responseBodyTooLarge(limit: 64 << 10)) {
-            try await connection.send(FaultPeer.request("Oversized", tag: tag, headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(8 << 20)")], maxBody: 64 << 10))
+            try await connection.send(
+                FaultPeer.request(
+                    "Oversized",
+                    tag: tag,
+                    headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(8 << 20)")],
+                    maxBody: 64 << 10
+                )
+            )
         }
         let events = try await FaultPeer.events(tag: tag, on: connection) { FaultPeer.hasReset($0, code: 8) }
         #expect(FaultPeer.hasReset(events, code: 8), "\(events)")
     }
 
-    @Test("a body that crosses the limit in its last frame, read together with END_STREAM, still fails: never a truncated response")
+    @Test(
+        "a body that crosses the limit in its last frame, read together with END_STREAM, still fails: never a truncated response"
+    )
     func bodyLimitCrossedAtTheEnd() async throws {
         let connection = try await FaultPeer.connect()
         for size in [100, 20_000, 1 << 20] {
             // Prefix (5 bytes) + `size` bytes: one byte over a limit of size + 4.
             await #expect(throws: HTTP2Error.responseBodyTooLarge(limit: size + 4)) {
-                try await connection.send(FaultPeer.request("Oversized", headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(size)")], maxBody: size + 4))
+                try await connection.send(
+                    FaultPeer.request(
+                        "Oversized",
+                        headers: [HTTP2HeaderField(name: "x-fault-size", value: "\(size)")],
+                        maxBody: size + 4
+                    )
+                )
             }
         }
         #expect(try await connection.send(FaultPeer.request("Echo")).status == 200)
@@ -187,7 +226,9 @@ struct StreamTests {
     func headerListLimit() async throws {
         let connection = try await FaultPeer.connect("h2c_small_header_list")
         let big = HTTP2HeaderField(name: "x-big", value: String(repeating: "v", count: 2000))
-        let error = await #expect(throws: HTTP2Error.self) { try await connection.send(FaultPeer.request("Echo", headers: [big])) }
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await connection.send(FaultPeer.request("Echo", headers: [big]))
+        }
         guard case .headerListTooLarge(_, let limit)? = error else {
             Issue.record("expected headerListTooLarge, got \(String(describing: error))")
             return
@@ -203,20 +244,31 @@ struct StreamTests {
         // must still be sent even when the socket takes everything gathered at once.
         for size in [4 << 20, 4 << 20, (4 << 20) - 5, 6 << 20, 4 << 20] {
             let message = [UInt8](repeating: 0x5A, count: size)
-            let response = try await connection.send(FaultPeer.request("Echo", message: message, deadline: .now + .seconds(20)))
+            let response = try await connection.send(
+                FaultPeer.request("Echo", message: message, deadline: .now + .seconds(20))
+            )
             #expect(response.body.count == size + 5)
             #expect(response.body.dropFirst(5).allSatisfy { $0 == 0x5A })
         }
     }
 
-    @Test("a body larger than the gathering bound goes out whole though the server sends nothing until it ends", arguments: [1, 16 << 10])
+    @Test(
+        "a body larger than the gathering bound goes out whole though the server sends nothing until it ends",
+        arguments: [1, 16 << 10]
+    )
     func bodyPastTheGatheringBound(bound: Int) async throws {
         // The server gives no window back (its 16 MiB stream window covers the body), so no
         // frame arrives while the body goes out: after the socket refuses a write, the loop must
         // keep gathering from nghttp2 by itself once the backlog has gone out.
         let connection = try await FaultPeer.connect { $0.maxUnsentBytes = bound }
         let size = 12 << 20
-        let response = try await connection.send(FaultPeer.request("QuietSink", message: [UInt8](repeating: 0x33, count: size), deadline: .now + .seconds(30)))
+        let response = try await connection.send(
+            FaultPeer.request(
+                "QuietSink",
+                message: [UInt8](repeating: 0x33, count: size),
+                deadline: .now + .seconds(30)
+            )
+        )
         #expect(String(decoding: response.body.dropFirst(5), as: UTF8.self) == "\(size + 5)")
     }
 
@@ -224,15 +276,23 @@ struct StreamTests {
     func keepalive() async throws {
         // A generous timeout for the answered PINGs: the fault server shares two cores with the
         // whole suite, and a late acknowledgement is not what this part tests.
-        let answered = try await FaultPeer.connect { $0.keepaliveInterval = .milliseconds(100); $0.keepaliveTimeout = .seconds(10) }
+        let answered = try await FaultPeer.connect {
+            $0.keepaliveInterval = .milliseconds(100)
+            $0.keepaliveTimeout = .seconds(10)
+        }
         let tag = FaultPeer.newTag()
         let waiting = Task { try await answered.send(FaultPeer.request("Hang", tag: tag)) }
-        let events = try await FaultPeer.events(tag: tag, on: answered) { $0.filter { $0["type"] as? String == "ping" }.count >= 3 }
+        let events = try await FaultPeer.events(tag: tag, on: answered) {
+            $0.filter { $0["type"] as? String == "ping" }.count >= 3
+        }
         #expect(events.filter { $0["type"] as? String == "ping" }.count >= 3, "\(events)")
         #expect(answered.isAcceptingStreams, "answered PINGs keep the connection")
         waiting.cancel()
 
-        let silent = try await FaultPeer.connect("h2c_no_ping_ack") { $0.keepaliveInterval = .milliseconds(100); $0.keepaliveTimeout = .milliseconds(300) }
+        let silent = try await FaultPeer.connect("h2c_no_ping_ack") {
+            $0.keepaliveInterval = .milliseconds(100)
+            $0.keepaliveTimeout = .milliseconds(300)
+        }
         await #expect(throws: HTTP2Error.keepaliveTimeout) { try await silent.send(FaultPeer.request("Hang")) }
         #expect(!silent.isAcceptingStreams)
     }

@@ -1,7 +1,8 @@
+import AuthRPCSystem
 import Foundation
 import HTTP2Client
 import Testing
-import AuthRPCSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -49,14 +50,18 @@ struct EncryptedClientKeyTests {
         configuration.certificateChainPEM = Self.certificate
         configuration.privateKeyPEM = Self.encryptedKey
 
-        let (outcome, unread) = try Self.withStandardInput(Self.password + "\n") { () -> Result<TLSContext, HTTP2Error> in
+        let (outcome, unread) = try Self.withStandardInput(Self.password + "\n") {
+            () -> Result<TLSContext, HTTP2Error> in
             do throws(HTTP2Error) { return .success(try TLSContext(configuration)) } catch { return .failure(error) }
         }
         guard case .failure(let error) = outcome else {
             Issue.record("the encrypted key was decrypted with a password read from standard input")
             return
         }
-        guard case .tls(let failure) = error else { Issue.record("got \(error)"); return }
+        guard case .tls(let failure) = error else {
+            Issue.record("got \(error)")
+            return
+        }
         #expect(failure.kind == .invalidConfiguration)
         #expect(failure.detail.contains("encrypted"), "\(failure)")
         #expect(!failure.detail.contains(Self.password))

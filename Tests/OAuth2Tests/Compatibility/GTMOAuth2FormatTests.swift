@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuth2
 
 @Suite("GTMOAuth2Format")
@@ -8,7 +9,8 @@ struct GTMOAuth2FormatTests {
 
     @Test("a GTMOAuth2 keychain string decodes to a stale session and its identity")
     func realString() throws {
-        let string = "access_token=ya29.abc&email=user%40example.com&isVerified=1&refresh_token=1%2Fxyz&scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fxapi.zoo&serviceProvider=Google&userID=12345"
+        let string =
+            "access_token=ya29.abc&email=user%40example.com&isVerified=1&refresh_token=1%2Fxyz&scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fxapi.zoo&serviceProvider=Google&userID=12345"
         let item = try GTMOAuth2Format.decode(string, client: oldClient)
         #expect(item.state.accessToken == "ya29.abc")
         #expect(item.state.refreshToken == "1/xyz")
@@ -31,20 +33,31 @@ struct GTMOAuth2FormatTests {
 
     @Test("the later userEmail/userEmailIsVerified names are read too")
     func laterKeyNames() throws {
-        let item = try GTMOAuth2Format.decode("refresh_token=r&userEmail=a%40b.c&userEmailIsVerified=false", client: oldClient)
+        let item = try GTMOAuth2Format.decode(
+            "refresh_token=r&userEmail=a%40b.c&userEmailIsVerified=false",
+            client: oldClient
+        )
         #expect(item.userEmail == "a@b.c")
         #expect(item.userEmailIsVerified == false)
         #expect(GTMOAuth2Format.encode(item) == "email=a%40b.c&isVerified=0&refresh_token=r")
     }
 
-    @Test("isVerified values", arguments: [("1", true), ("true", true), ("YES", true), ("0", false), ("false", false), ("no", false)])
+    @Test(
+        "isVerified values",
+        arguments: [("1", true), ("true", true), ("YES", true), ("0", false), ("false", false), ("no", false)]
+    )
     func isVerifiedValues(text: String, expected: Bool) throws {
-        #expect(try GTMOAuth2Format.decode("refresh_token=r&isVerified=\(text)", client: oldClient).userEmailIsVerified == expected)
+        #expect(
+            try GTMOAuth2Format.decode("refresh_token=r&isVerified=\(text)", client: oldClient).userEmailIsVerified
+                == expected
+        )
     }
 
     @Test("an unrecognized or absent isVerified is unknown")
     func isVerifiedUnknown() throws {
-        #expect(try GTMOAuth2Format.decode("refresh_token=r&isVerified=maybe", client: oldClient).userEmailIsVerified == nil)
+        #expect(
+            try GTMOAuth2Format.decode("refresh_token=r&isVerified=maybe", client: oldClient).userEmailIsVerified == nil
+        )
         #expect(try GTMOAuth2Format.decode("refresh_token=r", client: oldClient).userEmailIsVerified == nil)
     }
 
@@ -57,7 +70,10 @@ struct GTMOAuth2FormatTests {
 
     @Test("duplicate keys are tolerated; the last value wins, across both spellings")
     func duplicateKeys() throws {
-        let item = try GTMOAuth2Format.decode("refresh_token=old&email=first%40x&refresh_token=new&userEmail=second%40x&&scope=a", client: oldClient)
+        let item = try GTMOAuth2Format.decode(
+            "refresh_token=old&email=first%40x&refresh_token=new&userEmail=second%40x&&scope=a",
+            client: oldClient
+        )
         #expect(item.state.refreshToken == "new")
         #expect(item.userEmail == "second@x")
         #expect(item.state.scopes == ["a"])
@@ -73,9 +89,22 @@ struct GTMOAuth2FormatTests {
     @Test("reserved characters, spaces and non-ASCII round-trip, and the output has no raw reserved character")
     func reservedRoundTrip() throws {
         let awkward = "a%b#c[d]e&f=g+h i/é?😀"
-        let state = AuthState(configuration: .google, client: oldClient, scopes: ["s1", "s2+x"], grant: GrantRecord(type: .gtmOAuth2Migration),
-                              accessToken: "access " + awkward, refreshToken: "refresh " + awkward, grantedScopes: ["s1", "s2+x"])
-        let item = GTMOAuth2Item(state: state, serviceProvider: "Prov " + awkward, userID: "id " + awkward, userEmail: "mail " + awkward, userEmailIsVerified: false)
+        let state = AuthState(
+            configuration: .google,
+            client: oldClient,
+            scopes: ["s1", "s2+x"],
+            grant: GrantRecord(type: .gtmOAuth2Migration),
+            accessToken: "access " + awkward,
+            refreshToken: "refresh " + awkward,
+            grantedScopes: ["s1", "s2+x"]
+        )
+        let item = GTMOAuth2Item(
+            state: state,
+            serviceProvider: "Prov " + awkward,
+            userID: "id " + awkward,
+            userEmail: "mail " + awkward,
+            userEmailIsVerified: false
+        )
         let encoded = GTMOAuth2Format.encode(item)
 
         let pairs = encoded.split(separator: "&").map { $0.split(separator: "=", omittingEmptySubsequences: false) }
@@ -86,8 +115,12 @@ struct GTMOAuth2FormatTests {
         for pair in pairs {
             #expect(pair[1].allSatisfy(allowed.contains), "raw reserved character in \(pair[1])")
         }
-        #expect(encoded.contains("%25") && encoded.contains("%23") && encoded.contains("%5B") && encoded.contains("%5D"))
-        #expect(encoded.contains("%26") && encoded.contains("%3D") && encoded.contains("%2B") && encoded.contains("%20"))
+        #expect(
+            encoded.contains("%25") && encoded.contains("%23") && encoded.contains("%5B") && encoded.contains("%5D")
+        )
+        #expect(
+            encoded.contains("%26") && encoded.contains("%3D") && encoded.contains("%2B") && encoded.contains("%20")
+        )
 
         let decoded = try GTMOAuth2Format.decode(encoded, client: oldClient)
         #expect(decoded.state.accessToken == state.accessToken)
@@ -116,11 +149,14 @@ struct GTMOAuth2FormatTests {
         #expect(item.state.configuration == custom)
     }
 
-    @Test("a string without a refresh token is a clear storage error without the access token", arguments: [
-        "access_token=\(StoreFixtures.accessToken)&scope=a",
-        "access_token=\(StoreFixtures.accessToken)&refresh_token=",
-        "",
-    ])
+    @Test(
+        "a string without a refresh token is a clear storage error without the access token",
+        arguments: [
+            "access_token=\(StoreFixtures.accessToken)&scope=a",
+            "access_token=\(StoreFixtures.accessToken)&refresh_token=",
+            "",
+        ]
+    )
     func noRefreshToken(string: String) throws {
         do {
             _ = try GTMOAuth2Format.decode(string, client: oldClient)
@@ -135,7 +171,9 @@ struct GTMOAuth2FormatTests {
     @Test("an item's description shows the identity but no token or secret")
     func description() throws {
         let item = try GTMOAuth2Format.decode(
-            "access_token=\(StoreFixtures.accessToken)&email=u%40x&refresh_token=\(StoreFixtures.refreshToken)&userID=42", client: oldClient)
+            "access_token=\(StoreFixtures.accessToken)&email=u%40x&refresh_token=\(StoreFixtures.refreshToken)&userID=42",
+            client: oldClient
+        )
         #expect(item.description.contains("u@x") && item.description.contains("42"))
         StoreFixtures.expectNoSecrets(item.description)
         StoreFixtures.expectNoSecrets(String(describing: item))

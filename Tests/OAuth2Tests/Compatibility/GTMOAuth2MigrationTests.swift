@@ -1,13 +1,15 @@
+import AuthRPCSystem
 import Foundation
 import Testing
+
 @testable import OAuth2
-import AuthRPCSystem
 
 @Suite("GTMOAuth2Migration")
 final class GTMOAuth2MigrationTests {
     let root = StoreFixtures.temporaryDirectory()
     let oldClient = OAuthClient(id: "old-client.apps.googleusercontent.com", secret: "old-secret")
-    let oldString = "access_token=ya29.abc&email=user%40example.com&isVerified=1&refresh_token=1%2Fxyz&scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fxapi.zoo&serviceProvider=Google&userID=12345"
+    let oldString =
+        "access_token=ya29.abc&email=user%40example.com&isVerified=1&refresh_token=1%2Fxyz&scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fxapi.zoo&serviceProvider=Google&userID=12345"
 
     deinit {
         try? FileManager.default.removeItem(at: root)
@@ -24,7 +26,9 @@ final class GTMOAuth2MigrationTests {
     func migrates() throws {
         let oldFile = try oldItemFile()
         let store = try FileAuthSessionStore(name: "migrated", environment: ["XDG_CONFIG_HOME": root.path])
-        let item = try #require(try GTMOAuth2Migration.migrate(from: GTMOAuth2FileSource(fileURL: oldFile), client: oldClient, to: store))
+        let item = try #require(
+            try GTMOAuth2Migration.migrate(from: GTMOAuth2FileSource(fileURL: oldFile), client: oldClient, to: store)
+        )
         #expect(item.userEmail == "user@example.com")
         #expect(item.userID == "12345")
 
@@ -42,7 +46,11 @@ final class GTMOAuth2MigrationTests {
     func nothingToMigrate() throws {
         let store = InMemoryAuthSessionStore(StoreFixtures.state(scopes: ["existing"]))
         let missing = root.appendingPathComponent("absent")
-        let result = try GTMOAuth2Migration.migrate(from: GTMOAuth2FileSource(fileURL: missing), client: oldClient, to: store)
+        let result = try GTMOAuth2Migration.migrate(
+            from: GTMOAuth2FileSource(fileURL: missing),
+            client: oldClient,
+            to: store
+        )
         #expect(result == nil)
         #expect(try store.retrieve()?.scopes == ["existing"])
         #expect(!FileManager.default.fileExists(atPath: missing.path))
@@ -53,7 +61,11 @@ final class GTMOAuth2MigrationTests {
         let oldFile = try oldItemFile()
         let before = try Data(contentsOf: oldFile)
         do {
-            try GTMOAuth2Migration.migrate(from: GTMOAuth2FileSource(fileURL: oldFile), client: oldClient, to: FailingStore())
+            try GTMOAuth2Migration.migrate(
+                from: GTMOAuth2FileSource(fileURL: oldFile),
+                client: oldClient,
+                to: FailingStore()
+            )
             Issue.record("expected the save's error")
         } catch {
             #expect(error.message == FailingStore.message)
@@ -65,7 +77,9 @@ final class GTMOAuth2MigrationTests {
     func undecodable() throws {
         let source = MemorySource("access_token=only")
         let store = InMemoryAuthSessionStore()
-        #expect(throws: OAuthError.self) { try GTMOAuth2Migration.migrate(from: source, client: self.oldClient, to: store) }
+        #expect(throws: OAuthError.self) {
+            try GTMOAuth2Migration.migrate(from: source, client: self.oldClient, to: store)
+        }
         #expect(source.text != nil)
         #expect(try store.retrieve() == nil)
     }

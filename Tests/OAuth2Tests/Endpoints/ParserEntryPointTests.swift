@@ -1,6 +1,7 @@
 import Foundation
-@testable import OAuth2
 import Testing
+
+@testable import OAuth2
 
 /// The pure, package-level parsers for everything OAuth2 reads from the network or disk, as the
 /// fuzzers call them: each takes bytes (or text) and returns a value or a clear error, never traps.
@@ -8,11 +9,15 @@ import Testing
 struct ParserEntryPointTests {
     @Test("loopback request heads: complete, incomplete and malformed")
     func requestHeads() {
-        #expect(LoopbackRequestReceiver.parseHead(Array("GET /cb?code=1&state=2 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-                == .complete(.init(method: "GET", target: "/cb?code=1&state=2")))
+        #expect(
+            LoopbackRequestReceiver.parseHead(Array("GET /cb?code=1&state=2 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                == .complete(.init(method: "GET", target: "/cb?code=1&state=2"))
+        )
         #expect(LoopbackRequestReceiver.parseHead(Array("GET /cb HTTP/1.1\r\nHost: x\r\n".utf8)) == .incomplete)
-        for bad in ["GET /cb HTTP/2\r\n\r\n", "GET cb HTTP/1.1\r\n\r\n", "GET /c b HTTP/1.1\r\n\r\n", "\r\n\r\n",
-                    "G(T /cb HTTP/1.1\r\n\r\n", "GET /cb HTTP/1.1\n\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\n\r\n"] {
+        for bad in [
+            "GET /cb HTTP/2\r\n\r\n", "GET cb HTTP/1.1\r\n\r\n", "GET /c b HTTP/1.1\r\n\r\n", "\r\n\r\n",
+            "G(T /cb HTTP/1.1\r\n\r\n", "GET /cb HTTP/1.1\n\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\n\r\n",
+        ] {
             #expect(LoopbackRequestReceiver.parseHead(Array(bad.utf8)) == .invalid, "\(bad.debugDescription)")
         }
         #expect(LoopbackRequestReceiver.RequestHead(method: "GET", target: "/a?b=c?d").path == "/a")
@@ -20,7 +25,9 @@ struct ParserEntryPointTests {
 
     @Test("redirect parameters: decoded, first of repeated names wins")
     func redirectParameters() {
-        let parameters = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: "/cb?state=a%20b&state=c&code=x+y&flag")
+        let parameters = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(
+            of: "/cb?state=a%20b&state=c&code=x+y&flag"
+        )
         #expect(parameters == ["state": "a b", "code": "x y", "flag": ""])
         #expect(LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: "/cb").isEmpty)
     }
@@ -55,7 +62,9 @@ struct ParserEntryPointTests {
     @Test("OAuth error answers: a well-formed code, a description cut to 200 characters")
     func errorResponses() throws {
         let long = String(repeating: "d", count: 5000)
-        let error = try #require(OAuthErrorResponse(json: Data(#"{"error":"invalid_grant","error_description":"\#(long)"}"#.utf8)))
+        let error = try #require(
+            OAuthErrorResponse(json: Data(#"{"error":"invalid_grant","error_description":"\#(long)"}"#.utf8))
+        )
         #expect(error.code == "invalid_grant")
         #expect(error.description?.count == 201)
         #expect(OAuthErrorResponse(json: Data(#"{"error":"bad\u0001code"}"#.utf8)) == nil)
@@ -66,12 +75,21 @@ struct ParserEntryPointTests {
     @Test("device authorization answers parse with clamps; missing fields are named")
     func deviceAuthorization() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let parsed = try DeviceAuthorizationFlow.Authorization(parsing: Data(#"{"device_code":"d","user_code":"U","verification_url":"https://g.co/device","interval":1e300,"expires_in":-5}"#.utf8), receivedAt: now)
+        let parsed = try DeviceAuthorizationFlow.Authorization(
+            parsing: Data(
+                #"{"device_code":"d","user_code":"U","verification_url":"https://g.co/device","interval":1e300,"expires_in":-5}"#
+                    .utf8
+            ),
+            receivedAt: now
+        )
         #expect(parsed.interval == .seconds(60))
         #expect(parsed.expiresAt == now.addingTimeInterval(1))
         #expect(parsed.verificationURI.absoluteString == "https://g.co/device")
         let missing = #expect(throws: OAuthError.self) {
-            try DeviceAuthorizationFlow.Authorization(parsing: Data(#"{"device_code":"d","verification_uri":"https://x"}"#.utf8), receivedAt: now)
+            try DeviceAuthorizationFlow.Authorization(
+                parsing: Data(#"{"device_code":"d","verification_uri":"https://x"}"#.utf8),
+                receivedAt: now
+            )
         }
         #expect(missing?.message.contains("user_code") == true)
     }
@@ -79,27 +97,43 @@ struct ParserEntryPointTests {
     @Test("discovery documents: endpoints must be https off loopback; the issuer must match")
     func discoveryDocuments() throws {
         let issuer = URL(string: "https://issuer.example")!
-        let document = #"{"issuer":"https://issuer.example/","token_endpoint":"https://issuer.example/token","revocation_endpoint":"http://127.0.0.1:9/revoke"}"#
+        let document =
+            #"{"issuer":"https://issuer.example/","token_endpoint":"https://issuer.example/token","revocation_endpoint":"http://127.0.0.1:9/revoke"}"#
         let configuration = try ServiceConfiguration(discoveryDocument: Data(document.utf8), issuer: issuer)
         #expect(configuration.tokenEndpoint.absoluteString == "https://issuer.example/token")
         #expect(configuration.revocationEndpoint?.host == "127.0.0.1")
         let insecure = #expect(throws: OAuthError.self) {
-            try ServiceConfiguration(discoveryDocument: Data(#"{"issuer":"https://issuer.example","token_endpoint":"http://issuer.example/token"}"#.utf8), issuer: issuer)
+            try ServiceConfiguration(
+                discoveryDocument: Data(
+                    #"{"issuer":"https://issuer.example","token_endpoint":"http://issuer.example/token"}"#.utf8
+                ),
+                issuer: issuer
+            )
         }
         #expect(insecure?.message.contains("token_endpoint") == true)
         let other = #expect(throws: OAuthError.self) {
-            try ServiceConfiguration(discoveryDocument: Data(#"{"issuer":"https://\#(String(repeating: "e", count: 5000))","token_endpoint":"https://x/t"}"#.utf8), issuer: issuer)
+            try ServiceConfiguration(
+                discoveryDocument: Data(
+                    #"{"issuer":"https://\#(String(repeating: "e", count: 5000))","token_endpoint":"https://x/t"}"#.utf8
+                ),
+                issuer: issuer
+            )
         }
         #expect((other?.message.count ?? .max) < 400)
     }
 
     @Test("endpoint security: https anywhere, http on loopback only")
     func endpointSecurity() {
-        for allowed in ["https://a.example/t", "http://127.0.0.1:8/t", "http://127.255.0.9/t", "http://[::1]:8/t", "http://LOCALHOST/t"] {
+        for allowed in [
+            "https://a.example/t", "http://127.0.0.1:8/t", "http://127.255.0.9/t", "http://[::1]:8/t",
+            "http://LOCALHOST/t",
+        ] {
             #expect(EndpointSecurity.allows(URL(string: allowed)!), "\(allowed)")
         }
-        for refused in ["http://a.example/t", "http://127.1/t", "http://127.0.0.1.evil.example/t", "http://[::ffff:127.0.0.1]/t",
-                        "ftp://a.example/t", "file:///etc/passwd", "http://128.0.0.1/t", "http://127.0.0.256/t"] {
+        for refused in [
+            "http://a.example/t", "http://127.1/t", "http://127.0.0.1.evil.example/t", "http://[::ffff:127.0.0.1]/t",
+            "ftp://a.example/t", "file:///etc/passwd", "http://128.0.0.1/t", "http://127.0.0.256/t",
+        ] {
             #expect(!EndpointSecurity.allows(URL(string: refused)!), "\(refused)")
         }
     }

@@ -1,14 +1,16 @@
 import AuthRPC
 import Foundation
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 /// After a transient refresh failure the session waits (exponentially, with jitter) before it asks
 /// the token endpoint again; meanwhile token requests fail fast with the last transient error.
 @Suite("Refresh backoff against a failing sandbox issuer")
 struct RefreshBackoffTests {
-    @Test("while the token endpoint answers 503, 20 calls on a stale token make at most 3 token requests, all UNAVAILABLE")
+    @Test(
+        "while the token endpoint answers 503, 20 calls on a stale token make at most 3 token requests, all UNAVAILABLE"
+    )
     func failingIssuerIsNotHammered() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()

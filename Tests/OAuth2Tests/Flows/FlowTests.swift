@@ -1,13 +1,15 @@
 import AuthRPC
+import AuthRPCSystem
+import AuthSampleService
 import Foundation
+import TestSupport
+import Testing
+
+@testable import OAuth2
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import OAuth2
-import Testing
-import TestSupport
-import AuthRPCSystem
-import AuthSampleService
 
 @Suite("Sign-in flows against the sandbox issuer")
 struct FlowTests {
@@ -15,7 +17,11 @@ struct FlowTests {
     func deviceFlowEndToEnd() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient(deviceInterval: 1)
-        let flow = DeviceAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: SandboxIssuer.scopes)
+        let flow = DeviceAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: client,
+            scopes: SandboxIssuer.scopes
+        )
         let authorization = try await flow.start()
         #expect(authorization.interval == .seconds(1))
         #expect(authorization.verificationURI.absoluteString.hasPrefix(issuer.url.absoluteString))
@@ -41,7 +47,10 @@ struct FlowTests {
         #expect(await session.userEmail == issuer.sandbox.user)
         #expect(await session.userID == "sandbox-user")
         #expect(await session.userEmailIsVerified == true)
-        let response = try await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .provider(session)))
+        let response = try await issuer.whoAmI(
+            on: try issuer.channel(),
+            options: CallOptions(credentials: .provider(session))
+        )
         #expect(response.username == issuer.sandbox.user)
         #expect(response.oauthScope.split(separator: " ").contains("https://www.googleapis.com/auth/xapi.zoo"))
     }
@@ -50,7 +59,11 @@ struct FlowTests {
     func deviceFlowDenied() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
-        let flow = DeviceAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: SandboxIssuer.scopes)
+        let flow = DeviceAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: client,
+            scopes: SandboxIssuer.scopes
+        )
         let authorization = try await flow.start()
         try await issuer.deny(authorization.userCode)
         let error = await #expect(throws: OAuthError.self) { try await flow.waitForApproval(of: authorization) }
@@ -60,7 +73,11 @@ struct FlowTests {
     @Test("device flow: an unknown client is an authorization error at the start")
     func deviceFlowUnknownClient() async throws {
         let issuer = try await SandboxIssuer.shared()
-        let flow = DeviceAuthorizationFlow(configuration: issuer.configuration, client: OAuthClient(id: "no-such-client"), scopes: ["openid"])
+        let flow = DeviceAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: OAuthClient(id: "no-such-client"),
+            scopes: ["openid"]
+        )
         let error = await #expect(throws: OAuthError.self) { try await flow.start() }
         #expect(error?.oauthErrorCode == "invalid_client")
     }
@@ -69,9 +86,16 @@ struct FlowTests {
     func loopbackEndToEnd() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
-        let flow = LoopbackAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: SandboxIssuer.scopes, timeout: .seconds(30))
+        let flow = LoopbackAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: client,
+            scopes: SandboxIssuer.scopes,
+            timeout: .seconds(30)
+        )
         let pending = try flow.start()
-        let query = try #require(URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems)
+        let query = try #require(
+            URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems
+        )
         #expect(query.first { $0.name == "code_challenge_method" }?.value == "S256")
         #expect(query.first { $0.name == "code_challenge" }?.value?.count == 43)
         #expect(query.first { $0.name == "redirect_uri" }?.value == pending.redirectURI)
@@ -86,21 +110,37 @@ struct FlowTests {
 
         #expect(state.grant.type == .authorizationCode)
         #expect(state.grant.redirectURI == pending.redirectURI)
-        let answer = try await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .provider(AuthSession(state: state))))
+        let answer = try await issuer.whoAmI(
+            on: try issuer.channel(),
+            options: CallOptions(credentials: .provider(AuthSession(state: state)))
+        )
         #expect(answer.username == issuer.sandbox.user)
     }
 
-    @Test("loopback: an error redirect (access_denied) is an authorization error; other paths get 404 and do not end the wait")
+    @Test(
+        "loopback: an error redirect (access_denied) is an authorization error; other paths get 404 and do not end the wait"
+    )
     func loopbackDenied() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
-        let pending = try LoopbackAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: ["openid"], timeout: .seconds(30)).start()
-        let state = try #require(URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        let pending = try LoopbackAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: client,
+            scopes: ["openid"],
+            timeout: .seconds(30)
+        ).start()
+        let state = try #require(
+            URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first {
+                $0.name == "state"
+            }?.value
+        )
         let base = pending.redirectURI.replacingOccurrences(of: "/oauth2callback", with: "")
         let completion = Task { () async throws(OAuthError) -> AuthState in try await pending.complete() }
         let (_, favicon) = try await URLSession.shared.data(from: URL(string: base + "/favicon.ico")!)
         #expect((favicon as? HTTPURLResponse)?.statusCode == 404)
-        let (_, denied) = try await URLSession.shared.data(from: URL(string: pending.redirectURI + "?error=access_denied&state=\(state)")!)
+        let (_, denied) = try await URLSession.shared.data(
+            from: URL(string: pending.redirectURI + "?error=access_denied&state=\(state)")!
+        )
         #expect((denied as? HTTPURLResponse)?.statusCode == 400)
         let error = await #expect(throws: OAuthError.self) { try await completion.value }
         #expect(error?.oauthErrorCode == "access_denied")
@@ -109,7 +149,12 @@ struct FlowTests {
     @Test("loopback: no browser within the timeout is a clear flowFailed")
     func loopbackTimeout() async throws {
         let issuer = try await SandboxIssuer.shared()
-        let pending = try LoopbackAuthorizationFlow(configuration: issuer.configuration, client: OAuthClient(id: "x"), scopes: [], timeout: .milliseconds(300)).start()
+        let pending = try LoopbackAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: OAuthClient(id: "x"),
+            scopes: [],
+            timeout: .milliseconds(300)
+        ).start()
         let error = await #expect(throws: OAuthError.self) { try await pending.complete() }
         #expect(error?.kind == .flowFailed)
         #expect(error?.message.contains("did not come back in time") == true)
@@ -119,8 +164,16 @@ struct FlowTests {
     func clientCredentials() async throws {
         let issuer = try await SandboxIssuer.shared()
         for method in [ClientAuthenticationMethod.clientSecretBasic, .clientSecretPost] {
-            let client = try await issuer.makeClient(confidential: true, authentication: method, grantTypes: ["client_credentials"])
-            let state = try await ClientCredentialsFlow.authorize(configuration: issuer.configuration, client: client, scopes: [])
+            let client = try await issuer.makeClient(
+                confidential: true,
+                authentication: method,
+                grantTypes: ["client_credentials"]
+            )
+            let state = try await ClientCredentialsFlow.authorize(
+                configuration: issuer.configuration,
+                client: client,
+                scopes: []
+            )
             #expect(state.refreshToken == nil)
             let session = AuthSession(state: expired(state))
             let renewed = try await session.freshAccessToken()
@@ -129,8 +182,11 @@ struct FlowTests {
         }
         let wrongSecret = try await issuer.makeClient(confidential: true, grantTypes: ["client_credentials"])
         let error = await #expect(throws: OAuthError.self) {
-            try await ClientCredentialsFlow.authorize(configuration: issuer.configuration,
-                                                      client: OAuthClient(id: wrongSecret.id, secret: "wrong"), scopes: [])
+            try await ClientCredentialsFlow.authorize(
+                configuration: issuer.configuration,
+                client: OAuthClient(id: wrongSecret.id, secret: "wrong"),
+                scopes: []
+            )
         }
         #expect(error?.oauthErrorCode == "invalid_client")
         #expect(error?.message.contains("wrong") == false)
@@ -147,10 +203,17 @@ struct FlowTests {
         #expect(session.cachedToken() == nil)
         let error = await #expect(throws: OAuthError.self) { try await session.freshAccessToken() }
         #expect(error?.kind == .noRefreshToken)
-        let old = await #expect(throws: OAuthError.self) { try await AuthSession(state: expired(signedIn)).freshAccessToken() }
+        let old = await #expect(throws: OAuthError.self) {
+            try await AuthSession(state: expired(signedIn)).freshAccessToken()
+        }
         #expect(old?.oauthErrorCode == "invalid_grant")
         // Unknown tokens revoke fine too (RFC 7009 section 2.2).
-        try await TokenRevocation.revoke("never-issued", hint: .accessToken, configuration: issuer.configuration, client: client)
+        try await TokenRevocation.revoke(
+            "never-issued",
+            hint: .accessToken,
+            configuration: issuer.configuration,
+            client: client
+        )
     }
 
     @Test("discovery: OIDC and RFC 8414 documents read; an issuer mismatch and a missing document are clear errors")
@@ -163,7 +226,9 @@ struct FlowTests {
         #expect(oidc.deviceAuthorizationEndpoint != nil && oidc.revocationEndpoint != nil)
 
         let otherName = URL(string: issuer.url.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost"))!
-        let mismatch = await #expect(throws: OAuthError.self) { try await ServiceConfiguration.discover(issuer: otherName) }
+        let mismatch = await #expect(throws: OAuthError.self) {
+            try await ServiceConfiguration.discover(issuer: otherName)
+        }
         #expect(mismatch?.kind == .invalidConfiguration)
         #expect(mismatch?.message.contains("is for issuer") == true)
 

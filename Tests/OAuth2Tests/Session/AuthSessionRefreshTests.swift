@@ -2,13 +2,15 @@ import AuthRPC
 import AuthSampleService
 import Foundation
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 /// AuthSession against the sandbox's real Authlib issuer and grpcio test service.
 @Suite("AuthSession refresh against the sandbox issuer")
 struct AuthSessionRefreshTests {
-    @Test("200 concurrent calls with an expired token: exactly one refresh at the issuer, all succeed with the new token")
+    @Test(
+        "200 concurrent calls with an expired token: exactly one refresh at the issuer, all succeed with the new token"
+    )
     func concurrentCallsShareOneRefresh() async throws {
         // A sandbox of its own: grpcio's C-core cancels calls that wait too long in its queue,
         // which 200 calls behind another suite's 1,000 on a shared server can do.
@@ -42,7 +44,9 @@ struct AuthSessionRefreshTests {
         #expect(stored.refreshToken != signedIn.refreshToken)
     }
 
-    @Test("the rotated refresh token is what the file store holds; a session restored from it (a second process) refreshes")
+    @Test(
+        "the rotated refresh token is what the file store holds; a session restored from it (a second process) refreshes"
+    )
     func rotatedTokenSurvivesRestart() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -66,7 +70,10 @@ struct AuthSessionRefreshTests {
         await second.invalidate()
         let secondToken = try await second.freshAccessToken()
         #expect(secondToken != firstToken)
-        let response = try await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .accessToken(secondToken)))
+        let response = try await issuer.whoAmI(
+            on: try issuer.channel(),
+            options: CallOptions(credentials: .accessToken(secondToken))
+        )
         #expect(response.username == issuer.sandbox.user)
     }
 
@@ -202,12 +209,17 @@ struct AuthSessionFailureTests {
         var response: AuthSample_Response?
         for _ in 0..<100 where response == nil {
             try await Task.sleep(for: .milliseconds(200))
-            response = try? await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(credentials: .provider(session)))
+            response = try? await issuer.whoAmI(
+                on: try issuer.channel(),
+                options: CallOptions(credentials: .provider(session))
+            )
         }
         #expect(response?.username == sandbox.user)
     }
 
-    @Test("UNAUTHENTICATED from the server for a token revoked behind the session's back: invalidate, refresh, retry once")
+    @Test(
+        "UNAUTHENTICATED from the server for a token revoked behind the session's back: invalidate, refresh, retry once"
+    )
     func unauthenticatedRetriesOnce() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -216,7 +228,10 @@ struct AuthSessionFailureTests {
         try await issuer.revokeAccessTokens(of: client)
         let before = try await issuer.counters(of: client)["refresh_requests", default: 0]
 
-        let response = try await issuer.whoAmI(on: try issuer.channel(), options: CallOptions(timeout: .seconds(20), credentials: .provider(session)))
+        let response = try await issuer.whoAmI(
+            on: try issuer.channel(),
+            options: CallOptions(timeout: .seconds(20), credentials: .provider(session))
+        )
         #expect(response.username == issuer.sandbox.user)
         #expect(try await issuer.counters(of: client)["refresh_requests", default: 0] - before == 1)
         #expect(await session.state.accessToken != signedIn.accessToken)
@@ -230,7 +245,9 @@ struct AuthSessionFailureTests {
         try await issuer.revokeAccessTokens(of: client)
         var options = CallOptions(credentials: .provider(session))
         options.retriesUnauthenticatedOnce = false
-        let error = await #expect(throws: RPCError.self) { try await issuer.whoAmI(on: try issuer.channel(), options: options) }
+        let error = await #expect(throws: RPCError.self) {
+            try await issuer.whoAmI(on: try issuer.channel(), options: options)
+        }
         #expect(error?.code == .unauthenticated)
         #expect(error?.trailers.firstString(forKey: "www-authenticate")?.contains("invalid_token") == true)
         #expect(try await issuer.counters(of: client)["refresh_requests", default: 0] == 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OAuth2
 
 @Suite("AuthState, tokens and identity (no network)")
@@ -9,9 +10,16 @@ struct AuthStateTests {
 
     func state(expiresIn: TimeInterval?, lifetime: TimeInterval = 3600) -> AuthState {
         let now = Date()
-        return AuthState(configuration: Self.configuration, client: Self.client, scopes: ["a", "b"], grant: GrantRecord(type: .deviceCode),
-                         accessToken: "access-token-value", accessTokenExpiresAt: expiresIn.map { now.addingTimeInterval($0) },
-                         accessTokenIssuedAt: expiresIn.map { now.addingTimeInterval($0 - lifetime) }, refreshToken: "refresh-token-value")
+        return AuthState(
+            configuration: Self.configuration,
+            client: Self.client,
+            scopes: ["a", "b"],
+            grant: GrantRecord(type: .deviceCode),
+            accessToken: "access-token-value",
+            accessTokenExpiresAt: expiresIn.map { now.addingTimeInterval($0) },
+            accessTokenIssuedAt: expiresIn.map { now.addingTimeInterval($0 - lifetime) },
+            refreshToken: "refresh-token-value"
+        )
     }
 
     @Test("fresh means expiring more than 60 s from now; no expiry means fresh; stale or missing means not fresh")
@@ -41,7 +49,12 @@ struct AuthStateTests {
         state.isAccessTokenStale = true
         state.authorizationError = AuthorizationErrorRecord(code: "invalid_grant")
         let now = Date()
-        state.apply(try TokenResponse(json: Data(#"{"access_token":"new","expires_in":"120","refresh_token":"rotated","scope":"a"}"#.utf8)), receivedAt: now)
+        state.apply(
+            try TokenResponse(
+                json: Data(#"{"access_token":"new","expires_in":"120","refresh_token":"rotated","scope":"a"}"#.utf8)
+            ),
+            receivedAt: now
+        )
         #expect(state.accessToken == "new")
         #expect(state.refreshToken == "rotated")
         #expect(state.accessTokenExpiresAt == now.addingTimeInterval(120))
@@ -84,7 +97,9 @@ struct AuthStateTests {
     @Test("descriptions never show tokens or the client secret")
     func redaction() {
         let state = state(expiresIn: 300)
-        for text in [state.description, String(describing: state), state.client.description, String(reflecting: state.client)] {
+        for text in [
+            state.description, String(describing: state), state.client.description, String(reflecting: state.client),
+        ] {
             #expect(!text.contains("access-token-value"))
             #expect(!text.contains("refresh-token-value"))
             #expect(!text.contains("client-secret-value"))
@@ -107,12 +122,19 @@ struct AuthStateTests {
     @Test("discovery URLs: OIDC appends, RFC 8414 inserts before the issuer's path")
     func discoveryURLs() {
         let issuer = URL(string: "https://example.com/tenant/a")!
-        #expect(ServiceConfiguration.discoveryURL(issuer: issuer, document: .openIDConnect).absoluteString
-                == "https://example.com/tenant/a/.well-known/openid-configuration")
-        #expect(ServiceConfiguration.discoveryURL(issuer: issuer, document: .oauthAuthorizationServer).absoluteString
-                == "https://example.com/.well-known/oauth-authorization-server/tenant/a")
-        #expect(ServiceConfiguration.discoveryURL(issuer: URL(string: "https://example.com/")!, document: .openIDConnect).absoluteString
-                == "https://example.com/.well-known/openid-configuration")
+        #expect(
+            ServiceConfiguration.discoveryURL(issuer: issuer, document: .openIDConnect).absoluteString
+                == "https://example.com/tenant/a/.well-known/openid-configuration"
+        )
+        #expect(
+            ServiceConfiguration.discoveryURL(issuer: issuer, document: .oauthAuthorizationServer).absoluteString
+                == "https://example.com/.well-known/oauth-authorization-server/tenant/a"
+        )
+        #expect(
+            ServiceConfiguration.discoveryURL(issuer: URL(string: "https://example.com/")!, document: .openIDConnect)
+                .absoluteString
+                == "https://example.com/.well-known/openid-configuration"
+        )
     }
 
     @Test("OAuth errors classify: only transient ones are transient; authorization ones need a new sign-in")
@@ -129,12 +151,16 @@ struct AuthStateTests {
 struct PKCETests {
     @Test("RFC 7636 appendix B: the S256 challenge of its verifier")
     func rfc7636Example() throws {
-        #expect(try PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").challenge == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        #expect(
+            try PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").challenge
+                == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        )
     }
 
     @Test("verifiers are 43-128 unreserved characters and differ every time")
     func verifiers() throws {
-        let a = try PKCE(), b = try PKCE()
+        let a = try PKCE()
+        let b = try PKCE()
         #expect(a.verifier != b.verifier)
         #expect((43...128).contains(a.verifier.count))
         #expect(a.verifier.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) })

@@ -1,15 +1,18 @@
 import Foundation
+import OAuth2
+import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import OAuth2
-import Testing
-import TestSupport
 
 @Suite("authorize(URLRequest) against the sandbox issuer")
 struct AuthorizeURLRequestTests {
-    @Test("a stored access token a header cannot carry is never set: the session refreshes instead, and userinfo accepts the new one",
-          arguments: ["bad\r\nX-Injected: yes", "has space", "caf\u{E9}", String(repeating: "A", count: 20_000)])
+    @Test(
+        "a stored access token a header cannot carry is never set: the session refreshes instead, and userinfo accepts the new one",
+        arguments: ["bad\r\nX-Injected: yes", "has space", "caf\u{E9}", String(repeating: "A", count: 20_000)]
+    )
     func invalidStoredTokenIsNotSent(badToken: String) async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()

@@ -1,7 +1,7 @@
 import Foundation
 import OAuth2
-import Testing
 import TestSupport
+import Testing
 
 /// Runs a blocking store call on a thread of its own, so a store waiting for another holder's
 /// lock never blocks a thread of Swift's cooperative pool (which the refresh needs to finish).
@@ -76,7 +76,9 @@ struct StaleRefreshTests {
         #expect(try await session.freshAccessToken() == newGrant.accessToken)
     }
 
-    @Test("revoke() while a refresh awaits the issuer: the session stays signed out, without the old grant's invalid_grant")
+    @Test(
+        "revoke() while a refresh awaits the issuer: the session stays signed out, without the old grant's invalid_grant"
+    )
     func revokeDuringRefresh() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -191,7 +193,9 @@ struct LegacyGrantIdentityTests {
         #expect(try AuthState(decoding: try first.encoded()).grant.id == first.grant.id)
     }
 
-    @Test("two processes refreshing a session from an old file at once: one refresh, both get its token, nothing dropped")
+    @Test(
+        "two processes refreshing a session from an old file at once: one refresh, both get its token, nothing dropped"
+    )
     func oldFileRefreshesOnce() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -219,7 +223,9 @@ struct LegacyGrantIdentityTests {
 
 @Suite("Sign-out in another process before a refresh")
 struct SignOutBeforeRefreshTests {
-    @Test("a session made from the stored state (as the CLI makes it) does not bring back a file another process removed")
+    @Test(
+        "a session made from the stored state (as the CLI makes it) does not bring back a file another process removed"
+    )
     func removedBeforeRefreshStaysRemoved() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -239,7 +245,9 @@ struct SignOutBeforeRefreshTests {
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] == before)
     }
 
-    @Test("a session made from a new sign-in keeps it even if the store still holds an older one, and saves it when it refreshes")
+    @Test(
+        "a session made from a new sign-in keeps it even if the store still holds an older one, and saves it when it refreshes"
+    )
     func newSignInIsNotReplacedByTheStoredOne() async throws {
         let issuer = try await SandboxIssuer.shared()
         let oldClient = try await issuer.makeClient()

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+
 @testable import OAuth2
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,7 +16,10 @@ enum StoreFixtures {
     static let clientSecret = "SECRET-CLIENT-SECRET"
     static let secrets = [accessToken, refreshToken, clientSecret]
 
-    static func state(scopes: [String] = [ServiceConfiguration.googleTestScope], accessToken: String = accessToken) -> AuthState {
+    static func state(
+        scopes: [String] = [ServiceConfiguration.googleTestScope],
+        accessToken: String = accessToken
+    ) -> AuthState {
         AuthState(
             configuration: .google,
             client: OAuthClient(id: "client-id.apps.example.com", secret: clientSecret),
@@ -24,12 +29,16 @@ enum StoreFixtures {
             accessTokenExpiresAt: Date(timeIntervalSince1970: 1_700_003_600),
             accessTokenIssuedAt: Date(timeIntervalSince1970: 1_700_000_000),
             refreshToken: refreshToken,
-            tokenType: "Bearer")
+            tokenType: "Bearer"
+        )
     }
 
     /// A fresh directory under the system's temporary directory.
     static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("authrpc-stores-\(UUID().uuidString)", isDirectory: true)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "authrpc-stores-\(UUID().uuidString)",
+            isDirectory: true
+        )
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -71,7 +80,10 @@ final class FileAuthSessionStoreTests {
     }
 
     /// Runs `body` and returns the storage error it must throw.
-    func storageError(_ body: () throws(OAuthError) -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> OAuthError? {
+    func storageError(
+        _ body: () throws(OAuthError) -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> OAuthError? {
         do {
             try body()
             Issue.record("expected an error", sourceLocation: sourceLocation)
@@ -127,29 +139,50 @@ final class FileAuthSessionStoreTests {
 
     @Test("the file goes under XDG_CONFIG_HOME when it is absolute, else under HOME/.config")
     func placement() throws {
-        let xdg = try FileAuthSessionStore(name: "work", applicationName: "tool", environment: ["XDG_CONFIG_HOME": "/x/config", "HOME": "/home/u"])
+        let xdg = try FileAuthSessionStore(
+            name: "work",
+            applicationName: "tool",
+            environment: ["XDG_CONFIG_HOME": "/x/config", "HOME": "/home/u"]
+        )
         #expect(xdg.fileURL.path == "/x/config/tool/work.json")
-        let relativeXDG = try FileAuthSessionStore(name: "work", applicationName: "tool", environment: ["XDG_CONFIG_HOME": "relative/config", "HOME": "/home/u"])
+        let relativeXDG = try FileAuthSessionStore(
+            name: "work",
+            applicationName: "tool",
+            environment: ["XDG_CONFIG_HOME": "relative/config", "HOME": "/home/u"]
+        )
         #expect(relativeXDG.fileURL.path == "/home/u/.config/tool/work.json")
         let home = try FileAuthSessionStore(name: "work", environment: ["HOME": "/home/u"])
         #expect(home.fileURL.path == "/home/u/.config/swift-authrpc/work.json")
         let explicit = FileAuthSessionStore(fileURL: URL(fileURLWithPath: "/srv/a/b.json"))
         #expect(explicit.fileURL.path == "/srv/a/b.json")
 
-        let error = storageError { () throws(OAuthError) in _ = try FileAuthSessionStore(name: "work", environment: ["HOME": "relative"]) }
+        let error = storageError { () throws(OAuthError) in
+            _ = try FileAuthSessionStore(name: "work", environment: ["HOME": "relative"])
+        }
         #expect(error?.message.contains("HOME") == true)
     }
 
-    @Test("names outside [A-Za-z0-9._-], empty, too long or starting with '.' are refused",
-          arguments: ["", ".hidden", "..", "a/b", "../escape", "a b", "naïve", "x\u{0}", String(repeating: "n", count: 129)])
+    @Test(
+        "names outside [A-Za-z0-9._-], empty, too long or starting with '.' are refused",
+        arguments: [
+            "", ".hidden", "..", "a/b", "../escape", "a b", "naïve", "x\u{0}", String(repeating: "n", count: 129),
+        ]
+    )
     func invalidNames(name: String) throws {
-        let error = storageError { () throws(OAuthError) in _ = try FileAuthSessionStore(name: name, environment: environment) }
+        let error = storageError { () throws(OAuthError) in
+            _ = try FileAuthSessionStore(name: name, environment: environment)
+        }
         #expect(error?.message.contains("session name") == true)
-        let appError = storageError { () throws(OAuthError) in _ = try FileAuthSessionStore(name: "ok", applicationName: name, environment: environment) }
+        let appError = storageError { () throws(OAuthError) in
+            _ = try FileAuthSessionStore(name: "ok", applicationName: name, environment: environment)
+        }
         #expect(appError?.message.contains("application name") == true)
     }
 
-    @Test("names made of letters, digits, '.', '_' and '-' are accepted", arguments: ["default", "my-app_1.2", "A", String(repeating: "n", count: 128)])
+    @Test(
+        "names made of letters, digits, '.', '_' and '-' are accepted",
+        arguments: ["default", "my-app_1.2", "A", String(repeating: "n", count: 128)]
+    )
     func validNames(name: String) throws {
         let store = try FileAuthSessionStore(name: name, applicationName: name, environment: environment)
         #expect(store.fileURL.lastPathComponent == name + ".json")
@@ -226,7 +259,11 @@ final class FileAuthSessionStoreTests {
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(try Data(contentsOf: store.fileURL) == before)
         // The session and the lock file the save took; no temporary file.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["default.json", "default.json.lock"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == [
+                "default.json", "default.json.lock",
+            ]
+        )
         #expect(try store.retrieve()?.scopes == ["first"])
     }
 
@@ -245,10 +282,12 @@ final class FileAuthSessionStoreTests {
     func exclusiveAccessExcludes() async throws {
         let holder = try makeStore()
         let other = try makeStore()
-        let waited = try await holder.withExclusiveAccess(timeout: .seconds(5)) { () async throws(OAuthError) -> Duration in
+        let waited = try await holder.withExclusiveAccess(timeout: .seconds(5)) {
+            () async throws(OAuthError) -> Duration in
             let start = ContinuousClock.now
             let error = await StoreFixtures.error { () async throws(OAuthError) in
-                try await other.withExclusiveAccess(timeout: .milliseconds(150)) { () async throws(OAuthError) -> Void in
+                try await other.withExclusiveAccess(timeout: .milliseconds(150)) {
+                    () async throws(OAuthError) -> Void in
                     Issue.record("the second store entered while the first held the lock")
                 }
             }
@@ -288,7 +327,9 @@ final class FileAuthSessionStoreTests {
             for (index, store) in stores.enumerated() {
                 group.addTask {
                     try await store.withExclusiveAccess(timeout: .seconds(20)) { () async throws(OAuthError) in
-                        guard var state = try store.retrieve() else { throw OAuthError(.storage, "the session vanished") }
+                        guard var state = try store.retrieve() else {
+                            throw OAuthError(.storage, "the session vanished")
+                        }
                         try? await Task.sleep(for: .milliseconds(5))
                         state.scopes.append("s\(index)")
                         try store.save(state)
@@ -308,7 +349,10 @@ final class FileAuthSessionStoreTests {
         try store.save(state)
         // The file itself must hold the secrets, or this test would prove nothing.
         let onDisk = String(decoding: try Data(contentsOf: store.fileURL), as: UTF8.self)
-        #expect(onDisk.contains(StoreFixtures.refreshToken) && onDisk.contains(StoreFixtures.accessToken) && onDisk.contains(StoreFixtures.clientSecret))
+        #expect(
+            onDisk.contains(StoreFixtures.refreshToken) && onDisk.contains(StoreFixtures.accessToken)
+                && onDisk.contains(StoreFixtures.clientSecret)
+        )
 
         var texts = [state.description, String(describing: store)]
         let failedSave = storageError { () throws(OAuthError) in
@@ -321,7 +365,9 @@ final class FileAuthSessionStoreTests {
         texts.append(storageError { () throws(OAuthError) in _ = try store.retrieve() }?.message ?? "")
         let timeout = try await store.withExclusiveAccess(timeout: .seconds(1)) { () async throws(OAuthError) in
             await StoreFixtures.error { () async throws(OAuthError) in
-                try await second.withExclusiveAccess(timeout: .milliseconds(30)) { () async throws(OAuthError) in "entered" }
+                try await second.withExclusiveAccess(timeout: .milliseconds(30)) { () async throws(OAuthError) in
+                    "entered"
+                }
             }
         }
         #expect(timeout?.kind == .transient)

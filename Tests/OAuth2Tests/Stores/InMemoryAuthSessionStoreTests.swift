@@ -1,6 +1,7 @@
-import Testing
-@testable import OAuth2
 import AuthRPCSystem
+import Testing
+
+@testable import OAuth2
 
 @Suite("InMemoryAuthSessionStore")
 struct InMemoryAuthSessionStoreTests {
@@ -28,7 +29,9 @@ struct InMemoryAuthSessionStoreTests {
                 group.addTask {
                     try await store.withExclusiveAccess(timeout: .seconds(20)) { () async throws(OAuthError) in
                         inside.enter()
-                        guard var state = try store.retrieve() else { throw OAuthError(.storage, "the session vanished") }
+                        guard var state = try store.retrieve() else {
+                            throw OAuthError(.storage, "the session vanished")
+                        }
                         try? await Task.sleep(for: .milliseconds(2))
                         state.scopes.append("s\(index)")
                         try store.save(state)
@@ -45,10 +48,12 @@ struct InMemoryAuthSessionStoreTests {
     @Test("a waiter gives up with a transient error after its timeout, and the lock still works")
     func timeout() async throws {
         let store = InMemoryAuthSessionStore()
-        let waited = try await store.withExclusiveAccess(timeout: .seconds(5)) { () async throws(OAuthError) -> Duration in
+        let waited = try await store.withExclusiveAccess(timeout: .seconds(5)) {
+            () async throws(OAuthError) -> Duration in
             let start = ContinuousClock.now
             let error = await StoreFixtures.error { () async throws(OAuthError) in
-                try await store.withExclusiveAccess(timeout: .milliseconds(100)) { () async throws(OAuthError) -> Void in
+                try await store.withExclusiveAccess(timeout: .milliseconds(100)) {
+                    () async throws(OAuthError) -> Void in
                     Issue.record("entered while the lock was held")
                 }
             }
@@ -110,7 +115,10 @@ private final class Occupancy: Sendable {
     var maximum: Int { counts.withLock { $0.maximum } }
 
     func enter() {
-        counts.withLock { $0.current += 1; $0.maximum = max($0.maximum, $0.current) }
+        counts.withLock {
+            $0.current += 1
+            $0.maximum = max($0.maximum, $0.current)
+        }
     }
 
     func leave() {

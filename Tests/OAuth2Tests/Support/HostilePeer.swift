@@ -1,9 +1,10 @@
 import Foundation
+import OAuth2
+import TestSupport
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import OAuth2
-import TestSupport
 
 /// The scriptable hostile OAuth peer (`Tests/Peers/oauth_hostile_server.py`): an HTTP/1.1 server
 /// on loopback that answers exactly what a test scripted, and counts what it saw and sent.
@@ -37,7 +38,12 @@ struct HostilePeer: Sendable {
         func peer() async throws -> HostilePeer {
             if let task { return try await task.value }
             let task = Task.detached {
-                HostilePeer(process: try await PeerProcess.launch(script: "Tests/Peers/oauth_hostile_server.py", name: "hostile"))
+                HostilePeer(
+                    process: try await PeerProcess.launch(
+                        script: "Tests/Peers/oauth_hostile_server.py",
+                        name: "hostile"
+                    )
+                )
             }
             self.task = task
             return try await task.value
@@ -51,15 +57,17 @@ struct HostilePeer: Sendable {
         request.httpBody = try JSONSerialization.data(withJSONObject: script)
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200,
-              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let id = object["id"] as? String, let text = object["url"] as? String, let scriptURL = URL(string: text) else {
+            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let id = object["id"] as? String, let text = object["url"] as? String, let scriptURL = URL(string: text)
+        else {
             throw PeerError("the hostile peer refused the script: \(String(decoding: data, as: UTF8.self))")
         }
         return Script(id: id, url: scriptURL)
     }
 
     /// A script field for a body of `prefix + fill × count + suffix`, generated while it is sent.
-    static func repeated(_ fill: String, count: Int, prefix: String = "", suffix: String = "") -> [String: any Sendable] {
+    static func repeated(_ fill: String, count: Int, prefix: String = "", suffix: String = "") -> [String: any Sendable]
+    {
         ["prefix": prefix, "fill": fill, "count": count, "suffix": suffix]
     }
 
@@ -75,9 +83,13 @@ struct HostilePeer: Sendable {
             throw PeerError("the hostile peer's stats are not JSON")
         }
         let requests = object["requests"] as? [[String: Any]] ?? []
-        return Stats(hits: object["hits"] as? Int ?? -1, bytesSent: object["bytes_sent"] as? Int ?? -1,
-                     completed: object["completed"] as? Int ?? -1, aborted: object["aborted"] as? Int ?? -1,
-                     formKeys: requests.map { $0["form_keys"] as? [String] ?? [] })
+        return Stats(
+            hits: object["hits"] as? Int ?? -1,
+            bytesSent: object["bytes_sent"] as? Int ?? -1,
+            completed: object["completed"] as? Int ?? -1,
+            aborted: object["aborted"] as? Int ?? -1,
+            formKeys: requests.map { $0["form_keys"] as? [String] ?? [] }
+        )
     }
 
     /// The stats once the peer has finished with every request it received (bounded: 10 s).

@@ -1,11 +1,12 @@
 import AuthRPC
 import AuthSampleService
 import Foundation
+import OAuth2
+import TestSupport
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import OAuth2
-import TestSupport
 
 /// The sandbox's Authlib issuer, driven through its test-only endpoints (clients of one's own,
 /// device approval, counters, revocation behind a session's back, outages).
@@ -28,14 +29,23 @@ struct SandboxIssuer: Sendable {
     }
 
     /// A client of one's own, so counters and revocations concern this test only.
-    func makeClient(confidential: Bool = false, authentication: ClientAuthenticationMethod? = nil,
-                    tokenLifetime: Int? = nil, deviceInterval: Int = 0, grantTypes: [String]? = nil) async throws -> OAuthClient {
+    func makeClient(
+        confidential: Bool = false,
+        authentication: ClientAuthenticationMethod? = nil,
+        tokenLifetime: Int? = nil,
+        deviceInterval: Int = 0,
+        grantTypes: [String]? = nil
+    ) async throws -> OAuthClient {
         var body: [String: any Sendable] = ["confidential": confidential, "device_interval": deviceInterval]
         if let authentication { body["auth_method"] = authentication.rawValue }
         if let tokenLifetime { body["token_lifetime"] = tokenLifetime }
         if let grantTypes { body["grant_types"] = grantTypes }
         let answer = try await post("/sandbox/clients", json: body)
-        return OAuthClient(id: answer["client_id"] as! String, secret: answer["client_secret"] as? String, authentication: authentication)
+        return OAuthClient(
+            id: answer["client_id"] as! String,
+            secret: answer["client_secret"] as? String,
+            authentication: authentication
+        )
     }
 
     /// Signs the sandbox user in with the device flow, approving through the test endpoint.
@@ -46,17 +56,30 @@ struct SandboxIssuer: Sendable {
         return try await flow.waitForApproval(of: authorization)
     }
 
-    func approve(_ userCode: String) async throws { _ = try await post("/sandbox/device/approve", form: ["user_code": userCode]) }
-    func deny(_ userCode: String) async throws { _ = try await post("/sandbox/device/deny", form: ["user_code": userCode]) }
-    func forceSlowDown(_ userCode: String) async throws { _ = try await post("/sandbox/device/slow-down", form: ["user_code": userCode]) }
-    func revokeEverything(of client: OAuthClient) async throws { _ = try await post("/sandbox/revoke-all", form: ["client_id": client.id]) }
-    func revokeAccessTokens(of client: OAuthClient) async throws { _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id]) }
+    func approve(_ userCode: String) async throws {
+        _ = try await post("/sandbox/device/approve", form: ["user_code": userCode])
+    }
+    func deny(_ userCode: String) async throws {
+        _ = try await post("/sandbox/device/deny", form: ["user_code": userCode])
+    }
+    func forceSlowDown(_ userCode: String) async throws {
+        _ = try await post("/sandbox/device/slow-down", form: ["user_code": userCode])
+    }
+    func revokeEverything(of client: OAuthClient) async throws {
+        _ = try await post("/sandbox/revoke-all", form: ["client_id": client.id])
+    }
+    func revokeAccessTokens(of client: OAuthClient) async throws {
+        _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id])
+    }
     func outage(seconds: Double) async throws { _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"]) }
 
     /// Makes the token endpoint wait `delayMilliseconds` and then answer normally, or with HTTP
     /// `status` (0: normally), for `client` only. `tokenBehaviour(of: client)` restores it.
     func tokenBehaviour(of client: OAuthClient, delayMilliseconds: Int = 0, status: Int = 0) async throws {
-        _ = try await post("/sandbox/token-behaviour", form: ["client_id": client.id, "delay_ms": "\(delayMilliseconds)", "status": "\(status)"])
+        _ = try await post(
+            "/sandbox/token-behaviour",
+            form: ["client_id": client.id, "delay_ms": "\(delayMilliseconds)", "status": "\(status)"]
+        )
     }
 
     /// The issuer URL of a tenant whose discovery document names `endpoints` instead of the issuer's own.
@@ -77,15 +100,21 @@ struct SandboxIssuer: Sendable {
 
     /// The issuer's counters for `client` (`token_requests`, `refresh_requests`, `device_polls`, …).
     func counters(of client: OAuthClient) async throws -> [String: Int] {
-        let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("sandbox/stats").appending(queryItems: [URLQueryItem(name: "client_id", value: client.id)]))
+        let (data, _) = try await URLSession.shared.data(
+            from: url.appendingPathComponent("sandbox/stats").appending(queryItems: [
+                URLQueryItem(name: "client_id", value: client.id)
+            ])
+        )
         return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
     }
 
     /// A TLS channel to the sandbox's grpcio test service, trusting its CA.
     func channel(options: CallOptions = CallOptions()) throws -> Channel {
-        try Channel(target: "localhost:\(sandbox.tlsPort)",
-                    transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))),
-                    defaultCallOptions: options)
+        try Channel(
+            target: "localhost:\(sandbox.tlsPort)",
+            transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: sandbox.caCertificatePEM))),
+            defaultCallOptions: options
+        )
     }
 
     /// Calls the auth sample's UnaryCall asking for the user and scope.
@@ -100,7 +129,10 @@ struct SandboxIssuer: Sendable {
         var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&").utf8)
+        request.httpBody = Data(
+            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+                .joined(separator: "&").utf8
+        )
         return try await send(request)
     }
 

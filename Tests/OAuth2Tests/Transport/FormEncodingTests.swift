@@ -1,4 +1,5 @@
 import Testing
+
 @testable import OAuth2
 
 @Suite("Form encoding")

@@ -1,10 +1,11 @@
 import Foundation
+import OAuth2
+import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import OAuth2
-import Testing
-import TestSupport
 
 /// What the OAuth transport does with answers no authorization server should send: bodies too
 /// large to be a token response, redirects, answers that trickle in.
@@ -12,10 +13,17 @@ import TestSupport
 struct TransportLimitsTests {
     static let client = OAuthClient(id: "limits-test-client", secret: "limits-test-secret")
 
-    func clientCredentials(at script: HostilePeer.Script, transport: any OAuthTransport = URLSessionOAuthTransport()) async -> OAuthError? {
+    func clientCredentials(
+        at script: HostilePeer.Script,
+        transport: any OAuthTransport = URLSessionOAuthTransport()
+    ) async -> OAuthError? {
         do throws(OAuthError) {
-            _ = try await ClientCredentialsFlow.authorize(configuration: HostilePeer.configuration(tokenEndpoint: script),
-                                                          client: Self.client, scopes: [], transport: transport)
+            _ = try await ClientCredentialsFlow.authorize(
+                configuration: HostilePeer.configuration(tokenEndpoint: script),
+                client: Self.client,
+                scopes: [],
+                transport: transport
+            )
             return nil
         } catch {
             return error
@@ -25,21 +33,32 @@ struct TransportLimitsTests {
     @Test("a token response with a 1.2 MB access token is refused for its size")
     func hugeTokenIsRefused() async throws {
         let peer = try await HostilePeer.shared()
-        let script = try await peer.script(["repeat": HostilePeer.repeated("A", count: 1_200_000, prefix: #"{"token_type":"Bearer","access_token":""#, suffix: #""}"#)])
+        let script = try await peer.script([
+            "repeat": HostilePeer.repeated(
+                "A",
+                count: 1_200_000,
+                prefix: #"{"token_type":"Bearer","access_token":""#,
+                suffix: #""}"#
+            )
+        ])
         let error = try #require(await clientCredentials(at: script))
         #expect(error.kind == .transient)
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
     }
 
-    @Test("an oversized answer is cut off while it is read: the connection is closed mid-body, not read to its end",
-          arguments: ["exact", "omit"])
+    @Test(
+        "an oversized answer is cut off while it is read: the connection is closed mid-body, not read to its end",
+        arguments: ["exact", "omit"]
+    )
     func oversizedBodyIsCutOff(contentLength: String) async throws {
         let peer = try await HostilePeer.shared()
         // 16 MiB in 64 KiB chunks, 20 ms apart (about 5 s in all), so how far the client read is
         // what it chose, not how fast FoundationNetworking drains a socket.
         let total = 16 * 1024 * 1024
-        let script = try await peer.script(["repeat": HostilePeer.repeated("0123456789abcdef", count: total / 16),
-                                            "content_length": contentLength, "chunk_bytes": 65_536, "drip_ms": 20])
+        let script = try await peer.script([
+            "repeat": HostilePeer.repeated("0123456789abcdef", count: total / 16),
+            "content_length": contentLength, "chunk_bytes": 65_536, "drip_ms": 20,
+        ])
         let error = try #require(await clientCredentials(at: script))
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
         let stats = try await peer.settledStats(script)
@@ -67,16 +86,28 @@ struct TransportLimitsTests {
             }
         }
         let peer = try await HostilePeer.shared()
-        let script = try await peer.script(["repeat": HostilePeer.repeated("A", count: 1_200_000, prefix: #"{"token_type":"Bearer","access_token":""#, suffix: #""}"#)])
+        let script = try await peer.script([
+            "repeat": HostilePeer.repeated(
+                "A",
+                count: 1_200_000,
+                prefix: #"{"token_type":"Bearer","access_token":""#,
+                suffix: #""}"#
+            )
+        ])
         let error = try #require(await clientCredentials(at: script, transport: PlainURLSession()))
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
     }
 
-    @Test("a redirect is not followed: the token request, with its secrets, never reaches the target", arguments: [302, 307, 308])
+    @Test(
+        "a redirect is not followed: the token request, with its secrets, never reaches the target",
+        arguments: [302, 307, 308]
+    )
     func redirectsAreNotFollowed(status: Int) async throws {
         let peer = try await HostilePeer.shared()
         let target = try await peer.json(#"{"access_token":"at-from-the-redirect-target","token_type":"Bearer"}"#)
-        let redirect = try await peer.script(["status": status, "headers": [["Location", target.url.absoluteString]], "body": ""])
+        let redirect = try await peer.script([
+            "status": status, "headers": [["Location", target.url.absoluteString]], "body": "",
+        ])
         let error = try #require(await clientCredentials(at: redirect))
         #expect(error.message.contains("redirect"), "\(error.message.prefix(200))")
         #expect(try await peer.stats(redirect).hits == 1)
@@ -87,8 +118,12 @@ struct TransportLimitsTests {
     func discoveryRedirectIsNotFollowed() async throws {
         let peer = try await HostilePeer.shared()
         let target = try await peer.json("{}")
-        let redirect = try await peer.script(["status": 302, "headers": [["Location", target.url.absoluteString]], "body": ""])
-        let error = await #expect(throws: OAuthError.self) { try await ServiceConfiguration.discover(issuer: redirect.url, using: .openIDConnect) }
+        let redirect = try await peer.script([
+            "status": 302, "headers": [["Location", target.url.absoluteString]], "body": "",
+        ])
+        let error = await #expect(throws: OAuthError.self) {
+            try await ServiceConfiguration.discover(issuer: redirect.url, using: .openIDConnect)
+        }
         #expect(error?.message.contains("redirect") == true, "\(error?.message.prefix(200) ?? "")")
         #expect(try await peer.stats(target).hits == 0)
     }
@@ -98,7 +133,9 @@ struct TransportLimitsTests {
         let peer = try await HostilePeer.shared()
         // 200 drips of 150 ms: the answer would take 30 s, far past the 1 s timeout even when the
         // machine is so loaded that the timer fires late.
-        let script = try await peer.script(["body": String(repeating: " ", count: 200) + "{}", "chunk_bytes": 1, "drip_ms": 150])
+        let script = try await peer.script([
+            "body": String(repeating: " ", count: 200) + "{}", "chunk_bytes": 1, "drip_ms": 150,
+        ])
         let request = OAuthHTTPRequest(url: script.url, timeout: .seconds(1))
         await #expect(throws: (any Error).self) { _ = try await URLSessionOAuthTransport().send(request) }
         #expect(try await peer.settledStats(script).aborted == 1)

@@ -11,7 +11,8 @@ import Foundation
 struct GeneratedClient {
     static func main() async {
         let arguments = CommandLine.arguments
-        guard arguments.count == 3, let token = ProcessInfo.processInfo.environment["AUTHRPC_TOKEN"], !token.isEmpty else {
+        guard arguments.count == 3, let token = ProcessInfo.processInfo.environment["AUTHRPC_TOKEN"], !token.isEmpty
+        else {
             FileHandle.standardError.write(Data("usage: AUTHRPC_TOKEN=... GeneratedClient HOST:PORT CA.pem\n".utf8))
             exit(2)
         }
@@ -20,7 +21,8 @@ struct GeneratedClient {
             let channel = try Channel(
                 target: arguments[1],
                 transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: caPEM))),
-                defaultCallOptions: CallOptions(credentials: .accessToken(token)))
+                defaultCallOptions: CallOptions(credentials: .accessToken(token))
+            )
             defer { channel.close() }
 
             let client = Grpc_Testing_TestServiceClient(channel: channel)
@@ -30,7 +32,9 @@ struct GeneratedClient {
             request.fillScope = true
             let response = try await client.unaryCall(request)
             print("Used scope: \(response.message.scope) on behalf of user \(response.message.user)")
-            print("Called \(Grpc_Testing_TestServiceClient.Methods.unaryCall.path) (grpc-status \(response.trailers.firstString(forKey: "grpc-status") ?? "?"))")
+            print(
+                "Called \(Grpc_Testing_TestServiceClient.Methods.unaryCall.path) (grpc-status \(response.trailers.firstString(forKey: "grpc-status") ?? "?"))"
+            )
         } catch let error as RPCError {
             FileHandle.standardError.write(Data("call failed: \(error)\n".utf8))
             exit(1)

@@ -40,8 +40,15 @@ public struct LoopbackAuthorizationFlow: Sendable {
         timeout: Duration = .seconds(300),
         transport: any OAuthTransport = URLSessionOAuthTransport()
     ) {
-        self.init(configuration: configuration, client: client, scopes: scopes, redirectPath: redirectPath, timeout: timeout,
-                  transport: transport, receiverLimits: ReceiverLimits())
+        self.init(
+            configuration: configuration,
+            client: client,
+            scopes: scopes,
+            redirectPath: redirectPath,
+            timeout: timeout,
+            transport: transport,
+            receiverLimits: ReceiverLimits()
+        )
     }
 
     /// ``init(configuration:client:scopes:redirectPath:timeout:transport:)`` with other limits
@@ -95,11 +102,20 @@ public struct LoopbackAuthorizationFlow: Sendable {
             URLQueryItem(name: "code_challenge_method", value: pkce.method),
         ]
         // Encode the query strictly, so a scope's ':' and '/' and the space survive every server.
-        components?.percentEncodedQuery = items.map { "\(FormEncoding.percentEncode($0.name))=\(FormEncoding.percentEncode($0.value ?? ""))" }.joined(separator: "&")
+        components?.percentEncodedQuery = items.map {
+            "\(FormEncoding.percentEncode($0.name))=\(FormEncoding.percentEncode($0.value ?? ""))"
+        }.joined(separator: "&")
         guard let url = components?.url else {
             throw OAuthError(.invalidConfiguration, "cannot build an authorization URL from \(endpoint.redacted)")
         }
-        return PendingAuthorization(flow: self, receiver: receiver, authorizationURL: url, redirectURI: redirectURI, pkce: pkce, state: state)
+        return PendingAuthorization(
+            flow: self,
+            receiver: receiver,
+            authorizationURL: url,
+            redirectURI: redirectURI,
+            pkce: pkce,
+            state: state
+        )
     }
 
     /// A sign-in waiting for the browser: open ``authorizationURL``, then ``complete()``.
@@ -114,7 +130,14 @@ public struct LoopbackAuthorizationFlow: Sendable {
         private let pkce: PKCE
         private let state: String
 
-        fileprivate init(flow: LoopbackAuthorizationFlow, receiver: LoopbackRequestReceiver, authorizationURL: URL, redirectURI: String, pkce: PKCE, state: String) {
+        fileprivate init(
+            flow: LoopbackAuthorizationFlow,
+            receiver: LoopbackRequestReceiver,
+            authorizationURL: URL,
+            redirectURI: String,
+            pkce: PKCE,
+            state: String
+        ) {
             self.flow = flow
             self.receiver = receiver
             self.authorizationURL = authorizationURL
@@ -139,17 +162,32 @@ public struct LoopbackAuthorizationFlow: Sendable {
             let expectedState = state
             let target: String
             do throws(LoopbackRequestReceiver.Failure) {
-                target = try await receiver.receive(path: flow.redirectPath, timeout: flow.timeout, limits: flow.receiverLimits) { target in
+                target = try await receiver.receive(
+                    path: flow.redirectPath,
+                    timeout: flow.timeout,
+                    limits: flow.receiverLimits
+                ) { target in
                     let parameters = Self.redirectParameters(of: target)
                     guard Self.constantTimeEqual(parameters["state"], expectedState) else {
-                        return .reject(Self.page(status: 400, "This request does not belong to the sign-in in progress."))
+                        return .reject(
+                            Self.page(status: 400, "This request does not belong to the sign-in in progress.")
+                        )
                     }
                     let completed = parameters["code"] != nil && parameters["error"] == nil
-                    return .accept(completed ? Self.page(status: 200, "Signed in. You can close this window and return to the terminal.")
-                                             : Self.page(status: 400, "The sign-in did not complete. Return to the terminal for details."))
+                    return .accept(
+                        completed
+                            ? Self.page(status: 200, "Signed in. You can close this window and return to the terminal.")
+                            : Self.page(
+                                status: 400,
+                                "The sign-in did not complete. Return to the terminal for details."
+                            )
+                    )
                 }
             } catch {
-                throw OAuthError(.flowFailed, error.isTimeout ? "the browser did not come back in time: \(error)" : "\(error)")
+                throw OAuthError(
+                    .flowFailed,
+                    error.isTimeout ? "the browser did not come back in time: \(error)" : "\(error)"
+                )
             }
             let parameters = Self.redirectParameters(of: target)
             if let error = parameters["error"] {
@@ -160,15 +198,23 @@ public struct LoopbackAuthorizationFlow: Sendable {
             guard let code = parameters["code"], !code.isEmpty else {
                 throw OAuthError(.flowFailed, "the redirect carried no authorization code")
             }
-            let endpoint = TokenEndpoint(configuration: flow.configuration, client: flow.client, transport: flow.transport)
+            let endpoint = TokenEndpoint(
+                configuration: flow.configuration,
+                client: flow.client,
+                transport: flow.transport
+            )
             let response = try await endpoint.requestToken([
                 ("grant_type", "authorization_code"),
                 ("code", code),
                 ("redirect_uri", redirectURI),
                 ("code_verifier", pkce.verifier),
             ])
-            var state = AuthState(configuration: flow.configuration, client: flow.client, scopes: flow.scopes,
-                                  grant: GrantRecord(type: .authorizationCode, redirectURI: redirectURI))
+            var state = AuthState(
+                configuration: flow.configuration,
+                client: flow.client,
+                scopes: flow.scopes,
+                grant: GrantRecord(type: .authorizationCode, redirectURI: redirectURI)
+            )
             state.apply(response, receivedAt: Date())
             return state
         }
@@ -192,7 +238,8 @@ public struct LoopbackAuthorizationFlow: Sendable {
         /// Compares the redirect's `state` with ours without an early exit a local process could time.
         private static func constantTimeEqual(_ received: String?, _ expected: String) -> Bool {
             guard let received else { return false }
-            let a = Array(received.utf8), b = Array(expected.utf8)
+            let a = Array(received.utf8)
+            let b = Array(expected.utf8)
             guard a.count == b.count else { return false }
             return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
         }
@@ -200,7 +247,8 @@ public struct LoopbackAuthorizationFlow: Sendable {
         private static func page(status: Int, _ message: String) -> LoopbackRequestReceiver.Response {
             LoopbackRequestReceiver.Response(
                 status: status,
-                html: "<!doctype html><meta charset=utf-8><title>swift-authrpc sign-in</title><p>\(message)</p>")
+                html: "<!doctype html><meta charset=utf-8><title>swift-authrpc sign-in</title><p>\(message)</p>"
+            )
         }
     }
 }

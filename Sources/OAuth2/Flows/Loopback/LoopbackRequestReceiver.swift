@@ -1,11 +1,12 @@
+import AuthRPCSystem
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Synchronization
-import AuthRPCSystem
 
 /// Receives the one HTTP/1.1 request a browser makes to a loopback redirect URI (RFC 8252
 /// section 7.3): the end of an OAuth sign-in in the user's browser.
@@ -62,7 +63,11 @@ package final class LoopbackRequestReceiver: Sendable {
         package var maximumHeadBytes: Int
 
         /// Creates limits; 32 connections, 10 s and 16 KiB by default.
-        package init(maximumConnections: Int = 32, requestHeadTimeout: Duration = .seconds(10), maximumHeadBytes: Int = 16 * 1024) {
+        package init(
+            maximumConnections: Int = 32,
+            requestHeadTimeout: Duration = .seconds(10),
+            maximumHeadBytes: Int = 16 * 1024
+        ) {
             self.maximumConnections = max(1, maximumConnections)
             self.requestHeadTimeout = requestHeadTimeout
             self.maximumHeadBytes = max(64, maximumHeadBytes)
@@ -83,10 +88,18 @@ package final class LoopbackRequestReceiver: Sendable {
         switch host {
         case "127.0.0.1": family = AF_INET
         case "::1": family = AF_INET6
-        default: throw Failure(description: "the redirect receiver listens on 127.0.0.1 or ::1 only, not \(host)", isTimeout: false)
+        default:
+            throw Failure(
+                description: "the redirect receiver listens on 127.0.0.1 or ::1 only, not \(host)",
+                isTimeout: false
+            )
         }
         #if canImport(Glibc)
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0
+        )
         #else
         let fd = socket(family, SOCK_STREAM, 0)
         if fd >= 0 { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -143,13 +156,19 @@ package final class LoopbackRequestReceiver: Sendable {
     ///   `path`, on the receiver's thread.
     /// - Returns: The request target of the accepted request.
     /// - Throws: ``Failure`` on timeout, cancellation, or ``close()``.
-    package func receive(path: String, timeout: Duration, limits: Limits = Limits(),
-                         decide: @escaping @Sendable (String) -> Decision) async throws(Failure) -> String {
+    package func receive(
+        path: String,
+        timeout: Duration,
+        limits: Limits = Limits(),
+        decide: @escaping @Sendable (String) -> Decision
+    ) async throws(Failure) -> String {
         let deadline = ContinuousClock.now + timeout
         let result: Result<String, Failure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread { [self] in
-                    continuation.resume(returning: serve(path: path, deadline: deadline, limits: limits, decide: decide))
+                    continuation.resume(
+                        returning: serve(path: path, deadline: deadline, limits: limits, decide: decide)
+                    )
                 }
                 thread.name = "oauth-loopback-redirect"
                 thread.start()
@@ -200,23 +219,32 @@ package final class LoopbackRequestReceiver: Sendable {
     package static func parseHead<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> HeadParse {
         let buffer = Array(bytes)
         guard let end = headEnd(buffer) else { return .incomplete }
-        guard let lineEnd = buffer[..<end].firstIndex(of: 13), buffer.index(after: lineEnd) < buffer.count, buffer[lineEnd + 1] == 10 else {
+        guard let lineEnd = buffer[..<end].firstIndex(of: 13), buffer.index(after: lineEnd) < buffer.count,
+            buffer[lineEnd + 1] == 10
+        else {
             return .invalid
         }
         let parts = buffer[..<lineEnd].split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 3,
-              !parts[0].isEmpty, parts[0].allSatisfy(isTokenCharacter),
-              parts[1].first == UInt8(ascii: "/"), parts[1].allSatisfy({ (0x21...0x7E).contains($0) }),
-              parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8) else {
+            !parts[0].isEmpty, parts[0].allSatisfy(isTokenCharacter),
+            parts[1].first == UInt8(ascii: "/"), parts[1].allSatisfy({ (0x21...0x7E).contains($0) }),
+            parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)
+        else {
             return .invalid
         }
-        return .complete(RequestHead(method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self)))
+        return .complete(
+            RequestHead(
+                method: String(decoding: parts[0], as: UTF8.self),
+                target: String(decoding: parts[1], as: UTF8.self)
+            )
+        )
     }
 
     /// The index of the blank line ending the head (the first CR of CRLF CRLF), if it arrived.
     private static func headEnd(_ buffer: [UInt8]) -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+        for index in 0...(buffer.count - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
             return index
         }
         return nil
@@ -225,7 +253,8 @@ package final class LoopbackRequestReceiver: Sendable {
     /// RFC 9110 `tchar`.
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
@@ -243,7 +272,12 @@ package final class LoopbackRequestReceiver: Sendable {
 
     /// The blocking loop, run on its own thread: accepts connections, reads request heads,
     /// answers them.
-    private func serve(path: String, deadline: ContinuousClock.Instant, limits: Limits, decide: (String) -> Decision) -> Result<String, Failure> {
+    private func serve(
+        path: String,
+        deadline: ContinuousClock.Instant,
+        limits: Limits,
+        decide: (String) -> Decision
+    ) -> Result<String, Failure> {
         var connections: [Int32: Connection] = [:]
         var accepted: UInt64 = 0
         defer { connections.keys.forEach(closeDescriptor) }
@@ -253,14 +287,19 @@ package final class LoopbackRequestReceiver: Sendable {
             }
             let now = ContinuousClock.now
             if now >= deadline {
-                return .failure(Failure(description: "no redirect arrived on http://\(hostForURL):\(port) in time", isTimeout: true))
+                return .failure(
+                    Failure(description: "no redirect arrived on http://\(hostForURL):\(port) in time", isTimeout: true)
+                )
             }
             for (fd, connection) in connections where connection.deadline <= now {
                 connections.removeValue(forKey: fd)
                 closeDescriptor(fd)
             }
             let wakeAt = connections.values.map(\.deadline).reduce(deadline, min)
-            var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
+            ]
             fds += connections.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), PollTimeout.milliseconds(until: wakeAt))
             if ready < 0 && errno != EINTR {
@@ -271,7 +310,8 @@ package final class LoopbackRequestReceiver: Sendable {
                 if client >= 0 {
                     _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
                     if connections.count >= limits.maximumConnections,
-                       let oldest = connections.min(by: { $0.value.sequence < $1.value.sequence })?.key {
+                        let oldest = connections.min(by: { $0.value.sequence < $1.value.sequence })?.key
+                    {
                         connections.removeValue(forKey: oldest)
                         closeDescriptor(oldest)
                     }
@@ -286,7 +326,10 @@ package final class LoopbackRequestReceiver: Sendable {
                 let answer: Response
                 switch parse {
                 case .incomplete where connection.head.count > limits.maximumHeadBytes:
-                    answer = Response(status: 431, html: "<!doctype html><title>Request too large</title><p>Request header fields too large.</p>")
+                    answer = Response(
+                        status: 431,
+                        html: "<!doctype html><title>Request too large</title><p>Request header fields too large.</p>"
+                    )
                 case .incomplete:
                     if open { continue }
                     connections.removeValue(forKey: entry.fd)
@@ -338,14 +381,18 @@ package final class LoopbackRequestReceiver: Sendable {
         case 431: reason = "Request Header Fields Too Large"
         default: reason = "Bad Request"
         }
-        let head = "HTTP/1.1 \(response.status) \(reason)\r\nContent-Type: text/html; charset=utf-8\r\n"
+        let head =
+            "HTTP/1.1 \(response.status) \(reason)\r\nContent-Type: text/html; charset=utf-8\r\n"
             + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
         var bytes = Array(head.utf8) + body
         // The socket is non-blocking; a page this small fits the send buffer, but wait a little if not.
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeMutableBytes { sendBytes(fd, $0.baseAddress! + sent, $0.count - sent) }
-            if count > 0 { sent += count; continue }
+            if count > 0 {
+                sent += count
+                continue
+            }
             if count < 0 && (errno == EAGAIN || errno == EINTR) {
                 var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 if poll(&entry, 1, 1000) <= 0 { return }

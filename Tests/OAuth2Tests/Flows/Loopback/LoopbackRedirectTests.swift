@@ -1,25 +1,40 @@
+import AuthRPC
+import AuthSampleService
 import Foundation
+import TestSupport
+import Testing
+
+@testable import OAuth2
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import OAuth2
-import Testing
-import TestSupport
-import AuthRPC
-import AuthSampleService
 
 /// The loopback redirect receiver against hostile local processes (real sockets), then the real
 /// redirect from the sandbox issuer.
 @Suite("Loopback redirect against hostile local clients")
 struct LoopbackRedirectTests {
-    func start(_ issuer: SandboxIssuer, limits: LoopbackAuthorizationFlow.ReceiverLimits = .init()) async throws
-        -> (LoopbackAuthorizationFlow.PendingAuthorization, OAuthClient, port: Int, state: String) {
+    func start(
+        _ issuer: SandboxIssuer,
+        limits: LoopbackAuthorizationFlow.ReceiverLimits = .init()
+    ) async throws
+        -> (LoopbackAuthorizationFlow.PendingAuthorization, OAuthClient, port: Int, state: String)
+    {
         let client = try await issuer.makeClient()
-        let flow = LoopbackAuthorizationFlow(configuration: issuer.configuration, client: client, scopes: SandboxIssuer.scopes,
-                                             timeout: .seconds(60), receiverLimits: limits)
+        let flow = LoopbackAuthorizationFlow(
+            configuration: issuer.configuration,
+            client: client,
+            scopes: SandboxIssuer.scopes,
+            timeout: .seconds(60),
+            receiverLimits: limits
+        )
         let pending = try flow.start()
         let port = try #require(URL(string: pending.redirectURI)?.port)
-        let state = try #require(URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        let state = try #require(
+            URLComponents(url: pending.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first {
+                $0.name == "state"
+            }?.value
+        )
         return (pending, client, port, state)
     }
 
@@ -28,7 +43,9 @@ struct LoopbackRedirectTests {
         let issuer = try await SandboxIssuer.shared()
         let (pending, client, port, _) = try await start(issuer)
         let completion = Task { try await pending.complete() }
-        for query in ["code=stolen&state=forged", "code=stolen", "error=access_denied&state=forged", "error=access_denied"] {
+        for query in [
+            "code=stolen&state=forged", "code=stolen", "error=access_denied&state=forged", "error=access_denied",
+        ] {
             let forged = try RawLoopbackClient(port: port)
             try forged.send("GET /oauth2callback?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(await forged.status() == 400, "\(query)")
@@ -40,14 +57,20 @@ struct LoopbackRedirectTests {
         #expect((try await page.1 as? HTTPURLResponse)?.statusCode == 200)
         #expect(state.grant.type == .authorizationCode)
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] == 1)
-        let answer = try await issuer.whoAmI(on: try issuer.channel(), options: .init(credentials: .provider(AuthSession(state: state))))
+        let answer = try await issuer.whoAmI(
+            on: try issuer.channel(),
+            options: .init(credentials: .provider(AuthSession(state: state)))
+        )
         #expect(answer.username == issuer.sandbox.user)
     }
 
     @Test("a connection that sends no complete request head in time is closed; the wait goes on")
     func idleConnectionsTimeOut() async throws {
         let issuer = try await SandboxIssuer.shared()
-        let (pending, _, port, _) = try await start(issuer, limits: .init(maximumConnections: 32, requestHeadTimeout: .milliseconds(300)))
+        let (pending, _, port, _) = try await start(
+            issuer,
+            limits: .init(maximumConnections: 32, requestHeadTimeout: .milliseconds(300))
+        )
         let completion = Task { try await pending.complete() }
         let idle = try RawLoopbackClient(port: port)
         let partial = try RawLoopbackClient(port: port)
@@ -62,7 +85,10 @@ struct LoopbackRedirectTests {
     @Test("past the connection cap the oldest waiting connection is closed to admit the new one")
     func connectionCapEvictsTheOldest() async throws {
         let issuer = try await SandboxIssuer.shared()
-        let (pending, _, port, _) = try await start(issuer, limits: .init(maximumConnections: 4, requestHeadTimeout: .seconds(120)))
+        let (pending, _, port, _) = try await start(
+            issuer,
+            limits: .init(maximumConnections: 4, requestHeadTimeout: .seconds(120))
+        )
         let completion = Task { try await pending.complete() }
         var idle: [RawLoopbackClient] = []
         for _ in 0..<4 { idle.append(try RawLoopbackClient(port: port)) }
@@ -84,7 +110,9 @@ struct LoopbackRedirectTests {
         let (pending, _, port, state) = try await start(issuer)
         let completion = Task { try await pending.complete() }
         let huge = try RawLoopbackClient(port: port)
-        try huge.send("GET /oauth2callback?state=\(state)&code=x HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n")
+        try huge.send(
+            "GET /oauth2callback?state=\(state)&code=x HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n"
+        )
         #expect(await huge.status() == 431)
         async let page = URLSession.shared.data(from: pending.authorizationURL)
         _ = try await completion.value
