@@ -27,17 +27,25 @@ package final class HTTP2Connection: Sendable {
         _ = loop.enqueue(.shutdown(graceful: true))
     }
 
-    /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
-    /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
+    /// Connects to `addresses` (trying each in turn; when nil, `target` is resolved first), runs
+    /// the TLS handshake when configured (verifying `target`'s host unless the configuration
+    /// overrides it), and waits for the server's SETTINGS, all within the configured connect
+    /// timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
     /// ends; it must not block.
     package static func connect(
         to target: HTTP2Target,
+        addresses: [SocketAddress]? = nil,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
+        let loop = try ConnectionLoop(
+            target: target,
+            addresses: addresses,
+            configuration: configuration,
+            onEvent: onEvent
+        )
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
             let thread = Thread {
                 CurrentThread.setName(Self.threadName)
@@ -91,6 +99,11 @@ package final class HTTP2Connection: Sendable {
     /// the caller must then run the job elsewhere.
     package func enqueue(_ job: UnownedJob, runningOn executor: UnownedTaskExecutor) -> Bool {
         loop.enqueue(job, on: executor)
+    }
+
+    /// The address the connection reached.
+    package var remoteAddress: SocketAddress? {
+        loop.peer.withLock { $0 }
     }
 
     /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).

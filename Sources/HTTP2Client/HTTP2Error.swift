@@ -5,6 +5,8 @@
 package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host name did not resolve.
     case resolutionFailed(host: String, reason: String)
+    /// An address given as text (an IP literal, a unix socket path) is not one.
+    case invalidAddress(String)
     /// No usable connection could be made: TCP failed for every resolved address, or the peer
     /// did not speak HTTP/2.
     case connectFailed(target: String, reason: String, kind: ConnectFailureKind)
@@ -43,8 +45,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return !sent
         case .streamReset(let code):
             return code == HTTP2ErrorCode.refusedStream
-        case .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge, .responseHeaderListTooLarge,
-            .keepaliveTimeout, .protocolError:
+        case .invalidAddress, .deadlineExceeded, .cancelled, .responseBodyTooLarge, .headerListTooLarge,
+            .responseHeaderListTooLarge, .keepaliveTimeout, .protocolError:
             return false
         }
     }
@@ -53,6 +55,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .resolutionFailed(let host, let reason):
             return "could not resolve host '\(host)': \(reason)"
+        case .invalidAddress(let reason):
+            return "invalid address: \(reason)"
         case .connectFailed(let target, let reason, _):
             return "could not connect to \(target): \(reason)"
         case .tls(let failure):

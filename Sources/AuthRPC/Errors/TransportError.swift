@@ -94,7 +94,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             kind = .headersTooLarge
         case .protocolError:
             kind = .protocolViolation
-        case .deadlineExceeded, .cancelled:
+        case .invalidAddress, .deadlineExceeded, .cancelled:
             kind = .other
         }
     }

@@ -34,6 +34,8 @@ extension StatusCode {
                 case HTTP2ErrorCode.inadequateSecurity: .permissionDenied
                 default: .internalError
                 }
+            case .invalidAddress:
+                .invalidArgument
             case .deadlineExceeded:
                 .deadlineExceeded
             case .cancelled:

@@ -37,6 +37,8 @@ final class ConnectionLoop: @unchecked Sendable {
     // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
     let target: HTTP2Target
+    /// Where to connect; nil to resolve `target` when connecting.
+    let addresses: [SocketAddress]?
     let configuration: HTTP2ConnectionConfiguration
     /// The largest response header block accepted (`configuration.maxHeaderListSize`).
     let maxHeaderListSize: Int
@@ -44,6 +46,8 @@ final class ConnectionLoop: @unchecked Sendable {
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
     let inbox = Locked(ConnectionInbox())
+    /// The address the socket connected to, set before the connection is reported ready.
+    let peer = Locked<SocketAddress?>(nil)
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
@@ -80,10 +84,12 @@ final class ConnectionLoop: @unchecked Sendable {
 
     init(
         target: HTTP2Target,
+        addresses: [SocketAddress]?,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void
     ) throws(HTTP2Error) {
         self.target = target
+        self.addresses = addresses
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
         self.onEvent = onEvent
@@ -166,9 +172,16 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func establish() throws(HTTP2Error) {
         let deadline = ContinuousClock.now + configuration.connectTimeout
-        let addresses = try AddressResolver.resolve(target)
+        let addresses: [SocketAddress]
+        if let given = self.addresses {
+            addresses = given
+        } else {
+            addresses = try AddressResolver.resolve(target)
+        }
         let socket = try TCPSocket.connect(to: addresses, target: target, deadline: deadline, abortFD: wakeup.readFD)
         self.socket = socket
+        let connected = SocketAddress.peer(of: socket.fd)
+        peer.withLock { $0 = connected }
         if let context = configuration.tls {
             let name = configuration.tlsServerNameOverride ?? target.host
             let tls = try TLSSession(context: context, serverName: name)

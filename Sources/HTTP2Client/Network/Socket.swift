@@ -18,14 +18,15 @@ enum IOResult {
     case failed(String)
 }
 
-/// A non-blocking TCP socket with TCP_NODELAY, owned by one connection's I/O thread.
+/// A non-blocking stream socket, owned by one connection's I/O thread: TCP (with TCP_NODELAY)
+/// or a unix-domain socket.
 struct TCPSocket {
     let fd: Int32
 
     /// Connects to the first of `addresses` that answers, each attempt getting a fair share of
     /// the time left before `deadline`. `abortFD` (the loop's wake-up) readable aborts the attempt.
     static func connect(
-        to addresses: [ResolvedAddress],
+        to addresses: [SocketAddress],
         target: HTTP2Target,
         deadline: ContinuousClock.Instant,
         abortFD: Int32
@@ -69,14 +70,15 @@ struct TCPSocket {
     private static func kind(of code: Int32?) -> ConnectFailureKind {
         switch code {
         case nil, ETIMEDOUT: return .timedOut
-        case ECONNREFUSED: return .refused
+        // A unix socket's file that is missing is nothing listening, as a refused TCP port is.
+        case ECONNREFUSED, ENOENT: return .refused
         case ENETUNREACH, EHOSTUNREACH: return .unreachable
         default: return .other
         }
     }
 
     private static func attempt(
-        _ address: ResolvedAddress,
+        _ address: SocketAddress,
         deadline: ContinuousClock.Instant,
         abortFD: Int32
     ) -> Result<TCPSocket, ConnectFailure> {
@@ -95,8 +97,10 @@ struct TCPSocket {
         var noSigPipe: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &noSigPipe, socklen_t(MemoryLayout<Int32>.size))
         #endif
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if address.family != AF_UNIX {
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
 
         let started = address.withSockAddr { connectDescriptor(fd, $0, $1) }
         if started != 0 && errno != EINPROGRESS {
