@@ -45,6 +45,15 @@ public struct CallOptions: Sendable {
     /// within the same deadline. On by default.
     public var retriesUnauthenticatedOnce: Bool
 
+    /// Wait for the channel to connect rather than fail at once. Off by default, as in gRPC: a
+    /// call then fails with `unavailable` (naming the last failure) while the channel is in
+    /// ``ConnectivityState/transientFailure``, that is, while every connection waits out its
+    /// backoff after failed attempts. With it, the call waits through the backoff and the next
+    /// attempts until a connection is ready, bounded by its ``timeout`` (it then fails with
+    /// `deadlineExceeded`, naming the last failure) or its cancellation. Either way a call waits
+    /// while the channel is connecting, and fails at once when the channel is closed.
+    public var waitForReady: Bool
+
     /// Creates options; every parameter has the default described on its property.
     public init(
         timeout: Duration? = nil,
@@ -55,7 +64,8 @@ public struct CallOptions: Sendable {
         maxResponseMessageBytes: Int = 4 << 20,
         compression: CompressionAlgorithm? = nil,
         allowsInsecureCredentials: Bool = false,
-        retriesUnauthenticatedOnce: Bool = true
+        retriesUnauthenticatedOnce: Bool = true,
+        waitForReady: Bool = false
     ) {
         self.timeout = timeout
         self.credentials = credentials
@@ -66,6 +76,7 @@ public struct CallOptions: Sendable {
         self.compression = compression
         self.allowsInsecureCredentials = allowsInsecureCredentials
         self.retriesUnauthenticatedOnce = retriesUnauthenticatedOnce
+        self.waitForReady = waitForReady
     }
 
     /// A fixed OAuth 2.0 access token. Setting it replaces any ``authTokenProvider``.

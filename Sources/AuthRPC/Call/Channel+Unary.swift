@@ -7,8 +7,6 @@ private struct CallProgress {
     /// Whether `token` holds this attempt's token (nil then means a call without credentials).
     var tokenResolved = false
     var token: String?
-    /// A connection waited for, to send on next.
-    var connection: HTTP2Connection?
     /// The rejected token to invalidate before asking again.
     var pendingInvalidation: (any InvalidatableAuthTokenProvider, String)?
     var tokenRetried = false
@@ -125,8 +123,8 @@ extension Channel {
             case .askProvider(let provider):
                 progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
                 progress.tokenResolved = true
-            case .waitForConnection(let attempt):
-                progress.connection = try await connections.wait(for: attempt, deadline: call.deadline)
+            case .waitForConnection(let signal):
+                try await connections.wait(for: signal, deadline: call.deadline)
             case .invalidate(let provider, let token):
                 await provider.invalidate(token: token)
             }
@@ -137,12 +135,12 @@ extension Channel {
     private enum CallStep {
         case send(HTTP2Connection)
         case askProvider(any AuthTokenProvider)
-        case waitForConnection(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
+        case waitForConnection(ChangeSignal)
         case invalidate(any InvalidatableAuthTokenProvider, token: String)
     }
 
-    /// What to await next: an invalidation owed, the provider when no token is known, the
-    /// connection attempt when no connection takes streams, else the send itself.
+    /// What to await next: an invalidation owed, the provider when no token is known, a change
+    /// of the channel when no connection takes streams, else the send itself.
     @inline(never)
     private func nextStep(_ call: PreparedCall, _ progress: inout CallProgress) throws(RPCError) -> CallStep {
         if let (provider, token) = progress.pendingInvalidation {
@@ -158,13 +156,9 @@ extension Channel {
                 return .askProvider(provider)
             }
         }
-        if let connection = progress.connection {
-            progress.connection = nil
-            return .send(connection)
-        }
-        switch try connections.nextStep() {
+        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection): return .send(connection)
-        case .wait(let attempt): return .waitForConnection(attempt)
+        case .wait(let signal): return .waitForConnection(signal)
         }
     }
 
