@@ -177,6 +177,14 @@ let package = Package(
             path: "Tests/ChaosSoak",
             swiftSettings: defaultSwiftSettings
         ),
+        // A client the channel tests run where the test runner cannot go: in a mount namespace
+        // with its own hosts file (Tests/AuthRPCTests/Connection/NameResolutionTests.swift).
+        .executableTarget(
+            name: "ChannelProbe",
+            dependencies: ["AuthRPC", "AuthSampleService"],
+            path: "Tests/ChannelProbe",
+            swiftSettings: defaultSwiftSettings
+        ),
         .testTarget(
             name: "AuthRPCSystemTests",
             dependencies: ["AuthRPCSystem"],
