@@ -446,6 +446,9 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         }
         resolutionBackoff.reset()
         actions.cancelTimers = true
+        // A call still waiting (with waitForReady, longer than the idle timeout) asks again,
+        // and so brings the channel back.
+        actions.wake = true
     }
 
     /// The channel's state from its parts: ready when a connection is; connecting while an

@@ -420,6 +420,7 @@ struct ChannelStateMachineTests {
         #expect(single.actions.connect.isEmpty)
         #expect(single.machine.state == .idle)
         #expect(single.actions.cancelTimers)
+        #expect(single.actions.wake, "a call still waiting asks again")
         #expect(single.pick().waits)
         #expect(single.actions.connect.count == 1, "the next call connects again")
     }

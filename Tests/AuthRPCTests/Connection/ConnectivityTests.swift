@@ -55,7 +55,7 @@ struct ConnectivityTests {
         try await eventually("the channel notices") { log.last == .idle }
         let refused = await #expect(throws: RPCError.self) { try await BackendCall.call(channel, id: "s-2") }
         #expect(refused?.code == .unavailable)
-        #expect(log.all.contains(.transientFailure))
+        try await eventually("the channel reports the failure") { log.all.contains(.transientFailure) }
 
         try await backends.restart(0, name: "b1-again")
         #expect(try await BackendCall.call(channel, id: "s-3", waitForReady: true) == "b1-again")
@@ -92,7 +92,7 @@ struct ConnectivityTests {
         let log = StateLog(channel)
         let tag = "idle-\(UUID().uuidString)"
         _ = try await FaultChannel.call(channel, "Echo", options: FaultChannel.tagged(tag))
-        try await eventually("the channel goes idle", within: .seconds(30)) { channel.connectivityState == .idle }
+        try await eventually("the channel goes idle", within: .seconds(30)) { log.all.count == 4 }
         #expect(log.all == [.idle, .connecting, .ready, .idle], "\(log.all)")
 
         // The server saw the client's GOAWAY (NO_ERROR) and the connection end.
@@ -108,6 +108,7 @@ struct ConnectivityTests {
         #expect(events.contains { $0["type"] as? String == "connection_closed" }, "\(events)")
 
         #expect(try await FaultChannel.call(channel, "Echo").message == Array("hello".utf8))
+        try await eventually("the channel reports it is back") { log.all.count == 6 }
         #expect(Array(log.all.suffix(2)) == [.connecting, .ready], "\(log.all)")
     }
 
