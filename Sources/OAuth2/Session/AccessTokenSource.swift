@@ -9,8 +9,8 @@ public import Foundation
 public protocol AccessTokenSource: Sendable, CustomStringConvertible {
     /// Gets a new access token.
     ///
-    /// - Throws: ``OAuthError``: an authorization error (``OAuthError/oauthErrorCode`` says which)
-    ///   when the grant is refused, ``OAuthError/Kind/transient`` when the server could not be reached or answered
+    /// - Throws: ``OAuthError``: ``OAuthError/Kind/authorization(code:)`` when the grant is
+    ///   refused, ``OAuthError/Kind/transient`` when the server could not be reached or answered
     ///   with a server error, ``OAuthError/Kind/invalidConfiguration`` when the credentials
     ///   themselves are unusable.
     func fetchToken() async throws(OAuthError) -> FetchedAccessToken
