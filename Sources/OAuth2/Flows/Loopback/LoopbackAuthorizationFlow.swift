@@ -30,8 +30,13 @@ public struct LoopbackAuthorizationFlow: Sendable {
     /// Creates a flow.
     ///
     /// - Parameters:
+    ///   - configuration: The authorization server's endpoints; its authorization endpoint must be
+    ///     https (http only on loopback), checked by ``start()``.
+    ///   - client: The client signing in (a public client needs no secret: PKCE protects the code).
+    ///   - scopes: The scopes asked for, sent space-separated.
     ///   - redirectPath: The redirect URI's path; `/oauth2callback` by default.
     ///   - timeout: How long ``PendingAuthorization/complete()`` waits for the browser; 5 minutes by default.
+    ///   - transport: How the code exchange reaches the token endpoint.
     public init(
         configuration: ServiceConfiguration,
         client: OAuthClient,
