@@ -112,6 +112,28 @@ struct ConnectivityTests {
         #expect(Array(log.all.suffix(2)) == [.connecting, .ready], "\(log.all)")
     }
 
+    @Test("the idle timeout counts from the last call's end: a call longer than it keeps its connection")
+    func idleCountsFromTheLastCall() async throws {
+        let faults = try await Peers.faultServer()
+        let channel = try Channel(
+            target: "\(faults.host):\(faults.port("h2c"))",
+            transportSecurity: .plaintext,
+            idleTimeout: .milliseconds(200)
+        )
+        defer { channel.close() }
+        let log = StateLog(channel)
+        var options = CallOptions()
+        options.initialMetadata.addString("1000", forKey: "x-fault-delay-ms")
+        let long = Task { try await FaultChannel.call(channel, "Echo", options: options) }
+        // Past the idle timeout, while the long call is open: a second call finds the connection
+        // taking streams (had it begun to close for idleness, this call would make a new one).
+        try await Task.sleep(for: .milliseconds(500))
+        _ = try await FaultChannel.call(channel, "Echo")
+        #expect(try await long.value.message == Array("hello".utf8))
+        try await eventually("the channel goes idle after the calls", within: .seconds(30)) { log.all.count == 4 }
+        #expect(log.all == [.idle, .connecting, .ready, .idle], "\(log.all)")
+    }
+
     @Test("a call waits while the channel connects; without waitForReady it fails at once in transient failure")
     func failFast() async throws {
         let port = Ports.closed()
