@@ -297,7 +297,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             )
             return .failure(error)
         case .failure(let error):
-            if case .authorization(let code) = error.kind {
+            if error.kind == .authorization {
+                // Every authorization error of the token endpoint carries its code.
+                let code = error.oauthErrorCode ?? "unknown"
                 logger.warning(
                     "the authorization server refused to refresh; sign in again",
                     metadata: ["client": "\(state.client.id)", "error": "\(code)"]
@@ -371,8 +373,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
         OAuthError(
-            .authorization(code: error.code),
-            "the session was stopped by an authorization error (\(error.code)); sign in again"
+            .authorization,
+            "the session was stopped by an authorization error (\(error.code)); sign in again",
+            oauthErrorCode: error.code
         )
     }
 
