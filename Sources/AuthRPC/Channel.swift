@@ -135,7 +135,7 @@ public final class Channel: Sendable {
             configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
         }
         var authority = parsed.authority
-        switch transportSecurity {
+        switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
         case .tls(let tls):
@@ -220,7 +220,7 @@ public final class Channel: Sendable {
 extension TLSConfiguration {
     var clientConfiguration: TLSClientConfiguration {
         var configuration = TLSClientConfiguration()
-        switch trustRoots {
+        switch trustRoots.wrapped {
         case .system:
             configuration.trustsSystemRoots = true
         case .certificates(let pem):
