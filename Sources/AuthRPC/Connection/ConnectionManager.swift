@@ -264,11 +264,11 @@ final class ConnectionManager: Sendable {
         effects.signal?.fire()
     }
 
+    /// Looks the name up on a thread of its own, which also hands the answer to the state
+    /// machine: no task takes part, so a busy cooperative pool never delays a connection.
     private func resolve(_ id: Int) {
-        let name = target.connectionTarget
         logger.debug("resolving", metadata: ["target": "\(target)"])
-        Task { [weak self] in
-            let result = await AddressResolver.resolveOffThread(name)
+        AddressResolver.resolveOffThread(target.connectionTarget) { [weak self] result in
             self?.resolution(id, finished: result)
         }
     }
@@ -284,26 +284,19 @@ final class ConnectionManager: Sendable {
                 "addresses": "\(attempt.addresses.map(\.description).joined(separator: ", "))",
             ]
         )
-        Task { [weak self] in
-            let result: Result<HTTP2Connection, HTTP2Error>
-            do throws(HTTP2Error) {
-                result = .success(
-                    try await HTTP2Connection.connect(
-                        to: target,
-                        addresses: attempt.addresses,
-                        configuration: configuration
-                    ) { [weak self] event in
-                        self?.connection(attempt, reported: event)
-                    }
-                )
-            } catch {
-                result = .failure(error)
+        // The answer comes on the connection's own thread.
+        HTTP2Connection.start(
+            to: target,
+            addresses: attempt.addresses,
+            configuration: configuration,
+            onEvent: { [weak self] event in self?.connection(attempt, reported: event) },
+            completion: { [weak self] result in
+                guard let self else {
+                    if case .success(let connection) = result { connection.close() }
+                    return
+                }
+                self.attempt(attempt, finished: result)
             }
-            guard let self else {
-                if case .success(let connection) = result { connection.close() }
-                return
-            }
-            self.attempt(attempt, finished: result)
-        }
+        )
     }
 }

@@ -32,7 +32,7 @@ private var quickBackoff: ConnectionBackoff {
     return backoff
 }
 
-@Suite("Connectivity states, idle timeout and waitForReady")
+@Suite("Connectivity states, idle timeout and waitForReady", .serialized)
 struct ConnectivityTests {
     @Test(
         "the states of a channel whose backend is killed and restarted: IDLE, CONNECTING, READY, IDLE, CONNECTING, TRANSIENT_FAILURE, ..., READY, SHUTDOWN"
@@ -182,7 +182,7 @@ struct ConnectivityTests {
         // The call is still waiting after several backoffs.
         try await Task.sleep(for: .milliseconds(500))
         let backend = try await Peers.launchBackend(listen: "127.0.0.1:\(port)", name: "late")
-        defer { backend.process.stop() }
+        defer { backend.stop() }
         #expect(try await waiting.value == "late")
         #expect(backend.ranIDs == ["w-1"])
         #expect(channel.connectivityState == .ready)
@@ -208,7 +208,7 @@ struct UnixSocketTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("backend.sock").path
         let file = try await Peers.launchBackend(listen: "unix:\(path)", name: "unix")
-        defer { file.process.stop() }
+        defer { file.stop() }
         for target in ["unix:\(path)", "unix://\(path)"] {
             let channel = try Channel(target: target, transportSecurity: .plaintext)
             defer { channel.close() }
@@ -219,7 +219,7 @@ struct UnixSocketTests {
         #if os(Linux)
         let name = "authrpc-test-\(UUID().uuidString)"
         let abstract = try await Peers.launchBackend(listen: "unix-abstract:\(name)", name: "abstract")
-        defer { abstract.process.stop() }
+        defer { abstract.stop() }
         let channel = try Channel(target: "unix-abstract:\(name)", transportSecurity: .plaintext)
         defer { channel.close() }
         #expect(try await BackendCall.call(channel, id: "a-1") == "abstract")

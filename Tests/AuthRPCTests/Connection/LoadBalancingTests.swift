@@ -5,7 +5,7 @@ import Testing
 
 /// Against real grpcio backends on 127.0.0.1, 127.0.0.2 and 127.0.0.3, which count the calls
 /// they run (the evidence is theirs, not the client's).
-@Suite("Load balancing over several backends")
+@Suite("Load balancing over several backends", .serialized)
 struct LoadBalancingTests {
     private static var quickBackoff: ConnectionBackoff {
         var backoff = ConnectionBackoff.default
@@ -15,7 +15,7 @@ struct LoadBalancingTests {
     }
 
     @Test(
-        "round-robin under load, a backend killed and restarted: only its calls in flight fail, no call runs twice, traffic spreads again when it is back"
+        "round-robin with 50 calls in flight, a backend killed and restarted: only its calls in flight fail, no call runs twice, traffic spreads again when it is back"
     )
     func roundRobinKillAndRestart() async throws {
         var backends = try await Backends.launch(count: 3)
@@ -28,7 +28,7 @@ struct LoadBalancingTests {
         )
         defer { channel.close() }
         let load = CallLoad(channel, prefix: "rr")
-        let driver = Task { await load.run(concurrency: 100, delayMillis: 20) }
+        let driver = Task { await load.run(concurrency: 50, delayMillis: 50) }
 
         try await eventually("every backend runs calls") { backends.running.allSatisfy { $0.ranIDs.count >= 50 } }
         let killed = ContinuousClock.now
@@ -54,7 +54,7 @@ struct LoadBalancingTests {
             #expect(ran[failure.id] == nil || ranOnKilled.contains(failure.id), "\(failure)")
             #expect(failure.ended >= killed && failure.started < restarting, "\(failure)")
         }
-        #expect(failures.count <= 100, "\(failures.count) calls failed")
+        #expect(failures.count <= 50, "\(failures.count) calls failed")
         for success in outcomes where success.code == nil {
             #expect(ran[success.id] == 1, "\(success.id) succeeded but ran \(ran[success.id] ?? 0) times")
         }

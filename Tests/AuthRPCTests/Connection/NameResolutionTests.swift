@@ -8,7 +8,8 @@ import Testing
 /// The backends count the calls they run; that is the evidence.
 @Suite(
     "Name resolution: a production-shaped name, looked up again as it changes",
-    .enabled(if: ProbeProcess.canUseNamespaces, "needs root for a mount namespace")
+    .enabled(if: ProbeProcess.canUseNamespaces, "needs root for a mount namespace"),
+    .serialized
 )
 struct NameResolutionTests {
     static let name = "backend.default.svc.cluster.local"

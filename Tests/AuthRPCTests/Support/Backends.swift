@@ -51,8 +51,13 @@ struct Backends: Sendable {
         all.append(backend)
     }
 
+    /// Stops every running backend, on a thread of its own: waiting for processes to exit must
+    /// not hold one of the few threads every test shares.
     func stop() {
-        for backend in running { backend.process.stop() }
+        let running = self.running
+        Thread.detachNewThread {
+            for backend in running { backend.process.stop() }
+        }
     }
 
     /// Every call id any incarnation ran, with how many times.
@@ -79,5 +84,13 @@ enum BackendCall {
         if delayMillis > 0 { options.initialMetadata.addString(String(delayMillis), forKey: "x-delay-ms") }
         return try await Grpc_Testing_TestServiceClient(channel: channel)
             .unaryCall(Grpc_Testing_SimpleRequest(), options: options).message.username
+    }
+}
+
+extension BackendInfo {
+    /// Stops the backend on a thread of its own, as ``Backends/stop()`` does.
+    func stop() {
+        let process = self.process
+        Thread.detachNewThread { process.stop() }
     }
 }

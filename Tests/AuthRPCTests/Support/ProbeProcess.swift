@@ -78,9 +78,9 @@ final class ProbeProcess: Sendable {
         return tally
     }
 
+    /// Closes its input: it closes its channel and exits by itself.
     func stop() {
         try? input.close()
-        process.waitUntilExit()
     }
 }
 
