@@ -9,9 +9,10 @@ import HTTP2Client
 /// lock, and carries out the ``Actions`` it answers with (resolve, connect, close, schedule,
 /// wake the waiting calls, report the new state) outside it.
 ///
-/// - A name is resolved when the channel leaves idle, when a connection ends or gets GOAWAY,
-///   when an attempt fails, and every `resolutionInterval` while the channel is in use. When a
-///   lookup fails and earlier addresses are known, they stay in use.
+/// - A name is resolved when the channel leaves idle, when an attempt fails, every
+///   `resolutionInterval` while the channel is in use, and when a connection ends or gets
+///   GOAWAY (with pick-first the channel is then idle, so the next call resolves it before it
+///   reconnects). When a lookup fails and earlier addresses are known, they stay in use.
 /// - Pick-first has one subchannel over every address (the transport tries them in order) and
 ///   connects when a call asks. Round-robin has one subchannel per address, connects them all
 ///   at once, picks the ready ones in turn, and reconnects one that failed or ended at once.
