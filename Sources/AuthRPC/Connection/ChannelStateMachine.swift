@@ -149,10 +149,13 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         if let connection = pickReady() { return .use(connection) }
         lastRequest = now
         // Connections that stopped taking streams (GOAWAY, idle, closing) before saying so.
-        for index in subchannels.indices {
+        // (Counted afresh each time: going idle empties the list.)
+        var index = 0
+        while index < subchannels.count {
             if let connection = subchannels[index].connection, !connection.isAcceptingStreams {
                 connectionEnded(at: index, lost: true, &actions)
             }
+            index += 1
         }
         if case .idle = phase { phase = .active }
         connectAsNeeded(now: now, &actions)

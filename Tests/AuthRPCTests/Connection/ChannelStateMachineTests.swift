@@ -276,6 +276,20 @@ struct ChannelStateMachineTests {
         #expect(picks.filter { $0 === back }.count == 2)
     }
 
+    @Test("round-robin: connections that all stopped taking streams before saying so are all replaced")
+    func roundRobinAllDraining() {
+        var harness = Harness(.roundRobin)
+        _ = harness.pick()
+        harness.resolved([address(1), address(2), address(3)])
+        let connections = harness.connectAll()
+        for connection in connections { connection.stopAccepting() }
+        #expect(harness.machine.pickReady() == nil)
+        #expect(harness.pick().waits)
+        #expect(harness.actions.connect.map(\.addresses) == [[address(1)], [address(2)], [address(3)]])
+        #expect(harness.actions.resolve != nil)
+        #expect(harness.machine.state == .connecting)
+    }
+
     @Test("a failed attempt backs off by gRPC's policy; without waitForReady calls fail at once, with it they wait")
     func backoffAndWaitForReady() {
         var harness = Harness(addresses: [address(1)])
