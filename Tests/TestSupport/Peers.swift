@@ -30,6 +30,10 @@ public struct FaultServerInfo: Sendable {
     public func port(_ name: String) -> Int {
         ((process.info["ports"] as? [String: any Sendable])?[name] as? Int) ?? 0
     }
+    /// The unix-domain socket (a path) serving the `h2c` personality.
+    public var unixPath: String { process.string("unix") }
+    /// The abstract unix socket name (Linux) serving the `h2c` personality.
+    public var abstractUnixName: String { process.string("unix_abstract") }
 }
 
 /// Starts each shared peer once per test process and hands the same one to every test.
@@ -74,12 +78,16 @@ public actor Peers {
             // The fault server's TLS personalities reuse the sandbox's CA-signed certificate.
             let sandbox = try await Peers.sandbox()
             let dir = sandbox.process.stateDirectory
+            // Short names: a unix socket path has room for 107 bytes.
+            let unique = "authrpc-faults-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let process = try await PeerProcess.launch(
                 script: "Tests/Peers/h2_fault_server.py",
                 name: "faults",
                 arguments: [
                     "--tls-cert", dir.appendingPathComponent("server.pem").path,
                     "--tls-key", dir.appendingPathComponent("server.key").path,
+                    "--unix", "/tmp/\(unique).sock",
+                    "--unix-abstract", unique,
                 ]
             )
             return FaultServerInfo(process: process)

@@ -14,6 +14,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case connectTimeout
         /// The network or host is unreachable.
         case networkUnreachable
+        /// The HTTP proxy did not open a tunnel to the server: it refused `CONNECT` (407, 403,
+        /// 5xx…), answered something that is not HTTP, or did not answer in time. The message
+        /// holds what the proxy said.
+        case proxyFailed
+        /// An address that cannot be used (a unix socket path too long, a malformed IP literal).
+        case invalidAddress
         /// The server's certificate does not chain to a trusted root.
         case untrustedCertificate
         /// The certificate is not valid for the server's name or address.
@@ -62,6 +68,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         switch error {
         case .resolutionFailed:
             kind = .hostNotFound
+        case .proxyFailed:
+            kind = .proxyFailed
+        case .invalidAddress:
+            kind = .invalidAddress
         case .connectFailed(_, _, let reason):
             switch reason {
             case .refused: kind = .connectionRefused
@@ -69,6 +79,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .unreachable: kind = .networkUnreachable
             case .notHTTP2: kind = .http2NotSupported
             case .abandoned: kind = .connectionClosed
+            case .protocolViolation: kind = .protocolViolation
             case .other: kind = .other
             }
         case .tls(let failure):
