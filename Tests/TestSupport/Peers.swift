@@ -36,6 +36,41 @@ public struct FaultServerInfo: Sendable {
     public var abstractUnixName: String { process.string("unix_abstract") }
 }
 
+/// The hostile HTTP CONNECT proxy (Tests/Peers/hostile_proxy.py): the CONNECT target's first
+/// label picks what it does (`status-407.x:443`, `garbage.x:443`, `trickle.x:443`, …); targets
+/// under `relay.test` are relayed to 127.0.0.1 at the same port.
+public struct HostileProxyInfo: Sendable {
+    public let process: PeerProcess
+    public var host: String { process.string("host") }
+    public var port: Int { process.int("port") }
+    /// `http://host:port`.
+    public var url: String { "http://\(host):\(port)" }
+
+    /// The request heads the proxy recorded (`method`, `target`, `headers` as name/value pairs).
+    public func requests() throws -> [[String: Any]] {
+        let object = try JSONSerialization.jsonObject(with: try get("/requests")) as? [String: Any]
+        return object?["requests"] as? [[String: Any]] ?? []
+    }
+
+    /// Whether any client sent `needle` through a relayed tunnel.
+    public func relayed(_ needle: String) throws -> Bool {
+        let query = needle.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let object = try JSONSerialization.jsonObject(with: try get("/search?needle=\(query)")) as? [String: Any]
+        return object?["found"] as? Bool ?? true
+    }
+
+    private func get(_ path: String) throws -> Data {
+        let socket = try LoopbackSocket(port: port)
+        defer { socket.close() }
+        try socket.send(Array("GET \(path) HTTP/1.1\r\nHost: proxy\r\n\r\n".utf8))
+        let answer = try socket.receiveAll()
+        guard let end = answer.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            throw PeerError("the hostile proxy's answer to \(path) has no end of header")
+        }
+        return Data(answer[end.upperBound...])
+    }
+}
+
 /// Starts each shared peer once per test process and hands the same one to every test.
 public actor Peers {
     /// The static token the shared sandbox accepts.
@@ -44,6 +79,21 @@ public actor Peers {
     private static let shared = Peers()
     private var sandbox: Task<SandboxInfo, any Error>?
     private var faults: Task<FaultServerInfo, any Error>?
+    private var hostileProxy: Task<HostileProxyInfo, any Error>?
+
+    /// The shared hostile proxy (started on first use).
+    public static func hostileProxy() async throws -> HostileProxyInfo { try await shared.startHostileProxy() }
+
+    private func startHostileProxy() async throws -> HostileProxyInfo {
+        if let hostileProxy { return try await hostileProxy.value }
+        let task = Task.detached {
+            HostileProxyInfo(
+                process: try await PeerProcess.launch(script: "Tests/Peers/hostile_proxy.py", name: "hostile-proxy")
+            )
+        }
+        hostileProxy = task
+        return try await task.value
+    }
 
     /// The shared sandbox (started on first use).
     public static func sandbox() async throws -> SandboxInfo { try await shared.startSandbox() }

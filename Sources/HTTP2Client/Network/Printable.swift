@@ -3,13 +3,13 @@
 /// cut at a limit. A proxy's answer, an address a user typed: whatever reaches a terminal or a
 /// log from here cannot move the cursor, forge a line or hide text.
 package enum Printable {
-    /// `bytes` as one printable line of at most `limit` bytes (then `…`).
+    /// `bytes` as one printable line of at most `limit` bytes (then `...`).
     package static func bytes<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(min(bytes.count, limit) + 4)
         for byte in bytes {
             if output.count >= limit {
-                return String(decoding: output, as: UTF8.self) + "…"
+                return String(decoding: output, as: UTF8.self) + "..."
             }
             if byte >= 0x20 && byte < 0x7F {
                 output.append(byte)

@@ -81,8 +81,9 @@ enum ProxyTunnel {
             case .established(let tunnelStart):
                 return Array(answer.received[tunnelStart...])
             case .refused(let status, let statusLine):
+                // 407 is the standard answer; tinyproxy answers wrong credentials with 401.
                 let hint =
-                    status == 407
+                    status == 407 || status == 401
                     ? (proxy.authorization == nil
                         ? " (the proxy wants credentials: put user:password@ in the proxy URL)"
                         : " (the proxy did not accept the credentials in the proxy URL)")
