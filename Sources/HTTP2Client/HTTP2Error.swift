@@ -1,4 +1,5 @@
-/// Why an HTTP/2 connection or stream failed.
+/// Why an HTTP/2 connection or stream failed (or an HTTP/1.1 exchange, which connects the same
+/// way and fails with the same cases).
 ///
 /// Every case says enough for a person to act on it and never carries request or response
 /// contents (which may hold credentials).
@@ -14,6 +15,9 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     case proxyFailed(proxy: String, target: String, reason: String)
     /// An address that cannot be used (not an IP literal, a unix socket path too long).
     case invalidAddress(String)
+    /// An HTTP/1.1 request that cannot be written as asked (a header value with a line break);
+    /// nothing was sent.
+    case invalidRequest(String)
     /// The TLS handshake failed, or the server is not acceptable.
     case tls(TLSFailure)
     /// The connection ended. `streamWasSent` is `false` when this stream's HEADERS never left,
@@ -43,7 +47,7 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// `true` when the server cannot have processed the request, so sending it again is safe.
     package var isRetrySafe: Bool {
         switch self {
-        case .resolutionFailed, .connectFailed, .proxyFailed, .invalidAddress, .tls, .goaway:
+        case .resolutionFailed, .connectFailed, .proxyFailed, .invalidAddress, .invalidRequest, .tls, .goaway:
             return true
         case .connectionClosed(_, let sent):
             return !sent
@@ -65,6 +69,8 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return "could not connect to \(target) through the HTTP proxy \(proxy): \(reason)"
         case .invalidAddress(let reason):
             return "invalid address: \(reason)"
+        case .invalidRequest(let reason):
+            return "invalid request: \(reason)"
         case .tls(let failure):
             return failure.description
         case .connectionClosed(let reason, let sent):

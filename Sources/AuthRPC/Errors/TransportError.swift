@@ -72,6 +72,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             kind = .proxyFailed
         case .invalidAddress:
             kind = .invalidAddress
+        case .invalidRequest:
+            kind = .other
         case .connectFailed(_, _, let reason):
             switch reason {
             case .refused: kind = .connectionRefused

@@ -26,7 +26,7 @@ extension StatusCode {
             switch error {
             case .resolutionFailed, .connectFailed, .proxyFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
                 .unavailable
-            case .invalidAddress:
+            case .invalidAddress, .invalidRequest:
                 .invalidArgument
             case .streamReset(let code):
                 switch code {

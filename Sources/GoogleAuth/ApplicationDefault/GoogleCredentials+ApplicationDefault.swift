@@ -21,7 +21,7 @@ extension GoogleCredentials {
         scopes: [String],
         environment: ApplicationDefaultCredentials.Environment = .current,
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
@@ -55,7 +55,7 @@ extension GoogleCredentials {
         _ resolved: ApplicationDefaultCredentials.Resolved,
         scopes: [String],
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")

@@ -170,18 +170,9 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func establish() throws(HTTP2Error) {
         let deadline = ContinuousClock.now + configuration.connectTimeout
-        let socket = try openSocket(deadline: deadline)
+        let (socket, early) = try RouteConnector.open(route, deadline: deadline, abortFD: wakeup.readFD)
         self.socket = socket
-        var tunnelBytes: [UInt8] = []
-        if case .proxy(let proxy, let target) = route {
-            tunnelBytes = try ProxyTunnel.open(
-                over: socket,
-                to: target,
-                proxy: proxy,
-                deadline: deadline,
-                abortFD: wakeup.readFD
-            )
-        }
+        var tunnelBytes = early
         if let context = configuration.tls {
             let name = configuration.tlsServerNameOverride ?? serverName
             let tls = try TLSSession(context: context, serverName: name)
@@ -231,40 +222,6 @@ final class ConnectionLoop: @unchecked Sendable {
                 }
                 try flush()
             }
-        }
-    }
-
-    /// Connects a socket as the route says: to the target's addresses, to the given ones, or to
-    /// the proxy's.
-    private func openSocket(deadline: ContinuousClock.Instant) throws(HTTP2Error) -> StreamSocket {
-        let abortFD = wakeup.readFD
-        switch route {
-        case .resolving(let target):
-            let addresses = try AddressResolver.resolve(target)
-            return try StreamSocket.connect(
-                to: addresses,
-                description: target.description,
-                deadline: deadline,
-                abortFD: abortFD
-            )
-        case .addresses(let addresses):
-            guard !addresses.isEmpty else { throw .invalidAddress("no address to connect to") }
-            return try StreamSocket.connect(
-                to: addresses,
-                description: route.description,
-                deadline: deadline,
-                abortFD: abortFD
-            )
-        case .proxy(let proxy, let target):
-            // The proxy's name is resolved here; the target's is the proxy's business.
-            let described = "the HTTP proxy \(proxy.address) (for \(target))"
-            let addresses: [SocketAddress]
-            do throws(HTTP2Error) {
-                addresses = try AddressResolver.resolve(proxy.address)
-            } catch {
-                throw .proxyFailed(proxy: proxy.description, target: target.description, reason: error.description)
-            }
-            return try StreamSocket.connect(to: addresses, description: described, deadline: deadline, abortFD: abortFD)
         }
     }
 

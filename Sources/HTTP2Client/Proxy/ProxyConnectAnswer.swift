@@ -68,7 +68,7 @@ struct ProxyConnectAnswer {
             )
         }
         if expectsStatusLine {
-            guard let code = Self.statusCode(line) else {
+            guard let code = HTTP1Syntax.statusCode(line) else {
                 return .malformed("the proxy's answer is not HTTP: \(shown(line.prefix(120)))")
             }
             expectsStatusLine = false
@@ -94,40 +94,10 @@ struct ProxyConnectAnswer {
         guard fields <= Self.maximumFields else {
             return .malformed("the proxy's answer has more than \(Self.maximumFields) header fields")
         }
-        // obs-fold (a line starting with white space) is rejected, as RFC 9112 section 5.2 allows.
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-            line[line.startIndex..<colon].allSatisfy(Self.isTokenByte)
-        else {
+        guard HTTP1Syntax.field(line) != nil else {
             return .malformed("the proxy's answer has a malformed header line: \(shown(line.prefix(120)))")
         }
         return nil
-    }
-
-    /// The status of `HTTP/1.x NNN[ reason]`, or nil when the line is not one.
-    private static func statusCode(_ line: ArraySlice<UInt8>) -> Int? {
-        let bytes = Array(line)
-        guard bytes.count >= 12, bytes.starts(with: Array("HTTP/1.".utf8)),
-            bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"),
-            bytes[8] == UInt8(ascii: " "),
-            bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
-        else { return nil }
-        var code = 0
-        for byte in bytes[9..<12] {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            code = code * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return code >= 100 ? code : nil
-    }
-
-    /// RFC 9110's `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 
     private func shown<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
