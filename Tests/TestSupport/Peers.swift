@@ -10,8 +10,11 @@ public struct SandboxInfo: Sendable {
     public var caCertificatePath: String { process.string("ca_cert") }
     /// The name the server certificate is valid for besides 127.0.0.1 and ::1.
     public var serverName: String { process.string("server_name") }
-    /// The issuer URL (`http://127.0.0.1:PORT`).
+    /// The issuer URL (`http://127.0.0.1:PORT`; with `--issuer-tls --public-name NAME`,
+    /// `https://NAME:PORT`).
     public var issuer: String { process.string("issuer") }
+    /// The issuer's port.
+    public var issuerPort: Int { Int(issuer.split(separator: ":").last ?? "") ?? 0 }
     public var user: String { process.string("user") }
     public var scope: String { process.string("scope") }
     /// Static tokens the test service accepts as `user` with `scope`.
@@ -80,6 +83,31 @@ public actor Peers {
     private var sandbox: Task<SandboxInfo, any Error>?
     private var faults: Task<FaultServerInfo, any Error>?
     private var hostileProxy: Task<HostileProxyInfo, any Error>?
+    private var tlsIssuer: Task<SandboxInfo, any Error>?
+
+    /// The name under which ``tlsIssuerSandbox()`` serves its issuer (and which its certificate
+    /// carries); it resolves only through a private hosts file or a proxy that has one.
+    public static let publicSandboxName = "sandbox.corp.example"
+
+    /// A sandbox whose OAuth issuer speaks https with the sandbox's CA, under
+    /// ``publicSandboxName`` (its URL `https://sandbox.corp.example:PORT`), device codes approved
+    /// after a second (started on first use, shared).
+    public static func tlsIssuerSandbox() async throws -> SandboxInfo { try await shared.startTLSIssuer() }
+
+    private func startTLSIssuer() async throws -> SandboxInfo {
+        if let tlsIssuer { return try await tlsIssuer.value }
+        let task = Task.detached {
+            try await Peers.launchSandbox(
+                [
+                    "--issuer-tls", "--public-name", Peers.publicSandboxName, "--auto-approve-device-after", "1",
+                    "--static-token", Peers.staticToken,
+                ],
+                name: "sandbox-tls-issuer"
+            )
+        }
+        tlsIssuer = task
+        return try await task.value
+    }
 
     /// The shared hostile proxy (started on first use).
     public static func hostileProxy() async throws -> HostileProxyInfo { try await shared.startHostileProxy() }

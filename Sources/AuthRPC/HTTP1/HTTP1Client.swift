@@ -153,6 +153,18 @@ package final class HTTP1Client: Sendable {
             case .cancelled: throw .cancelled
             case .responseBodyTooLarge(let limit): throw .responseTooLarge(limit: limit)
             case .invalidRequest(let reason): throw .invalidRequest(reason)
+            // The HTTP/2 wording of these does not fit an HTTP/1.1 answer.
+            case .responseHeaderListTooLarge(let limit):
+                throw .transport(
+                    TransportError(
+                        kind: .responseTooLarge,
+                        message: "the response's header is larger than \(limit) bytes"
+                    )
+                )
+            case .protocolError(let reason):
+                throw .transport(
+                    TransportError(kind: .protocolViolation, message: "malformed HTTP/1.1 response: \(reason)")
+                )
             default: throw .transport(TransportError(error))
             }
         }

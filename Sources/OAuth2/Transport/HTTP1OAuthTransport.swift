@@ -14,9 +14,11 @@ import Foundation
 /// - **Proxy**: `proxy` is read as a channel reads it (``ProxyConfiguration``: by default
 ///   `grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or `no_proxy`). Requests go
 ///   through the proxy in a CONNECT tunnel, TLS end to end with the server, so the proxy sees the
-///   server's name and port, never a token, a secret or a path. Plain `http` requests use a
-///   tunnel too (never the absolute-form request a proxy could read): the library allows plain
-///   http only to this machine and to the metadata server, and neither is ever proxied.
+///   server's name and port, never a token, a secret or a path. A plain `http` request that the
+///   settings would send through a proxy is refused before anything is sent
+///   (``OAuthError/Kind/invalidConfiguration``): the proxy could read every byte of it, in a
+///   tunnel or as an absolute-form request alike. The library sends plain http only to this
+///   machine and to the metadata server, and neither is ever proxied.
 /// - **Never proxied**: this machine (`localhost`, `127.0.0.0/8`, `::1`) and the Compute Engine
 ///   metadata server (`metadata.google.internal`, `169.254.169.254`, and the host
 ///   `GCE_METADATA_HOST` names), which is only reachable from the VM itself.
@@ -49,8 +51,35 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         tls: TLSConfiguration = TLSConfiguration(),
         proxy: ProxyConfiguration = .environment
     ) throws(OAuthError) {
-        self.init(tls: tls, proxy: proxy, deferringErrors: false)
+        self.init(tls: tls, proxy: proxy, environment: Self.processEnvironment)
         if let configurationError { throw configurationError }
+    }
+
+    /// A transport reading `GCE_METADATA_HOST` and the proxy variables from `environment`;
+    /// configuration errors are kept for ``send(_:)`` (for tests).
+    init(tls: TLSConfiguration, proxy: ProxyConfiguration, environment: @escaping (String) -> String?) {
+        self.tls = tls
+        self.proxy = proxy
+        var hosts: Set<String> = ["metadata.google.internal", "169.254.169.254"]
+        if let value = environment("GCE_METADATA_HOST"), let host = Self.host(ofAuthority: value) {
+            hosts.insert(host)
+        }
+        metadataHosts = hosts
+        do throws(RPCError) {
+            client = try HTTP1Client(tls: tls, proxy: proxy, environment: environment)
+            configurationError = nil
+        } catch {
+            client = nil
+            configurationError = OAuthError(
+                .invalidConfiguration,
+                "the OAuth transport cannot be set up: \(error.message)",
+                underlying: error
+            )
+        }
+    }
+
+    private static let processEnvironment: @Sendable (String) -> String? = { name in
+        ProcessInfo.processInfo.environment[name]
     }
 
     /// The transport the library uses when it is given none: the system's roots (honouring
@@ -63,31 +92,8 @@ public struct HTTP1OAuthTransport: OAuthTransport {
     private static let shared = HTTP1OAuthTransport(
         tls: TLSConfiguration(),
         proxy: .environment,
-        deferringErrors: true
+        environment: processEnvironment
     )
-
-    private init(tls: TLSConfiguration, proxy: ProxyConfiguration, deferringErrors: Bool) {
-        self.tls = tls
-        self.proxy = proxy
-        var hosts: Set<String> = ["metadata.google.internal", "169.254.169.254"]
-        if let value = ProcessInfo.processInfo.environment["GCE_METADATA_HOST"],
-            let host = Self.host(ofAuthority: value)
-        {
-            hosts.insert(host)
-        }
-        metadataHosts = hosts
-        do throws(RPCError) {
-            client = try HTTP1Client(tls: tls, proxy: proxy)
-            configurationError = nil
-        } catch {
-            client = nil
-            configurationError = OAuthError(
-                .invalidConfiguration,
-                "the OAuth transport cannot be set up: \(error.message)",
-                underlying: error
-            )
-        }
-    }
 
     public func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         guard let client else { throw configurationError! }
@@ -101,6 +107,13 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         let port = components.port ?? (scheme == "http" ? 80 : 443)
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }
+        let mayUseProxy = !isMetadataServer(host)
+        if scheme == "http", mayUseProxy, client.usesProxy(host: host, port: port) {
+            throw OAuthError(
+                .invalidConfiguration,
+                "refusing to send the plain-http request to \(request.url.redacted) through the proxy \(client.proxyDescription), which could read it: use https, or name the host in no_proxy"
+            )
+        }
         var headers = request.headers
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             headers.append(("User-Agent", Self.userAgent))
@@ -115,7 +128,7 @@ public struct HTTP1OAuthTransport: OAuthTransport {
             body: request.body.map { Array($0) },
             timeout: request.timeout,
             maximumResponseBodyBytes: request.maximumResponseBodySize,
-            mayUseProxy: !isMetadataServer(host)
+            mayUseProxy: mayUseProxy
         )
         do throws(HTTP1Client.Failure) {
             let response = try await client.send(exchange)
