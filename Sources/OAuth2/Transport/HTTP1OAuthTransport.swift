@@ -11,7 +11,7 @@ import Foundation
 ///   is always verified (SNI and the certificate's names), TLS 1.2 at least; a client certificate
 ///   in `tls` is presented (mutual TLS). `serverHostnameOverride` is refused: this transport
 ///   talks to many servers.
-/// - **Proxy**: `proxy` is read as a channel reads it (``ProxyConfiguration``: by default
+/// - **Proxy**: `proxy` is read as a channel reads it (``/AuthRPC/ProxyConfiguration``: by default
 ///   `grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or `no_proxy`). Requests go
 ///   through the proxy in a CONNECT tunnel, TLS end to end with the server, so the proxy sees the
 ///   server's name and port, never a token, a secret or a path. A plain `http` request that the
@@ -95,6 +95,16 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         environment: processEnvironment
     )
 
+    /// Sends `request` on a connection of its own and returns the server's answer, whatever its
+    /// status (a 3xx included: redirects are not followed).
+    ///
+    /// - Throws: ``OAuthTransportError/timedOut(_:)`` when the whole answer did not come within
+    ///   the request's timeout; ``OAuthTransportError/responseTooLarge(limit:)`` past its body
+    ///   limit; `CancellationError` when the task is cancelled; AuthRPC's `TransportError` when
+    ///   connecting, the proxy, TLS or the server's bytes failed (its `kind` says which);
+    ///   ``OAuthError/Kind/invalidConfiguration`` when the transport's settings cannot be used or
+    ///   the request cannot go as asked (a plain-http request its proxy settings would send through
+    ///   a proxy, a header value with a line break).
     public func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         guard let client else { throw configurationError! }
         guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
