@@ -9,12 +9,14 @@ import Testing
 /// call's deadline; a working tunnel carries h2c and TLS, and the proxy sees only `CONNECT`.
 @Suite("HTTP CONNECT through a hostile proxy")
 struct ProxyConnectTests {
-    /// A channel to `target` through the hostile proxy, with attempts of at most 2 s.
+    /// A channel to `target` through the hostile proxy; its attempts take at most
+    /// `connectTimeout` (gRPC's 20 s unless given).
     private func channel(
         _ target: String,
         proxyCredentials: String = "",
         transportSecurity: TransportSecurity = .plaintext,
-        defaultCallOptions: CallOptions = CallOptions()
+        defaultCallOptions: CallOptions = CallOptions(),
+        connectTimeout: Duration = .seconds(20)
     ) async throws -> Channel {
         let proxy = try await Peers.hostileProxy()
         let url = "http://\(proxyCredentials)\(proxy.host):\(proxy.port)"
@@ -27,7 +29,7 @@ struct ProxyConnectTests {
                 multiplier: 1.6,
                 jitter: 0.2,
                 maximum: .seconds(120),
-                minimumConnectTimeout: .seconds(2)
+                minimumConnectTimeout: connectTimeout
             ),
             proxy: .http(url, noProxy: "")
         )
@@ -35,8 +37,8 @@ struct ProxyConnectTests {
 
     /// The error of one call through the proxy to `target`, with a deadline far beyond the
     /// connect timeout.
-    private func failure(_ target: String) async throws -> RPCError? {
-        let channel = try await channel(target)
+    private func failure(_ target: String, connectTimeout: Duration = .seconds(20)) async throws -> RPCError? {
+        let channel = try await channel(target, connectTimeout: connectTimeout)
         return await #expect(throws: RPCError.self) {
             try await FaultChannel.call(channel, "Echo", options: CallOptions(timeout: .seconds(60)))
         }
@@ -83,7 +85,7 @@ struct ProxyConnectTests {
     @Test("a proxy that trickles its answer fails at the connect timeout, not the call's deadline")
     func trickle() async throws {
         let started = ContinuousClock.now
-        let error = try await failure("trickle.hostile.test:443")
+        let error = try await failure("trickle.hostile.test:443", connectTimeout: .seconds(2))
         #expect(error?.code == .unavailable, "\(String(describing: error))")
         #expect(
             error?.message.contains("timed out waiting for the proxy's answer to CONNECT (received") == true,
