@@ -597,6 +597,10 @@ class Connection:
         elif isinstance(event, h2.events.ConnectionTerminated):
             self.connection_event({"type": "goaway", "error_code": int(event.error_code),
                                    "last_stream_id": event.last_stream_id})
+            if self.personality == "h2c_bad_initial_window":
+                # Keep the connection open, as the server that found this did: a client that
+                # goes on waiting for SETTINGS waits until its deadline.
+                return
             # h2 will not send anything after the client's GOAWAY: finish writing, then close.
             self.begin_close()
 

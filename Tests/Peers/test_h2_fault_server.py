@@ -621,6 +621,12 @@ class FaultServerTest(unittest.TestCase):
         entries = {int.from_bytes(payload[i:i + 2], "big"): int.from_bytes(payload[i + 2:i + 6], "big")
                    for i in range(0, len(payload), 6)}
         self.assertEqual(entries[0x4], 1 << 31)
+        # The client's GOAWAY (FLOW_CONTROL_ERROR) does not make the server close.
+        sock.sendall(bytes([0, 0, 8, 0x7, 0, 0, 0, 0, 0]) + (0).to_bytes(4, "big") + (3).to_bytes(4, "big"))
+        sock.settimeout(1.0)
+        with self.assertRaises(socket.timeout):
+            while sock.recv(4096):
+                pass
 
     def hostile_frames(self, scenario):
         """The frames received for a scenario that h2 (rightly) refuses to accept."""
