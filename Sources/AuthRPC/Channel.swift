@@ -24,6 +24,8 @@ public final class Channel: Sendable {
     public let target: String
     /// How connections are protected.
     public let transportSecurity: TransportSecurity
+    /// Whether connections go through an HTTP CONNECT proxy (as the channel was made with).
+    public let proxy: ProxyConfiguration
     /// The options a call uses when it passes none.
     public let defaultCallOptions: CallOptions
     /// Runs tasks on the thread of this channel's connection (of one of them, with round-robin),
@@ -57,8 +59,9 @@ public final class Channel: Sendable {
     /// Nothing is looked up or connected until the first call. Throws `invalidArgument`, naming
     /// what is wrong, for a target that does not parse (an unknown scheme, a DNS server in the
     /// authority, an address that is not one, an empty address list, a unix socket path longer
-    /// than the system's `sun_path`), for TLS material (PEM) that OpenSSL cannot use, and for
-    /// the other arguments outside the ranges given below.
+    /// than the system's `sun_path`), for TLS material (PEM) that OpenSSL cannot use, for proxy
+    /// settings (given, or from the environment) that cannot be used, and for the other
+    /// arguments outside the ranges given below.
     ///
     /// - Parameters:
     ///   - target: One of
@@ -84,6 +87,13 @@ public final class Channel: Sendable {
     ///     Its durations must be longer than zero, `initial` at most `maximum`, `multiplier` at
     ///     least 1 and `jitter` from 0 to 1.
     ///   - logger: Where connection events are logged (never credentials).
+    ///   - proxy: Whether connections go through an HTTP CONNECT proxy: by default the one the
+    ///     environment names (`grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or
+    ///     `no_proxy`), as in gRPC C-core; see ``ProxyConfiguration``. Through a proxy, TLS runs
+    ///     end to end with the target, and the proxy resolves the target's name: the channel
+    ///     then has one endpoint, `CONNECT host:port`, under either policy. An `ipv4:`/`ipv6:`
+    ///     address goes through the proxy unless `no_proxy` names it, each its own tunnel
+    ///     (`CONNECT addr:port`). Unix sockets and this machine's addresses never do.
     ///   - loadBalancing: How calls spread over the target's addresses: ``LoadBalancingPolicy/pickFirst``
     ///     (the default) or ``LoadBalancingPolicy/roundRobin``.
     ///   - idleTimeout: A connection with no call for this long closes, and a channel with no
@@ -99,10 +109,12 @@ public final class Channel: Sendable {
         maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
         connectionBackoff: ConnectionBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc"),
+        proxy: ProxyConfiguration = .environment,
         loadBalancing: LoadBalancingPolicy = .pickFirst,
         idleTimeout: Duration? = Channel.defaultIdleTimeout
     ) throws(RPCError) {
         let parsed = try ChannelTarget(parsing: target)
+        let proxySettings = try ProxySettings(proxy)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
             throw RPCError(
                 code: .invalidArgument,
@@ -162,6 +174,7 @@ public final class Channel: Sendable {
         }
         self.target = parsed.description
         self.transportSecurity = transportSecurity
+        self.proxy = proxy
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
         var requestLine = HTTP2HeaderBlock()
@@ -171,6 +184,8 @@ public final class Channel: Sendable {
         self.logger = logger
         self.connections = ConnectionManager(
             target: parsed,
+            endpoints: parsed.endpoints(through: proxySettings),
+            serverName: parsed.serverName,
             configuration: configuration,
             machine: ChannelStateMachine.Configuration(
                 loadBalancing: loadBalancing,

@@ -15,8 +15,8 @@ import Darwin
 package final class HTTP2Connection: Sendable {
     private let loop: ConnectionLoop
 
-    /// Where this connection goes.
-    package var target: HTTP2Target { loop.target }
+    /// How this connection reached its server.
+    package var route: HTTP2Route { loop.route }
 
     private init(loop: ConnectionLoop) {
         self.loop = loop
@@ -27,34 +27,54 @@ package final class HTTP2Connection: Sendable {
         _ = loop.enqueue(.shutdown(graceful: true))
     }
 
-    /// Connects to `addresses` (trying each in turn; when nil, `target` is resolved first), runs
-    /// the TLS handshake when configured (verifying `target`'s host unless the configuration
-    /// overrides it), and waits for the server's SETTINGS, all within the configured connect
-    /// timeout.
+    /// Resolves `target`, connects (Happy Eyeballs over its addresses), runs the TLS handshake
+    /// when configured (verifying `target.host` unless the configuration overrides the name),
+    /// and waits for the server's SETTINGS, all within the configured connect timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
     /// ends; it must not block.
     package static func connect(
         to target: HTTP2Target,
-        addresses: [SocketAddress]? = nil,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
+    ) async throws(HTTP2Error) -> HTTP2Connection {
+        try await connect(
+            via: .resolving(target),
+            serverName: target.host,
+            configuration: configuration,
+            onEvent: onEvent
+        )
+    }
+
+    /// Connects as `route` says: to a host's addresses, to given addresses (IP or unix-domain),
+    /// or through an HTTP CONNECT proxy; then the TLS handshake when configured, verifying
+    /// `serverName` (and sending it in SNI) unless the configuration overrides it, and the
+    /// server's SETTINGS, all within the configured connect timeout. Any failure on the way,
+    /// a protocol violation by the server included, ends the attempt at once.
+    ///
+    /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
+    /// ends; it must not block.
+    package static func connect(
+        via route: HTTP2Route,
+        serverName: String,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
         let result = await withUnsafeContinuation { continuation in
-            start(to: target, addresses: addresses, configuration: configuration, onEvent: onEvent) {
+            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) {
                 continuation.resume(returning: $0)
             }
         }
         return try result.get()
     }
 
-    /// Connects as ``connect(to:addresses:configuration:onEvent:)`` does, and answers with
+    /// Connects as ``connect(via:serverName:configuration:onEvent:)`` does, and answers with
     /// `completion`, called on the connection's own thread (or at once, when the connection
     /// cannot even start): no task of the cooperative pool takes part, so connecting goes on
     /// however busy the pool is. `completion` must not block.
     package static func start(
-        to target: HTTP2Target,
-        addresses: [SocketAddress]?,
+        via route: HTTP2Route,
+        serverName: String,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void,
         completion: @escaping @Sendable (Result<HTTP2Connection, HTTP2Error>) -> Void
@@ -62,8 +82,8 @@ package final class HTTP2Connection: Sendable {
         let loop: ConnectionLoop
         do throws(HTTP2Error) {
             loop = try ConnectionLoop(
-                target: target,
-                addresses: addresses,
+                route: route,
+                serverName: serverName,
                 configuration: configuration,
                 onEvent: onEvent
             )
@@ -77,7 +97,7 @@ package final class HTTP2Connection: Sendable {
                 completion(error.map { .failure($0) } ?? .success(HTTP2Connection(loop: loop)))
             }
         }
-        thread.name = "\(Self.threadName) \(target)"
+        thread.name = "\(Self.threadName) \(route)"
         thread.start()
     }
 

@@ -35,18 +35,14 @@ package struct HTTP2ConnectionConfiguration: Sendable {
 package struct HTTP2Target: Sendable, Hashable, CustomStringConvertible {
     package var host: String
     package var port: Int
-    /// How errors and thread names show the target when `host:port` would mislead (a unix
-    /// socket's connection has a host for TLS but no port).
-    package var label: String?
 
-    package init(host: String, port: Int, label: String? = nil) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
-        self.label = label
     }
 
-    /// The label, else `host:port` with brackets around IPv6 literals.
+    /// `host:port`, with brackets around IPv6 literals.
     package var description: String {
-        label ?? (host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

@@ -13,9 +13,13 @@ import HTTP2Client
 ///   `resolutionInterval` while the channel is in use, and when a connection ends or gets
 ///   GOAWAY (with pick-first the channel is then idle, so the next call resolves it before it
 ///   reconnects). When a lookup fails and earlier addresses are known, they stay in use.
-/// - Pick-first has one subchannel over every address (the transport tries them in order) and
-///   connects when a call asks. Round-robin has one subchannel per address, connects them all
-///   at once, picks the ready ones in turn, and reconnects one that failed or ended at once.
+/// - The channel's ``ChannelEndpoint``s are the addresses a lookup found (or the target gave),
+///   or, through an HTTP CONNECT proxy, the targets the proxy tunnels to (a name is then the
+///   proxy's to look up, so the list is fixed).
+/// - Pick-first has one subchannel over every endpoint (the transport tries them: addresses by
+///   Happy Eyeballs) and connects when a call asks. Round-robin has one subchannel per
+///   endpoint, connects them all at once, picks the ready ones in turn, and reconnects one that
+///   failed or ended at once.
 /// - A failed attempt backs off by its subchannel's own backoff, then tries again by itself;
 ///   with nothing ready and no call asking for `idleTimeout`, the channel goes idle instead.
 struct ChannelStateMachine<Connection: SubchannelConnection> {
@@ -40,7 +44,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     struct ConnectAttempt {
         let subchannel: Int
         let attempt: Int
-        let addresses: [SocketAddress]
+        let endpoints: [ChannelEndpoint]
         let connectTimeout: Duration
     }
 
@@ -86,19 +90,19 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         /// Not looked up (or forgotten when the channel went idle).
         case none
         case resolving(id: Int)
-        /// `addresses` is the latest list.
+        /// `endpoints` is the latest list.
         case resolved
         /// The lookup failed and no address is known; the next lookup is due at `retryAt`.
         case failed(HTTP2Error, retryAt: ContinuousClock.Instant)
     }
 
     var configuration: Configuration
-    /// Whether the target is a name to look up (else `addresses` are fixed).
+    /// Whether the target is a name to look up (else `endpoints` are fixed).
     let resolvesName: Bool
     private var phase = Phase.idle
     private var resolution: Resolution
     private var resolutionBackoff: ConnectionBackoffState
-    private(set) var addresses: [SocketAddress]
+    private(set) var endpoints: [ChannelEndpoint]
     private(set) var subchannels: [Subchannel<Connection>] = []
     /// Where round-robin's next pick starts.
     private var cursor = 0
@@ -113,12 +117,12 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private(set) var state = ConnectivityState.idle
     private var home: Connection?
 
-    /// A channel to a name (`addresses` nil) or to fixed addresses.
-    init(configuration: Configuration, addresses: [SocketAddress]?) {
+    /// A channel to a name to look up (`endpoints` nil) or to fixed endpoints.
+    init(configuration: Configuration, endpoints: [ChannelEndpoint]?) {
         self.configuration = configuration
-        self.resolvesName = addresses == nil
-        self.addresses = addresses.map(Self.unique) ?? []
-        self.resolution = addresses == nil ? .none : .resolved
+        self.resolvesName = endpoints == nil
+        self.endpoints = endpoints.map(Self.unique) ?? []
+        self.resolution = endpoints == nil ? .none : .resolved
         self.resolutionBackoff = ConnectionBackoffState(configuration.backoff)
     }
 
@@ -178,14 +182,14 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// Lookup `id` answered `found`.
     mutating func resolved(
         _ id: Int,
-        _ found: [SocketAddress],
+        _ found: [ChannelEndpoint],
         now: ContinuousClock.Instant,
         _ actions: inout Actions
     ) {
         guard case .resolving(id) = resolution else { return }
         resolution = .resolved
         resolutionBackoff.reset()
-        addresses = Self.unique(found)
+        endpoints = Self.unique(found)
         if case .active = phase {
             updateSubchannels(&actions)
             if picksWaiting || configuration.loadBalancing.spreadsOverAddresses { connectAsNeeded(now: now, &actions) }
@@ -205,14 +209,14 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     ) {
         guard case .resolving(id) = resolution else { return }
         let wait = resolutionBackoff.next()
-        if addresses.isEmpty {
+        if endpoints.isEmpty {
             resolution = .failed(error, retryAt: now + wait)
             lastFailure = error
         } else {
             resolution = .resolved
         }
         if case .active = phase {
-            if !addresses.isEmpty, picksWaiting || configuration.loadBalancing.spreadsOverAddresses {
+            if !endpoints.isEmpty, picksWaiting || configuration.loadBalancing.spreadsOverAddresses {
                 connectAsNeeded(now: now, &actions)
             }
             actions.schedule.append((.resolution, now + min(wait, configuration.resolutionInterval)))
@@ -367,19 +371,20 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         }
     }
 
-    /// Fits the subchannels to `addresses`: pick-first's one takes the new list (and leaves a
+    /// Fits the subchannels to `endpoints`: pick-first's one takes the new list (and leaves a
     /// connection whose address is no longer in it); round-robin keeps the subchannels whose
-    /// address remains, closes the others and adds one per new address.
+    /// endpoint remains, closes the others and adds one per new endpoint. (Only a name looked
+    /// up directly changes its list, so its endpoints are addresses.)
     private mutating func updateSubchannels(_ actions: inout Actions) {
-        guard !addresses.isEmpty else { return }
+        guard !endpoints.isEmpty else { return }
         if !configuration.loadBalancing.spreadsOverAddresses {
             guard !subchannels.isEmpty else {
-                subchannels = [makeSubchannel(addresses)]
+                subchannels = [makeSubchannel(endpoints)]
                 return
             }
-            subchannels[0].addresses = addresses
+            subchannels[0].endpoints = endpoints
             if let connection = subchannels[0].connection, let peer = connection.remoteAddress,
-                !addresses.contains(peer)
+                !endpoints.contains(.address(peer))
             {
                 // Its calls finish; new ones go to a connection to the new list.
                 actions.close.append(connection)
@@ -387,20 +392,20 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             }
             return
         }
-        var kept: [SocketAddress: Subchannel<Connection>] = [:]
+        var kept: [ChannelEndpoint: Subchannel<Connection>] = [:]
         for subchannel in subchannels {
-            if addresses.contains(subchannel.addresses[0]) {
-                kept[subchannel.addresses[0]] = subchannel
+            if endpoints.contains(subchannel.endpoints[0]) {
+                kept[subchannel.endpoints[0]] = subchannel
             } else if let connection = subchannel.connection {
                 actions.close.append(connection)
             }
         }
-        subchannels = addresses.map { kept[$0] ?? makeSubchannel([$0]) }
+        subchannels = endpoints.map { kept[$0] ?? makeSubchannel([$0]) }
     }
 
-    private mutating func makeSubchannel(_ addresses: [SocketAddress]) -> Subchannel<Connection> {
+    private mutating func makeSubchannel(_ endpoints: [ChannelEndpoint]) -> Subchannel<Connection> {
         nextID += 1
-        return Subchannel(id: nextID, addresses: addresses, backoff: configuration.backoff)
+        return Subchannel(id: nextID, endpoints: endpoints, backoff: configuration.backoff)
     }
 
     private mutating func startAttempt(at index: Int, _ actions: inout Actions) {
@@ -410,7 +415,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             ConnectAttempt(
                 subchannel: subchannels[index].id,
                 attempt: nextID,
-                addresses: subchannels[index].addresses,
+                endpoints: subchannels[index].endpoints,
                 connectTimeout: subchannels[index].backoff.connectTimeout
             )
         )
@@ -445,7 +450,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             resolution = .none
         } else {
             subchannels = subchannels.map {
-                Subchannel(id: $0.id, addresses: $0.addresses, backoff: configuration.backoff)
+                Subchannel(id: $0.id, endpoints: $0.endpoints, backoff: configuration.backoff)
             }
         }
         resolutionBackoff.reset()
@@ -504,8 +509,8 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     }
 
     /// The list without repeats, in its order (a hosts file may name an address twice).
-    private static func unique(_ list: [SocketAddress]) -> [SocketAddress] {
-        var seen = Set<SocketAddress>()
+    private static func unique(_ list: [ChannelEndpoint]) -> [ChannelEndpoint] {
+        var seen = Set<ChannelEndpoint>()
         return list.filter { seen.insert($0).inserted }
     }
 }

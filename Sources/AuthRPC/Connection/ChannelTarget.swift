@@ -28,8 +28,9 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
     let authority: String
     /// The name TLS verifies and sends (SNI) unless overridden: the authority's host.
     let serverName: String
-    /// The target as a connection names it in errors and thread names.
-    let connectionTarget: HTTP2Target
+    /// An `ipv4:`/`ipv6:` list's entries as written (host and port), in the order of
+    /// `endpoint`'s addresses: what a proxy's `CONNECT` names. Empty for the other forms.
+    let ipTargets: [HTTP2Target]
 
     /// The schemes a target may name.
     static let schemes = ["dns", "ipv4", "ipv6", "unix", "unix-abstract"]
@@ -70,7 +71,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                 throw invalid("the address list is empty or has an empty entry")
             }
             var addresses: [SocketAddress] = []
-            var hosts: [(host: Substring, port: Int)] = []
+            var written: [HTTP2Target] = []
             for entry in list {
                 let family = scheme == "ipv4" ? "IPv4" : "IPv6"
                 let (host, port) =
@@ -82,15 +83,14 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                     throw invalid("'\(host)' is not an \(family) address")
                 }
                 addresses.append(address)
-                hosts.append((host, port))
+                written.append(HTTP2Target(host: String(host), port: port))
             }
-            let first = HTTP2Target(host: String(hosts[0].host), port: hosts[0].port)
             self.init(
                 endpoint: .addresses(addresses),
                 description: text,
-                authority: first.description,
-                serverName: first.host,
-                connectionTarget: HTTP2Target(host: first.host, port: first.port, label: text)
+                authority: written[0].description,
+                serverName: written[0].host,
+                ipTargets: written
             )
         case "unix", "unix-abstract":
             var path = rest
@@ -115,7 +115,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                 description: text,
                 authority: "localhost",
                 serverName: "localhost",
-                connectionTarget: HTTP2Target(host: "localhost", port: 0, label: address.description)
+                ipTargets: []
             )
         default:
             // host:port, unless what precedes the colon can only be a scheme nobody knows.
@@ -134,13 +134,13 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
         description: String,
         authority: String,
         serverName: String,
-        connectionTarget: HTTP2Target
+        ipTargets: [HTTP2Target]
     ) {
         self.endpoint = endpoint
         self.description = description
         self.authority = authority
         self.serverName = serverName
-        self.connectionTarget = connectionTarget
+        self.ipTargets = ipTargets
     }
 
     private init(name: HTTP2Target) throws(RPCError) {
@@ -149,14 +149,24 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
             description: name.description,
             authority: name.description,
             serverName: name.host,
-            connectionTarget: name
+            ipTargets: []
         )
     }
 
-    /// Whether the target is a name the channel looks up (again, as it runs).
-    var resolvesName: Bool {
-        if case .name = endpoint { return true }
-        return false
+    /// Where the channel's subchannels connect with `proxy` applied to each destination
+    /// (``ProxySettings/usesProxy(host:port:)``: never a unix socket or this machine): nil for
+    /// a name the channel looks up itself (no proxy for it); one proxied endpoint for a name the
+    /// proxy looks up; for an address list, each address direct or through the proxy.
+    func endpoints(through proxy: ProxySettings) -> [ChannelEndpoint]? {
+        switch endpoint {
+        case .name(let target):
+            return proxy.proxy(for: target).map { [.proxied($0, target: target)] }
+        case .addresses(let addresses):
+            guard !ipTargets.isEmpty else { return addresses.map(ChannelEndpoint.address) }
+            return zip(addresses, ipTargets).map { address, target in
+                proxy.proxy(for: target).map { .proxied($0, target: target) } ?? .address(address)
+            }
+        }
     }
 
     /// RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.

@@ -25,29 +25,31 @@ final class ConnectionManager: Sendable {
     }
 
     let target: ChannelTarget
+    /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
+    private let serverName: String
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
     private let guarded: Locked<Guarded>
     /// Told which connection's thread runs the jobs of tasks that prefer the channel's executor.
     private let executor: ChannelExecutor
 
+    /// A manager for `target`, whose subchannels connect to `endpoints` (nil: the addresses
+    /// the target's name is looked up to).
     init(
         target: ChannelTarget,
+        endpoints: [ChannelEndpoint]?,
+        serverName: String,
         configuration: HTTP2ConnectionConfiguration,
         machine: Machine.Configuration,
         executor: ChannelExecutor,
         logger: Logger
     ) {
         self.target = target
+        self.serverName = serverName
         self.configuration = configuration
         self.executor = executor
         self.logger = logger
-        let addresses: [SocketAddress]?
-        switch target.endpoint {
-        case .name: addresses = nil
-        case .addresses(let list): addresses = list
-        }
-        guarded = Locked(Guarded(machine: Machine(configuration: machine, addresses: addresses)))
+        guarded = Locked(Guarded(machine: Machine(configuration: machine, endpoints: endpoints)))
     }
 
     /// What a call should do to get a connection.
@@ -159,7 +161,7 @@ final class ConnectionManager: Sendable {
                     "target": "\(target)", "addresses": "\(addresses.map(\.description).joined(separator: ", "))",
                 ]
             )
-            handle { $0.resolved(id, addresses, now: .now, &$1) }
+            handle { $0.resolved(id, addresses.map(ChannelEndpoint.address), now: .now, &$1) }
         case .failure(let error):
             logger.info("resolution failed", metadata: ["target": "\(target)", "error": "\(error)"])
             handle { $0.resolutionFailed(id, error, now: .now, &$1) }
@@ -267,8 +269,10 @@ final class ConnectionManager: Sendable {
     /// Looks the name up on a thread of its own, which also hands the answer to the state
     /// machine: no task takes part, so a busy cooperative pool never delays a connection.
     private func resolve(_ id: Int) {
+        // The machine resolves only a channel made with a name.
+        guard case .name(let name) = target.endpoint else { return }
         logger.debug("resolving", metadata: ["target": "\(target)"])
-        AddressResolver.resolveOffThread(target.connectionTarget) { [weak self] result in
+        AddressResolver.resolveOffThread(name) { [weak self] result in
             self?.resolution(id, finished: result)
         }
     }
@@ -276,18 +280,15 @@ final class ConnectionManager: Sendable {
     private func connect(_ attempt: Machine.ConnectAttempt) {
         var configuration = self.configuration
         configuration.connectTimeout = attempt.connectTimeout
-        let target = self.target.connectionTarget
+        let route = HTTP2Route(attempt.endpoints)
         logger.debug(
             "connecting",
-            metadata: [
-                "target": "\(self.target)", "attempt": "\(attempt.attempt)",
-                "addresses": "\(attempt.addresses.map(\.description).joined(separator: ", "))",
-            ]
+            metadata: ["target": "\(target)", "attempt": "\(attempt.attempt)", "route": "\(route)"]
         )
         // The answer comes on the connection's own thread.
         HTTP2Connection.start(
-            to: target,
-            addresses: attempt.addresses,
+            via: route,
+            serverName: serverName,
             configuration: configuration,
             onEvent: { [weak self] event in self?.connection(attempt, reported: event) },
             completion: { [weak self] result in

@@ -5,14 +5,14 @@ import HTTP2Client
 protocol SubchannelConnection: AnyObject, Sendable {
     /// Whether new streams may start on it (no GOAWAY, not closing, not closed).
     var isAcceptingStreams: Bool { get }
-    /// The address it reached.
+    /// The address its socket reached (a proxy's, through a proxy).
     var remoteAddress: SocketAddress? { get }
 }
 
 extension HTTP2Connection: SubchannelConnection {}
 
-/// One connection's worth of a channel: the addresses it may go to (every resolved address under
-/// pick-first, one under round-robin), where it stands, and its own reconnection backoff.
+/// One connection's worth of a channel: the endpoints it may go to (every one of the channel's
+/// under pick-first, one under round-robin), where it stands, and its own reconnection backoff.
 struct Subchannel<Connection: SubchannelConnection> {
     enum State {
         /// No connection and no attempt.
@@ -27,13 +27,13 @@ struct Subchannel<Connection: SubchannelConnection> {
 
     /// Stable for the subchannel's life, never reused within a channel.
     let id: Int
-    var addresses: [SocketAddress]
+    var endpoints: [ChannelEndpoint]
     var state = State.idle
     var backoff: ConnectionBackoffState
 
-    init(id: Int, addresses: [SocketAddress], backoff: ConnectionBackoff) {
+    init(id: Int, endpoints: [ChannelEndpoint], backoff: ConnectionBackoff) {
         self.id = id
-        self.addresses = addresses
+        self.endpoints = endpoints
         self.backoff = ConnectionBackoffState(backoff)
     }
 

@@ -9,7 +9,7 @@ import Darwin
 /// Resolves host names with getaddrinfo(3), IPv4 and IPv6, in the order the system prefers
 /// (RFC 6724's destination address selection, as glibc and macOS apply it).
 package enum AddressResolver {
-    /// The addresses of `target`, resolved now. Blocks: call it off the cooperative pool.
+    /// The addresses of `target`, resolved now (blocking: call it off the cooperative pool).
     package static func resolve(_ target: HTTP2Target) throws(HTTP2Error) -> [SocketAddress] {
         try resolve(host: target.host, port: target.port, numericOnly: false)
     }
@@ -49,7 +49,7 @@ package enum AddressResolver {
     }
 
     /// `true` when `host` is an IPv4 or IPv6 literal rather than a DNS name.
-    static func isIPAddress(_ host: String) -> Bool {
+    package static func isIPAddress(_ host: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1

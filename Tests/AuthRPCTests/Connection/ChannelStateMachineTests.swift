@@ -9,8 +9,8 @@ private final class StandIn: SubchannelConnection {
     let remoteAddress: SocketAddress?
     private let accepting = Locked(true)
 
-    init(_ address: SocketAddress?) {
-        remoteAddress = address
+    init(_ endpoint: ChannelEndpoint?) {
+        if case .address(let address) = endpoint { remoteAddress = address } else { remoteAddress = nil }
     }
 
     var isAcceptingStreams: Bool { accepting.withLock { $0 } }
@@ -20,8 +20,8 @@ private final class StandIn: SubchannelConnection {
 
 private typealias Machine = ChannelStateMachine<StandIn>
 
-private func address(_ last: Int, port: Int = 50051) -> SocketAddress {
-    try! SocketAddress(ipAddress: "127.0.0.\(last)", port: port)
+private func address(_ last: Int, port: Int = 50051) -> ChannelEndpoint {
+    .address(try! SocketAddress(ipAddress: "127.0.0.\(last)", port: port))
 }
 
 private let refused = HTTP2Error.connectFailed(target: "t", reason: "connection refused", kind: .refused)
@@ -36,7 +36,7 @@ private struct Harness {
 
     init(
         _ policy: LoadBalancingPolicy = .pickFirst,
-        addresses: [SocketAddress]? = nil,
+        addresses: [ChannelEndpoint]? = nil,
         idleTimeout: Duration? = .seconds(1800)
     ) {
         var backoff = ConnectionBackoff.default
@@ -48,7 +48,7 @@ private struct Harness {
                 resolutionInterval: .seconds(30),
                 idleTimeout: idleTimeout
             ),
-            addresses: addresses
+            endpoints: addresses
         )
     }
 
@@ -63,7 +63,7 @@ private struct Harness {
         return pick
     }
 
-    mutating func resolved(_ list: [SocketAddress]) {
+    mutating func resolved(_ list: [ChannelEndpoint]) {
         guard let id = actions.resolve else {
             Issue.record("no resolution was asked for")
             return
@@ -120,7 +120,7 @@ private struct Harness {
         let attempts = actions.connect
         var connections: [StandIn] = []
         for attempt in attempts {
-            let connection = StandIn(attempt.addresses[0])
+            let connection = StandIn(attempt.endpoints[0])
             connected(attempt, connection)
             connections.append(connection)
         }
@@ -153,7 +153,7 @@ struct ChannelStateMachineTests {
 
         harness.resolved([address(1), address(2), address(1)])
         #expect(harness.actions.connect.count == 1)
-        #expect(harness.actions.connect.first?.addresses == [address(1), address(2)])
+        #expect(harness.actions.connect.first?.endpoints == [address(1), address(2)])
         #expect(harness.actions.wake)
         #expect(harness.actions.schedule.contains { $0.0 == .resolution && $0.1 == harness.now + .seconds(30) })
 
@@ -197,7 +197,7 @@ struct ChannelStateMachineTests {
         #expect(harness.actions.resolve != nil)
         #expect(harness.actions.connect.isEmpty, "pick-first waits for the fresh list")
         harness.resolved([address(3)])
-        #expect(harness.actions.connect.map(\.addresses) == [[address(3)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(3)]])
         #expect(harness.published == [.connecting, .ready, .idle, .connecting])
     }
 
@@ -229,7 +229,7 @@ struct ChannelStateMachineTests {
         var harness = Harness(.roundRobin)
         _ = harness.pick()
         harness.resolved([address(1), address(2), address(3)])
-        #expect(harness.actions.connect.map(\.addresses) == [[address(1)], [address(2)], [address(3)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(1)], [address(2)], [address(3)]])
         let attempts = harness.actions.connect
         let first = StandIn(address(1))
         harness.connected(attempts[0], first)
@@ -258,7 +258,7 @@ struct ChannelStateMachineTests {
         harness.closed(attempts[1], .connectionClosed(reason: "closed by the server", streamWasSent: true))
         #expect(harness.machine.state == .ready)
         #expect(harness.actions.resolve != nil, "the name is looked up again")
-        #expect(harness.actions.connect.map(\.addresses) == [[address(2)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(2)]])
         let retry = harness.actions.connect[0]
         for _ in 0..<6 { #expect(harness.machine.pickReady() !== connections[1]) }
 
@@ -268,7 +268,7 @@ struct ChannelStateMachineTests {
         #expect(harness.actions.schedule.contains { $0.0 == .retry(subchannel: retry.subchannel) && $0.1 == due })
         harness.now = due
         harness.fire(.retry(subchannel: retry.subchannel))
-        #expect(harness.actions.connect.map(\.addresses) == [[address(2)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(2)]])
         let back = StandIn(address(2))
         harness.connected(harness.actions.connect[0], back)
         var picks: [StandIn] = []
@@ -285,7 +285,7 @@ struct ChannelStateMachineTests {
         for connection in connections { connection.stopAccepting() }
         #expect(harness.machine.pickReady() == nil)
         #expect(harness.pick().waits)
-        #expect(harness.actions.connect.map(\.addresses) == [[address(1)], [address(2)], [address(3)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(1)], [address(2)], [address(3)]])
         #expect(harness.actions.resolve != nil)
         #expect(harness.machine.state == .connecting)
     }
@@ -364,7 +364,7 @@ struct ChannelStateMachineTests {
         let id = harness.actions.resolve!
         harness.resolutionFailed(id, .resolutionFailed(host: "backend", reason: "temporary failure"))
         #expect(harness.machine.state == .ready)
-        #expect(harness.machine.addresses == [address(1), address(2)])
+        #expect(harness.machine.endpoints == [address(1), address(2)])
         #expect(harness.machine.subchannels.count == 2)
         #expect(harness.actions.schedule.contains { $0.0 == .resolution })
     }
@@ -379,7 +379,7 @@ struct ChannelStateMachineTests {
         harness.fire(.resolution)
         harness.resolved([address(1), address(2), address(4)])
         #expect(harness.actions.close.count == 1 && harness.actions.close[0] === connections[2])
-        #expect(harness.actions.connect.map(\.addresses) == [[address(4)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(4)]])
         #expect(harness.machine.subchannels.compactMap(\.connection).count == 2)
         let added = harness.connectAll()[0]
         var picks: [StandIn] = []
@@ -403,7 +403,7 @@ struct ChannelStateMachineTests {
         harness.fire(.resolution)
         harness.resolved([address(3)])
         #expect(harness.actions.close.first === connection)
-        #expect(harness.actions.connect.map(\.addresses) == [[address(3)]])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(3)]])
         #expect(harness.machine.state == .connecting)
     }
 
@@ -493,5 +493,22 @@ struct ChannelStateMachineTests {
         harness.closed(attempts[0], .connectionClosed(reason: "reset", streamWasSent: true))
         #expect(harness.actions.resolve == nil)
         #expect(harness.actions.schedule.isEmpty)
+    }
+
+    @Test("round-robin through a proxy: one attempt, so one tunnel, per proxied target; never a lookup")
+    func proxiedEndpoints() {
+        let proxy = HTTP2Proxy(address: HTTP2Target(host: "proxy.corp.example", port: 3128))
+        let targets = [HTTP2Target(host: "10.0.0.1", port: 443), HTTP2Target(host: "10.0.0.2", port: 443)]
+        var harness = Harness(.roundRobin, addresses: targets.map { .proxied(proxy, target: $0) })
+        _ = harness.pick()
+        #expect(harness.actions.resolve == nil)
+        #expect(harness.actions.connect.map(\.endpoints) == targets.map { [.proxied(proxy, target: $0)] })
+        let attempts = harness.actions.connect
+        let connections = harness.connectAll()
+        #expect(harness.machine.pickReady() === connections[0])
+        #expect(harness.machine.pickReady() === connections[1])
+        harness.closed(attempts[1], .connectionClosed(reason: "reset", streamWasSent: true))
+        #expect(harness.actions.resolve == nil)
+        #expect(harness.actions.connect.map(\.endpoints) == [[.proxied(proxy, target: targets[1])]])
     }
 }

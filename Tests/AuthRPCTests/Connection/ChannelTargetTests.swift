@@ -71,7 +71,6 @@ struct ChannelTargetTests {
             #expect(addresses.map(\.description) == [shown])
             #expect(target.authority == "localhost")
             #expect(target.serverName == "localhost")
-            #expect(target.connectionTarget.description == shown)
         }
         // The longest path sun_path holds works; one byte more does not.
         let longest = "/" + String(repeating: "a", count: SocketAddress.maximumUnixPathLength - 1)
@@ -105,9 +104,9 @@ struct ChannelTargetTests {
             ("ipv6:[::1]x", "port"),
             ("unix:", "the unix socket path is empty"),
             ("unix://host/run/app.sock", "unix:///absolute/path"),
-            ("unix:/" + String(repeating: "a", count: SocketAddress.maximumUnixPathLength), "sun_path"),
+            ("unix:/" + String(repeating: "a", count: SocketAddress.maximumUnixPathLength), "at most"),
             ("unix-abstract:", "empty"),
-            ("unix-abstract:" + String(repeating: "b", count: SocketAddress.maximumUnixPathLength + 1), "sun_path"),
+            ("unix-abstract:" + String(repeating: "b", count: SocketAddress.maximumUnixPathLength + 1), "at most"),
         ]
     )
     func refuses(text: String, reason: String) {
@@ -123,5 +122,49 @@ struct ChannelTargetTests {
             try Channel(target: "unix-abstract:", transportSecurity: .plaintext)
         }
         #expect(error?.code == .invalidArgument)
+    }
+
+    @Test("through a proxy: a name is one proxied endpoint, a list one per address unless no_proxy names it")
+    func endpointsThroughAProxy() throws {
+        let proxy = try ProxySettings(.http("http://proxy.corp.example:3128", noProxy: "10.0.0.2"))
+        let proxied = HTTP2Proxy(address: HTTP2Target(host: "proxy.corp.example", port: 3128))
+
+        let name = try ChannelTarget(parsing: "dns:///api.example.com:443")
+        #expect(
+            name.endpoints(through: proxy) == [
+                .proxied(proxied, target: HTTP2Target(host: "api.example.com", port: 443))
+            ]
+        )
+        #expect(name.endpoints(through: try ProxySettings(.direct)) == nil)
+
+        let list = try ChannelTarget(parsing: "ipv4:10.0.0.1:50051,10.0.0.2:50051,127.0.0.1:50051")
+        #expect(
+            list.endpoints(through: proxy) == [
+                .proxied(proxied, target: HTTP2Target(host: "10.0.0.1", port: 50051)),
+                .address(try SocketAddress(ipAddress: "10.0.0.2", port: 50051)),
+                .address(try SocketAddress(ipAddress: "127.0.0.1", port: 50051)),
+            ]
+        )
+        let unix = try ChannelTarget(parsing: "unix:/run/app.sock")
+        #expect(unix.endpoints(through: proxy) == [.address(try SocketAddress(unixPath: "/run/app.sock"))])
+    }
+
+    @Test("a subchannel's route: adjacent addresses together (Happy Eyeballs), each proxied target its own tunnel")
+    func routes() throws {
+        let a = try SocketAddress(ipAddress: "10.0.0.1", port: 1)
+        let b = try SocketAddress(ipAddress: "2001:db8::1", port: 1)
+        let c = try SocketAddress(ipAddress: "10.0.0.3", port: 1)
+        let proxy = HTTP2Proxy(address: HTTP2Target(host: "proxy", port: 3128))
+        let target = HTTP2Target(host: "10.0.0.2", port: 1)
+        #expect(HTTP2Route([.address(a), .address(b)]) == .addresses([a, b]))
+        #expect(HTTP2Route([.proxied(proxy, target: target)]) == .proxy(proxy, target: target))
+        #expect(
+            HTTP2Route([.address(a), .address(b), .proxied(proxy, target: target), .address(c)])
+                == .inTurn([.addresses([a, b]), .proxy(proxy, target: target), .addresses([c])])
+        )
+        #expect(
+            HTTP2Route([.address(a), .proxied(proxy, target: target)]).description
+                == "10.0.0.1:1 or 10.0.0.2:1 via http://proxy:3128"
+        )
     }
 }
