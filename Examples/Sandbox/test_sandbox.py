@@ -208,6 +208,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertNotEqual(info["grpc_tls_port"], info["grpc_plaintext_port"])
         self.assertEqual(info["ca_cert"], os.path.join(os.path.abspath(self.sandbox.state_dir), "ca.pem"))
         self.assertEqual(info["server_name"], "localhost")
+        self.assertEqual(info["server_aliases"], ["alias.sandbox.test"])
         self.assertTrue(info["issuer"].startswith("http://127.0.0.1:"), info["issuer"])
         self.assertEqual(info["user"], "sandbox-user@example.com")
         self.assertEqual(info["scope"], "https://www.googleapis.com/auth/xapi.zoo")

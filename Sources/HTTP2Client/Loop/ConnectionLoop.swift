@@ -174,6 +174,8 @@ final class ConnectionLoop: @unchecked Sendable {
             let tls = try TLSSession(context: context, serverName: name)
             self.tls = tls
             try tls.handshake(over: socket, deadline: deadline, abortFD: wakeup.readFD, scratch: cipherBuffer)
+            let certificate = tls.verifiedPeerCertificate()
+            inbox.withLock { $0.peerCertificate = certificate }
         }
         try startSession()
         try flush()
