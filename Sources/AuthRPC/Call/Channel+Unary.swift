@@ -229,16 +229,16 @@ extension Channel {
             progress.retryAt = nil
             return .backOff(until: retryAt)
         }
-        if call.checksAuthority {
-            // Before any provider is asked: the token may only be minted for a name the server
-            // has proved it holds, and only be sent on a connection that proved it.
+        if call.checksAuthority, progress.authorityCheckedOn == nil {
+            // Before any provider is asked, a connection must prove the server holds the name a
+            // token would be minted for (`send` checks each connection the call goes out on).
             if progress.connection == nil {
                 switch try connections.nextStep() {
                 case .use(let connection): progress.connection = connection
                 case .wait(let attempt): return .waitForConnection(attempt)
                 }
             }
-            if let connection = progress.connection, progress.authorityCheckedOn !== connection {
+            if let connection = progress.connection {
                 try checkAuthority(of: call, on: connection)
                 progress.authorityCheckedOn = connection
             }
@@ -255,17 +255,25 @@ extension Channel {
         }
         if let connection = progress.connection {
             progress.connection = nil
-            return send(call, on: connection, &progress)
+            return try send(call, on: connection, &progress)
         }
         switch try connections.nextStep() {
-        case .use(let connection): return send(call, on: connection, &progress)
+        case .use(let connection): return try send(call, on: connection, &progress)
         case .wait(let attempt): return .waitForConnection(attempt)
         }
     }
 
-    /// The send step, reporting the attempt's start the first time it goes out.
-    private func send(_ call: PreparedCall, on connection: HTTP2Connection, _ progress: inout CallProgress) -> CallStep
-    {
+    /// The send step: on a connection whose certificate covers the call's authority (when it
+    /// must be checked), reporting the attempt's start the first time it goes out.
+    private func send(
+        _ call: PreparedCall,
+        on connection: HTTP2Connection,
+        _ progress: inout CallProgress
+    ) throws(RPCError) -> CallStep {
+        if call.checksAuthority, progress.authorityCheckedOn !== connection {
+            try checkAuthority(of: call, on: connection)
+            progress.authorityCheckedOn = connection
+        }
         if !progress.attemptSent {
             progress.attemptSent = true
             call.observers?.report(.attemptStarted, attempt: progress.attempt)
