@@ -32,6 +32,7 @@ public struct MetricsInterceptor: ClientInterceptor {
         self.factory = factory
     }
 
+    /// Times the call and records `rpc.client.duration` with its status code.
     nonisolated(nonsending) public func intercept<Request, Response>(
         request: Request,
         context: ClientInterceptorContext,
@@ -61,6 +62,7 @@ public struct MetricsInterceptor: ClientInterceptor {
         return try result.get()
     }
 
+    /// Counts attempts, retries, token requests and invalidations.
     public func observe(_ event: ClientCallEvent, context: ClientInterceptorContext) {
         let label: String
         switch event.kind {

@@ -38,6 +38,8 @@ public struct TracingInterceptor: ClientInterceptor {
         self.tracer = tracer
     }
 
+    /// Runs the call inside a client span (the task's current span while it runs), with the
+    /// span's context injected into its metadata; ends the span with the call's status.
     nonisolated(nonsending) public func intercept<Request, Response>(
         request: Request,
         context: ClientInterceptorContext,

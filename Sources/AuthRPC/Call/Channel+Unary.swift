@@ -310,7 +310,7 @@ extension Channel {
             let failure = RPCError(transportFailure: error, deadline: call.deadline)
             switch error {
             case .cancelled, .deadlineExceeded:
-                throw withAttemptCount(failure, progress)
+                throw withAttemptCount(failure, call, progress)
             default:
                 try scheduleRetry(call, &progress, after: failure, committed: headersReceived, pushback: nil)
                 return nil
@@ -365,7 +365,7 @@ extension Channel {
         pushback: RetryPushback?
     ) throws(RPCError) {
         guard let policy = call.options.retryPolicy, policy.attemptBound > 1, !Task.isCancelled else {
-            throw withAttemptCount(error, progress)
+            throw withAttemptCount(error, call, progress)
         }
         var generator = SystemRandomNumberGenerator()
         let now = ContinuousClock.now
@@ -385,7 +385,7 @@ extension Channel {
                 "not retrying",
                 metadata: ["method": "\(call.context.method)", "status": "\(error.code)", "reason": "\(reason)"]
             )
-            throw withAttemptCount(error, progress)
+            throw withAttemptCount(error, call, progress)
         case .retry(let wait):
             logger.debug(
                 "retrying",
@@ -406,10 +406,10 @@ extension Channel {
         progress.transparentRetries = 0
     }
 
-    /// `error` with `grpc-previous-rpc-attempts` in its headers when attempts came before the
-    /// last (as gRFC A6 tells the client how many were made).
-    private func withAttemptCount(_ error: RPCError, _ progress: CallProgress) -> RPCError {
-        guard progress.attempt > 1 else { return error }
+    /// `error` with `grpc-previous-rpc-attempts` in its headers when a call with a retry policy
+    /// made attempts before the last (as gRFC A6 tells the client how many were made).
+    private func withAttemptCount(_ error: RPCError, _ call: PreparedCall, _ progress: CallProgress) -> RPCError {
+        guard call.options.retryPolicy != nil, progress.attempt > 1 else { return error }
         var error = error
         error.headers.replaceOrAddString(String(progress.attempt - 1), forKey: Self.previousAttemptsKey)
         return error

@@ -113,10 +113,12 @@ public struct ServiceConfig: Sendable, Hashable {
         }
     }
 
+    /// Configs are equal when their method configs (in order) and throttling are.
     public static func == (lhs: ServiceConfig, rhs: ServiceConfig) -> Bool {
         lhs.methodConfigs == rhs.methodConfigs && lhs.retryThrottling == rhs.retryThrottling
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(methodConfigs)
         hasher.combine(retryThrottling)
