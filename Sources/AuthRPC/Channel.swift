@@ -112,7 +112,7 @@ public final class Channel: Sendable {
             configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
         }
         var authority = parsed.description
-        switch transportSecurity {
+        switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
             verifiedName = nil
@@ -174,7 +174,7 @@ public final class Channel: Sendable {
 extension TLSConfiguration {
     var clientConfiguration: TLSClientConfiguration {
         var configuration = TLSClientConfiguration()
-        switch trustRoots {
+        switch trustRoots.wrapped {
         case .system:
             configuration.trustsSystemRoots = true
         case .certificates(let pem):
