@@ -88,8 +88,15 @@ extension Channel {
     /// attempt, each token and each connection. Metadata and credentials are checked before
     /// anything is sent.
     ///
-    /// - Parameter serviceConfig: Defaults for the method where the channel's own
-    ///   ``serviceConfig`` has none for it.
+    /// - Parameters:
+    ///   - method: The method to call.
+    ///   - request: The request message.
+    ///   - serializer: Turns the request into bytes (once, whatever the number of attempts).
+    ///   - deserializer: Turns the response bytes into the response message.
+    ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
+    ///   - serviceConfig: Defaults for the method where the channel's own ``serviceConfig`` has
+    ///     none for it; none by default.
+    /// - Returns: The response message with the response headers and trailers.
     /// - Throws: ``RPCError`` for every failure.
     @inlinable
     nonisolated(nonsending) public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(

@@ -118,7 +118,7 @@ public struct ServiceConfig: Sendable, Hashable {
         lhs.methodConfigs == rhs.methodConfigs && lhs.retryThrottling == rhs.retryThrottling
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares: the method configs and the throttling.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(methodConfigs)
         hasher.combine(retryThrottling)
