@@ -229,7 +229,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertEqual(server.issuer, ca.subject)
         ca.public_key().verify(server.signature, server.tbs_certificate_bytes, ec.ECDSA(server.signature_hash_algorithm))
         names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost"])
+        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost", "alias.sandbox.test"])
         self.assertEqual(set(names.get_values_for_type(x509.IPAddress)),
                          {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")})
         self.assertIn(ExtendedKeyUsageOID.SERVER_AUTH, server.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)

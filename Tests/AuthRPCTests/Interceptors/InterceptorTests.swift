@@ -234,7 +234,7 @@ struct InterceptorTests {
         // ... and the call below them got the config's timeout.
         let timeout = try #require(echoed.values("grpc-timeout").first)
         #expect(
-            RetryAgainstFaultServerTests.parseTimeout(timeout).map { $0 <= .seconds(7) && $0 > .seconds(5) } == true
+            RetryAgainstFaultServerTests.parseTimeout(timeout).map { $0 <= .seconds(120) && $0 > .seconds(60) } == true
         )
     }
 }
