@@ -24,11 +24,17 @@ let package = Package(
         .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
         .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
         .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
+        .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
+        .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Only the AuthRPCTracing and AuthRPCMetrics products (and their tests) use these; AuthRPC
+        // does not, so its dependency graph stays as small as it was.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // C shims: module maps and the few macros Swift cannot import. Each is imported
@@ -81,6 +87,21 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // A client span per call (OpenTelemetry's rpc.* attributes, the trace context injected into
+        // the request metadata), as an interceptor, on swift-distributed-tracing.
+        .target(
+            name: "AuthRPCTracing",
+            dependencies: ["AuthRPC", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // Call durations, attempts and token requests per method, as an interceptor, on swift-metrics.
+        .target(
+            name: "AuthRPCMetrics",
+            dependencies: ["AuthRPC", .product(name: "CoreMetrics", package: "swift-metrics")],
             swiftSettings: defaultSwiftSettings
         ),
 
@@ -211,6 +232,24 @@ let package = Package(
         .testTarget(
             name: "AuthRPCTests",
             dependencies: ["HTTP2Client", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCTracingTests",
+            dependencies: [
+                "AuthRPCTracing", "AuthRPC", "AuthRPCSystem", "TestSupport",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCMetricsTests",
+            dependencies: [
+                "AuthRPCMetrics", "AuthRPC", "AuthRPCSystem", "TestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

@@ -157,9 +157,9 @@ def _token_validator(static_tokens, issuer, jwt_audiences=()):
     return validate
 
 
-def _jwt_audiences(host, server_name):
+def _jwt_audiences(host, server_names):
     """`https://<host>/` for every name the service answers to: what a self-signed JWT's aud must be."""
-    hosts = {server_name, host}
+    hosts = {*server_names, host}
     return sorted(f"https://[{name}]/" if ":" in name else f"https://{name}/" for name in hosts)
 
 
@@ -232,7 +232,7 @@ def run(arguments):
         except OSError as error:
             raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
         metadata.start()
-        jwt_audiences = _jwt_audiences(arguments.host, certs.SERVER_NAME)
+        jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES))
         try:
             validate = _token_validator(static_tokens, issuer, jwt_audiences)
             generated = os.path.join(state_dir, "generated")
@@ -250,6 +250,7 @@ def run(arguments):
             "grpc_plaintext_port": plaintext_port,
             "ca_cert": paths["ca_cert"],
             "server_name": certs.SERVER_NAME,
+            "server_aliases": list(certs.SERVER_ALIASES),
             "issuer": issuer.url,
             "user": USER_EMAIL,
             "scope": test_service.TEST_SCOPE,

@@ -209,6 +209,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertNotEqual(info["grpc_tls_port"], info["grpc_plaintext_port"])
         self.assertEqual(info["ca_cert"], os.path.join(os.path.abspath(self.sandbox.state_dir), "ca.pem"))
         self.assertEqual(info["server_name"], "localhost")
+        self.assertEqual(info["server_aliases"], ["alias.sandbox.test"])
         self.assertTrue(info["issuer"].startswith("http://127.0.0.1:"), info["issuer"])
         self.assertEqual(info["user"], "sandbox-user@example.com")
         self.assertEqual(info["scope"], "https://www.googleapis.com/auth/xapi.zoo")
@@ -229,7 +230,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertEqual(server.issuer, ca.subject)
         ca.public_key().verify(server.signature, server.tbs_certificate_bytes, ec.ECDSA(server.signature_hash_algorithm))
         names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost"])
+        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost", "alias.sandbox.test"])
         self.assertEqual(set(names.get_values_for_type(x509.IPAddress)),
                          {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")})
         self.assertIn(ExtendedKeyUsageOID.SERVER_AUTH, server.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)

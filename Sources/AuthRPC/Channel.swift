@@ -32,10 +32,22 @@ public final class Channel: Sendable {
     /// so calls made from them are answered without a thread switch: pass it to
     /// `withTaskExecutorPreference(_:operation:)`. See ``ChannelExecutor`` for what may run there.
     public let executor = ChannelExecutor()
+    /// The interceptors every call runs through, before the call's own
+    /// (``CallOptions/interceptors``); the first is outermost. See ``ClientInterceptor`` for where
+    /// they sit in a call.
+    public let interceptors: [any ClientInterceptor]
+    /// Per-method defaults for calls (timeouts, retry policies, message limits) and the retry
+    /// throttling of this channel; see ``ServiceConfig``. A call's own options win over it.
+    public let serviceConfig: ServiceConfig?
 
     let connections: ConnectionManager
     let scheme: String
     let defaultAuthority: String
+    /// The name the server's certificate is verified for (TLS only): a call with another
+    /// authority must name a host the certificate also covers.
+    let verifiedName: String?
+    /// The retry token count, when the service config throttles retries.
+    let retryThrottle: RetryThrottle?
     /// `:method POST` and `:scheme`: how every request's header block starts.
     let requestLine: HTTP2HeaderBlock
     let logger: Logger
@@ -94,8 +106,13 @@ public final class Channel: Sendable {
     ///     then has one endpoint, `CONNECT host:port`, under either policy. An `ipv4:`/`ipv6:`
     ///     address goes through the proxy unless `no_proxy` names it, each its own tunnel
     ///     (`CONNECT addr:port`). Unix sockets and this machine's addresses never do.
+    ///   - interceptors: Run around every call, the first outermost, before the call's own; none
+    ///     by default.
+    ///   - serviceConfig: Per-method call defaults and retry throttling (gRPC's service config,
+    ///     for instance loaded with ``ServiceConfig/init(json:)``); none by default.
     ///   - loadBalancing: How calls spread over the target's addresses: ``LoadBalancingPolicy/pickFirst``
-    ///     (the default) or ``LoadBalancingPolicy/roundRobin``.
+    ///     (the default) or ``LoadBalancingPolicy/roundRobin``. Each attempt of a call (a retry
+    ///     too) takes the policy's next pick, so a retry may go to another address.
     ///   - idleTimeout: A connection with no call for this long closes, and a channel with no
     ///     connection and no call for this long stops reconnecting: it becomes
     ///     ``ConnectivityState/idle`` and the next call looks the target up and connects again.
@@ -110,6 +127,8 @@ public final class Channel: Sendable {
         connectionBackoff: ConnectionBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc"),
         proxy: ProxyConfiguration = .environment,
+        interceptors: [any ClientInterceptor] = [],
+        serviceConfig: ServiceConfig? = nil,
         loadBalancing: LoadBalancingPolicy = .pickFirst,
         idleTimeout: Duration? = Channel.defaultIdleTimeout
     ) throws(RPCError) {
@@ -150,8 +169,10 @@ public final class Channel: Sendable {
         switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
+            verifiedName = nil
         case .tls(let tls):
             scheme = "https"
+            verifiedName = tls.serverHostnameOverride ?? parsed.serverName
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
@@ -182,6 +203,9 @@ public final class Channel: Sendable {
         requestLine.append(name: ":scheme", value: scheme)
         self.requestLine = requestLine
         self.logger = logger
+        self.interceptors = interceptors
+        self.serviceConfig = serviceConfig
+        self.retryThrottle = serviceConfig?.retryThrottling.map(RetryThrottle.init)
         self.connections = ConnectionManager(
             target: parsed,
             endpoints: parsed.endpoints(through: proxySettings),
