@@ -195,7 +195,7 @@ struct ProxyConnectTests {
             // One attempt tried both tunnels; its error names each refusal.
             for target in targets {
                 #expect(
-                    error?.message.contains("\(target): the proxy refused CONNECT: HTTP/1.1 502") == true,
+                    error?.message.contains("\(target): the proxy refused CONNECT: 'HTTP/1.1 502 Bad Gateway'") == true,
                     "\(String(describing: error))"
                 )
             }
