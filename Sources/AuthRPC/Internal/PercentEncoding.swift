@@ -29,6 +29,48 @@ package enum PercentEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// `text` with every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) as
+    /// `%XX` (upper-case hex of the UTF-8 bytes): RFC 6570's simple string expansion, which
+    /// AIP-4222 asks of routing header keys and values.
+    static func encodeUnreserved(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(encodedUnreservedCount(text.utf8))
+        encodeUnreserved(text.utf8) { result.unicodeScalars.append(Unicode.Scalar($0)) }
+        return result
+    }
+
+    /// The length ``encodeUnreserved(_:)`` gives `bytes`.
+    static func encodedUnreservedCount<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int {
+        var count = 0
+        for byte in bytes { count += isUnreserved(byte) ? 1 : 3 }
+        return count
+    }
+
+    /// Hands the encoded form of `bytes` to `put`, byte by byte.
+    static func encodeUnreserved<Bytes: Sequence<UInt8>>(_ bytes: Bytes, _ put: (UInt8) -> Void) {
+        let hex: StaticString = "0123456789ABCDEF"
+        for byte in bytes {
+            if isUnreserved(byte) {
+                put(byte)
+            } else {
+                put(UInt8(ascii: "%"))
+                put(hex.utf8Start[Int(byte >> 4)])
+                put(hex.utf8Start[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
