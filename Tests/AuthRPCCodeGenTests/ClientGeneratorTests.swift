@@ -49,42 +49,10 @@ struct ClientGeneratorTests {
         options: [String] = [],
         otherFiles: [String: String] = [:]
     ) throws -> (status: Int32, files: [String: String], stderr: String) {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let input = root.appendingPathComponent("in/acme")
-        let output = root.appendingPathComponent("out")
-        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        try proto.write(to: input.appendingPathComponent("widgets.proto"), atomically: true, encoding: .utf8)
-        for (name, text) in otherFiles {
-            try text.write(to: input.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
-
-        let wellKnown = PackageRoot.url.appendingPathComponent(
-            ".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
-        )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                "protoc", "-I", root.appendingPathComponent("in").path, "-I", wellKnown.path,
-                "--plugin=protoc-gen-authrpc-swift=\(PackageRoot.builtProduct("protoc-gen-authrpc-swift").path)",
-                "--authrpc-swift_out=\(output.path)",
-            ]
-            + options.map { "--authrpc-swift_opt=\($0)" } + ["acme/widgets.proto"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-
-        var files: [String: String] = [:]
-        if let walker = FileManager.default.enumerator(at: output, includingPropertiesForKeys: nil) {
-            for case let url as URL in walker where url.pathExtension == "swift" {
-                files[String(url.path.dropFirst(output.path.count + 1))] = try String(contentsOf: url, encoding: .utf8)
-            }
-        }
-        return (process.terminationStatus, files, stderr)
+        var files = ["acme/widgets.proto": proto]
+        for (name, text) in otherFiles { files["acme/\(name)"] = text }
+        let output = try Protoc.run(files, generate: ["acme/widgets.proto"], options: options)
+        return (output.status, output.files, output.stderr)
     }
 
     static func generatedSource(options: [String] = []) throws -> String {
@@ -98,16 +66,16 @@ struct ClientGeneratorTests {
     )
     func clientShape() throws {
         let source = try Self.generatedSource(options: ["Visibility=Public"])
-        #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Sendable {"))
+        #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
         #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
         #expect(
             source.contains(
-                "public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"
+                "public static let makeWidget = AuthRPC.MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"
             )
         )
         #expect(
             source.contains(
-                "    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"
+                "    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Acme_Widgets_V1_Widget> {"
             )
         )
         #expect(
@@ -115,7 +83,7 @@ struct ClientGeneratorTests {
                 "try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"
             )
         )
-        #expect(source.contains("public init(channel: Channel) {"))
+        #expect(source.contains("public init(channel: AuthRPC.Channel) {"))
         #expect(source.contains("import AuthRPC\nimport SwiftProtobuf\n"))
     }
 
@@ -133,7 +101,7 @@ struct ClientGeneratorTests {
         let source = try Self.generatedSource()
         #expect(source.contains("    @available(*, deprecated)\n    nonisolated(nonsending) func legacyMake("))
         #expect(source.contains("        @available(*, deprecated)\n        static let legacyMake ="))
-        #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Sendable {"))
+        #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Swift.Sendable {"))
         #expect(!source.contains("@available(*, deprecated)\n    nonisolated(nonsending) func makeWidget("))
     }
 
@@ -150,7 +118,7 @@ struct ClientGeneratorTests {
         #expect(!source.contains("func watch("))
         #expect(!source.contains("func upload("))
         #expect(!source.contains("static let chat"))
-        #expect(source.contains("struct Acme_Widgets_V1_StreamsClient: Sendable {"))
+        #expect(source.contains("struct Acme_Widgets_V1_StreamsClient: Swift.Sendable {"))
         #expect(source.contains("/// Not generated: `Follow` (server streaming)."))
     }
 
@@ -159,7 +127,7 @@ struct ClientGeneratorTests {
         let source = try Self.generatedSource()
         #expect(
             source.contains(
-                "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
+                "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
             )
         )
         #expect(source.contains("func `import`(_ request: Acme_Widgets_V1_Widget, options"))
@@ -168,7 +136,7 @@ struct ClientGeneratorTests {
 
     @Test("Visibility: internal by default, public or package on request")
     func visibility() throws {
-        #expect(try Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Sendable {"))
+        #expect(try Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
         #expect(try Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
     }
 
@@ -232,7 +200,7 @@ struct ClientGeneratorTests {
         #expect(source.contains("import AcmeTypes\nimport AuthRPC\n"))
         #expect(
             source.contains(
-                "func find(_ request: Acme_Local, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AcmeTypes.Acme_Types_Part>"
+                "func find(_ request: Acme_Local, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<AcmeTypes.Acme_Types_Part>"
             )
         )
         #expect(!source.contains("import SwiftProtobuf"))
@@ -253,7 +221,7 @@ struct ClientGeneratorTests {
         #expect(unknown.status != 0)
         #expect(
             unknown.stderr.contains(
-                "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports)"
+                "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports, ServiceConfig)"
             )
         )
         let badValue = try Self.generate(options: ["Visibility=Open"])
