@@ -179,6 +179,15 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
+        // Pub/Sub and IAM with Application Default Credentials, through the generated clients
+        // (Examples/GoogleAPIs; the interop tests run it against the sandbox by Google's name).
+        .executableTarget(
+            name: "GoogleAPIsExample",
+            dependencies: ["AuthRPC", "GoogleAuth", "GoogleCommonProtos", "GooglePubSub", "OAuth2"],
+            path: "Examples/GoogleAPIs",
+            swiftSettings: defaultSwiftSettings
+        ),
+
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
