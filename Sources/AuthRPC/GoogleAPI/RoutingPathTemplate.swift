@@ -15,8 +15,10 @@
 /// template.match("regions/r")                         // nil
 /// ```
 public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
+    /// One segment of the template. Plain values (a literal's bytes live in `literals`), so
+    /// matching copies nothing that is reference-counted.
     private enum Element: Sendable, Hashable {
-        case literal([UInt8])
+        case literal(start: Int, count: Int)
         case single
         case multi
     }
@@ -27,6 +29,8 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
     public let description: String
 
     private let elements: [Element]
+    /// The bytes of every literal segment, one after another.
+    private let literals: [UInt8]
     /// Which elements the variable covers.
     private let capture: Range<Int>
     /// Where `**` is, if anywhere.
@@ -43,16 +47,21 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
         case .failure(let error): throw RoutingTemplateError(template: template, problem: error.description)
         }
         let variable = syntax.variables[0]
+        var literals: [UInt8] = []
+        let elements = syntax.segments.map { segment -> Element in
+            switch segment {
+            case .literal(let text):
+                defer { literals += text.utf8 }
+                return .literal(start: literals.count, count: text.utf8.count)
+            case .single: return .single
+            case .multi: return .multi
+            }
+        }
         self.init(
             key: variable.fieldPath,
             description: template,
-            elements: syntax.segments.map { segment in
-                switch segment {
-                case .literal(let text): .literal(Array(text.utf8))
-                case .single: .single
-                case .multi: .multi
-                }
-            },
+            elements: elements,
+            literals: literals,
             capture: variable.segments
         )
     }
@@ -60,57 +69,72 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
     /// The template of a routing parameter without one: the whole field, under `key`
     /// (`{key=**}`).
     public static func wholeValue(key: String) -> RoutingPathTemplate {
-        RoutingPathTemplate(key: key, description: "{\(key)=**}", elements: [.multi], capture: 0..<1)
+        RoutingPathTemplate(key: key, description: "{\(key)=**}", elements: [.multi], literals: [], capture: 0..<1)
     }
 
-    private init(key: String, description: String, elements: [Element], capture: Range<Int>) {
+    private init(key: String, description: String, elements: [Element], literals: [UInt8], capture: Range<Int>) {
         self.key = key
         self.description = description
         self.elements = elements
+        self.literals = literals
         self.capture = capture
         self.multi = elements.firstIndex(of: .multi)
     }
 
     /// The part of `value` the variable covers, when the whole of `value` matches the template;
     /// `nil` when it does not. The result may be empty (a variable of `**` alone over nothing).
-    ///
-    /// One pass over the bytes, without allocating.
     public func match(_ value: String) -> Substring? {
+        var value = value
+        guard let range = value.withUTF8({ matchedRange(in: $0) }) else { return nil }
         let utf8 = value.utf8
+        let lower = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+        return value[lower..<utf8.index(lower, offsetBy: range.count)]
+    }
+
+    /// The offsets of the bytes the variable covers, when the whole of `bytes` (UTF-8) matches
+    /// the template; `nil` when it does not.
+    ///
+    /// Two passes over the bytes (one counts the segments, one matches them), without
+    /// allocating: this runs at the start of every routed call.
+    func matchedRange(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         var slashes = 0
-        for byte in utf8 where byte == UInt8(ascii: "/") { slashes += 1 }
+        for byte in bytes where byte == UInt8(ascii: "/") { slashes += 1 }
         let segmentCount = slashes + 1
-        let count = elements.count
         if multi == nil {
-            guard segmentCount == count else { return nil }
+            guard segmentCount == elements.count else { return nil }
         } else {
-            guard segmentCount >= count - 1 else { return nil }
+            guard segmentCount >= elements.count - 1 else { return nil }
         }
 
-        var captureStart: String.Index?
-        var captureEnd = utf8.startIndex
-        var start = utf8.startIndex
-        for index in 0..<segmentCount {
-            var end = start
-            while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
-            let element = elementIndex(ofSegment: index, segmentCount: segmentCount)
-            switch elements[element] {
-            case .literal(let bytes):
-                guard utf8[start..<end].elementsEqual(bytes) else { return nil }
-            case .single:
-                guard start != end else { return nil }
-            case .multi:
-                break
+        return literals.withUnsafeBufferPointer { literals -> Range<Int>? in
+            var captureStart = -1
+            var captureEnd = 0
+            var start = 0
+            for index in 0..<segmentCount {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+                let element = elementIndex(ofSegment: index, segmentCount: segmentCount)
+                switch elements[element] {
+                case .literal(let literalStart, let count):
+                    guard end - start == count else { return nil }
+                    for offset in 0..<count where bytes[start + offset] != literals[literalStart + offset] {
+                        return nil
+                    }
+                case .single:
+                    guard start != end else { return nil }
+                case .multi:
+                    break
+                }
+                if capture.contains(element) {
+                    if captureStart < 0 { captureStart = start }
+                    captureEnd = end
+                }
+                start = end + 1
             }
-            if capture.contains(element) {
-                if captureStart == nil { captureStart = start }
-                captureEnd = end
-            }
-            start = end == utf8.endIndex ? end : utf8.index(after: end)
+            // Only a `**` that met no segment was captured: the variable is empty.
+            guard captureStart >= 0 else { return bytes.count..<bytes.count }
+            return captureStart..<captureEnd
         }
-        // Only a `**` that met no segment was captured: the variable is empty.
-        guard let captureStart else { return value[value.endIndex...] }
-        return value[captureStart..<captureEnd]
     }
 
     /// The element that value segment `index` (of `segmentCount`) meets: the elements before
@@ -124,12 +148,14 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: RoutingPathTemplate, rhs: RoutingPathTemplate) -> Bool {
-        lhs.key == rhs.key && lhs.elements == rhs.elements && lhs.capture == rhs.capture
+        lhs.key == rhs.key && lhs.elements == rhs.elements && lhs.literals == rhs.literals
+            && lhs.capture == rhs.capture
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
         hasher.combine(elements)
+        hasher.combine(literals)
         hasher.combine(capture)
     }
 }

@@ -55,42 +55,60 @@ public struct RoutingRule<Request>: Sendable {
 
     /// The `x-goog-request-params` value for `request`, or `nil` when no key has a value.
     ///
-    /// Allocates the returned string only (none when it fits in a small string).
+    /// Allocates the returned string only (none when it fits in a small string); a few thousand
+    /// instructions for a typical resource name.
     public func requestParams(for request: Request) -> String? {
-        withUnsafeTemporaryAllocation(of: Substring?.self, capacity: keys.count) { values in
-            var length = 0
-            for (index, key) in keys.enumerated() {
-                var found: Substring?
-                for parameter in key.parameters {
-                    if let value = parameters[parameter].value(from: request), !value.isEmpty {
-                        found = value
-                        break
-                    }
-                }
-                values.initializeElement(at: index, to: found)
-                if let found {
-                    length += (length == 0 ? 0 : 1) + key.encodedName.utf8.count + 1
-                    length += PercentEncoding.encodedUnreservedCount(found.utf8)
-                }
-            }
-            defer { values.deinitialize() }
-            guard length > 0 else { return nil }
-            return String(unsafeUninitializedCapacity: length) { buffer in
-                var written = 0
-                func put(_ byte: UInt8) {
-                    buffer[written] = byte
-                    written += 1
-                }
+        parameters.withUnsafeBufferPointer { parameters in
+            withUnsafeTemporaryAllocation(of: Match.self, capacity: keys.count) { found in
+                var length = 0
                 for (index, key) in keys.enumerated() {
-                    guard let value = values[index] else { continue }
-                    if written > 0 { put(UInt8(ascii: "&")) }
-                    for byte in key.encodedName.utf8 { put(byte) }
-                    put(UInt8(ascii: "="))
-                    PercentEncoding.encodeUnreserved(value.utf8, put)
+                    var match = Match(text: "", range: 0..<0)
+                    for parameter in key.parameters {
+                        var text = parameters[parameter].text(of: request)
+                        let matched = text.withUTF8 { parameters[parameter].pathTemplate.matchedRange(in: $0) }
+                        if let range = matched, !range.isEmpty {
+                            match = Match(text: text, range: range)
+                            // Room for the worst case, every byte escaped, rather than a counting pass.
+                            length += (length == 0 ? 0 : 1) + key.encodedName.utf8.count + 1 + 3 * range.count
+                            break
+                        }
+                    }
+                    found.initializeElement(at: index, to: match)
                 }
-                return written
+                defer { found.deinitialize() }
+                guard length > 0 else { return nil }
+                return String(unsafeUninitializedCapacity: length) { output in
+                    var written = 0
+                    for (index, key) in keys.enumerated() where !found[index].range.isEmpty {
+                        if written > 0 {
+                            output[written] = UInt8(ascii: "&")
+                            written += 1
+                        }
+                        for byte in key.encodedName.utf8 {
+                            output[written] = byte
+                            written += 1
+                        }
+                        output[written] = UInt8(ascii: "=")
+                        written += 1
+                        let range = found[index].range
+                        written = found[index].text.withUTF8 { bytes in
+                            PercentEncoding.encodeUnreserved(
+                                UnsafeBufferPointer(rebasing: bytes[range]),
+                                into: output,
+                                at: written
+                            )
+                        }
+                    }
+                    return written
+                }
             }
         }
+    }
+
+    /// A key's value: the field's text and the bytes of it that are sent (empty: no value).
+    private struct Match {
+        var text: String
+        var range: Range<Int>
     }
 }
 
@@ -127,4 +145,7 @@ public struct RoutingParameter<Request>: Sendable {
     public func value(from request: Request) -> Substring? {
         pathTemplate.match(read(request))
     }
+
+    /// The field's text in `request`.
+    func text(of request: Request) -> String { read(request) }
 }
