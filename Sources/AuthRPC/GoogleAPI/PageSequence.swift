@@ -19,7 +19,9 @@
 /// the iteration by throwing it. A server that answers a page with the token it was asked for
 /// would loop forever; the iteration throws `internalError` instead.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item>: AsyncSequence, Sendable {
+    /// A page: one response of the list method.
     public typealias Element = Response
+    /// What ends an iteration early: the failed call's error.
     public typealias Failure = RPCError
 
     /// Calls the list method once.
@@ -65,13 +67,16 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item>: AsyncSe
     /// Reads a page's items, as ``items`` does.
     public func items(of page: Response) -> [Item] { pageItems(page) }
 
+    /// An iterator that makes the first call when first asked for a page.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(pages: self)
     }
 
     /// Makes the calls, one per `next`.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A page.
         public typealias Element = Response
+        /// The failed call's error.
         public typealias Failure = RPCError
 
         private let pages: PageSequence
@@ -85,6 +90,8 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item>: AsyncSe
             self.next = pages.request
         }
 
+        /// Makes the next call and returns its page; `nil` after the page without a token, and
+        /// after a failure (which this call throws).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(RPCError) -> Response? {
             guard let request = next else { return nil }
             next = nil
@@ -105,6 +112,7 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item>: AsyncSe
             return page
         }
 
+        /// Makes the next call and returns its page, as ``next(isolation:)`` does.
         public mutating func next() async throws(RPCError) -> Response? {
             try await next(isolation: nil)
         }
@@ -116,7 +124,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item>: AsyncSe
 /// A page is fetched when the items of the one before have all been handed out; empty pages
 /// are skipped (a server may answer one with a `next_page_token`).
 public struct PageItemSequence<Request: Sendable, Response: Sendable, Item>: AsyncSequence, Sendable {
+    /// An item of a page.
     public typealias Element = Item
+    /// What ends an iteration early: the failed call's error.
     public typealias Failure = RPCError
 
     /// The pages the items come from.
@@ -127,13 +137,16 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item>: Asy
         self.pages = pages
     }
 
+    /// An iterator that makes the first call when first asked for an item.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(pages: pages.makeAsyncIterator(), sequence: pages)
     }
 
     /// Hands out the items of one page, then fetches the next.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// An item.
         public typealias Element = Item
+        /// The failed call's error.
         public typealias Failure = RPCError
 
         private var pages: PageSequence<Request, Response, Item>.AsyncIterator
@@ -148,6 +161,8 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item>: Asy
             self.sequence = sequence
         }
 
+        /// The next item, fetching pages as needed; `nil` after the last page, and after a
+        /// failure (which this call throws).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(RPCError) -> Item? {
             while true {
                 if let item = current.next() { return item }
@@ -156,6 +171,7 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item>: Asy
             }
         }
 
+        /// The next item, as ``next(isolation:)`` gives it.
         public mutating func next() async throws(RPCError) -> Item? {
             try await next(isolation: nil)
         }

@@ -147,11 +147,14 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
         return multi
     }
 
+    /// Whether two templates match the same values and capture the same part under the same key
+    /// (however they were written).
     public static func == (lhs: RoutingPathTemplate, rhs: RoutingPathTemplate) -> Bool {
         lhs.key == rhs.key && lhs.elements == rhs.elements && lhs.literals == rhs.literals
             && lhs.capture == rhs.capture
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
         hasher.combine(elements)
