@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize format format-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test test-sanitize format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -45,6 +45,18 @@ format-check:
 ## format: rewrite the hand-written Swift files in place as format-check wants them
 format:
 	swift format format --in-place --parallel $(SWIFT_SOURCES)
+
+## docs-check: the DocC catalogs of AuthRPC, OAuth2 and GoogleAuth built with the toolchain's docc,
+## warnings as errors (a broken link, a parameter list that does not match its function), and every
+## public symbol with a documentation comment of its own and a place in its module's Topics. The
+## modules are compiled with symbol graphs in .build-docs/, apart from .build (Scripts/docs.sh).
+docs-check: deps
+	Scripts/docs.sh --check
+
+## docs: docs-check, then the three archives merged into .build-docs/swift-authrpc.doccarchive
+## (static pages: python3 -m http.server --directory .build-docs/swift-authrpc.doccarchive)
+docs: deps
+	Scripts/docs.sh
 
 ## soak: the chaos soak (100,000 calls through a proxy that cuts connections, the server killed
 ## and restarted midway): no call runs twice on the server, each ends within its deadline, RSS and
@@ -106,4 +118,4 @@ bench-deps:
 	@Scripts/install-deps.sh --bench
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-protoc-plugins $(VENV)
+	rm -rf .build .build-tsan .build-asan .build-protoc-plugins .build-docs $(VENV)

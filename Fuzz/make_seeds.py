@@ -220,6 +220,11 @@ def loopback_request():
     write("loopback-request", "favicon", "GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\n\r\n")
     write("loopback-request", "incomplete", "GET /cb?code=1 HTTP/1.1\r\nHost: x\r\n")
     write("loopback-request", "invalid", "POST cb HTTP/2\r\n\r\n")
+    write("loopback-request", "absolute-form", "GET http://127.0.0.1:53682/cb?state=s&code=c HTTP/1.1\r\nHost: 127.0.0.1:53682\r\n\r\n")
+    write("loopback-request", "repeated-state", "GET /cb?state=a&code=c&state=b HTTP/1.1\r\nHost: 127.0.0.1:53682\r\n\r\n")
+    write("loopback-request", "folded-field", "GET /cb HTTP/1.1\r\nHost: 127.0.0.1:53682\r\nX-A: b\r\n c\r\n\r\n")
+    write("loopback-request", "cookies", "GET /cb?state=%E2%9C%93&code=x+y HTTP/1.1\r\nHost: 127.0.0.1:53682\r\n"
+          + "".join("Cookie: c%d=v\xe9\r\n" % i for i in range(8)) + "\r\n")
 
 
 def oauth_syntax():

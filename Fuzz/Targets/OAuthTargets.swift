@@ -315,29 +315,43 @@ enum SessionFileTarget {
     }
 }
 
-/// `LoopbackRequestReceiver.parseHead` and `PendingAuthorization.redirectParameters(of:)`: what a
-/// local process sends to the redirect port. A head complete in a prefix stays the same as bytes
-/// arrive; a target taken is origin-form visible ASCII.
+/// `LoopbackRequestHead.parse` and `queryParameters`: what a local process sends to the redirect
+/// port. What a prefix amounts to (unless incomplete) stays the same as bytes arrive; a target
+/// taken is origin-form visible ASCII; a problem's status is 400, 431 or 505.
 enum LoopbackRequestTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
-        let parse = LoopbackRequestReceiver.parseHead(bytes)
-        let prefix = LoopbackRequestReceiver.parseHead(bytes.prefix(bytes.count / 2))
+        let parse = LoopbackRequestHead.parse(bytes)
+        let prefix = LoopbackRequestHead.parse(bytes.prefix(bytes.count / 2))
         try require(
             prefix == .incomplete || prefix == parse,
-            "a head complete in a prefix changed as more bytes arrived"
+            "what a prefix of the head amounted to changed as more bytes arrived"
         )
-        if case .complete(let head) = parse {
+        switch parse {
+        case .complete(let head):
             try require(
-                head.target.first == "/" && head.target.utf8.allSatisfy { (0x21...0x7E).contains($0) },
+                head.target.first == "/" && head.target.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x23 },
                 "request target \(head.target.debugDescription) is not origin-form visible ASCII"
             )
             try require(!head.method.isEmpty, "an empty method was taken")
-            _ = head.path
-            _ = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: head.target)
+            try require(head.version == .http1_0 || head.host != nil, "an HTTP/1.1 head without Host was taken")
+            if let parameters = head.queryParameters {
+                try require(
+                    parameters.count <= head.target.utf8.count,
+                    "more parameters than the target has bytes"
+                )
+            }
+        case .invalid(let problem):
+            try require([400, 431, 505].contains(problem.status), "problem \(problem) answers \(problem.status)")
+        case .incomplete:
+            break
         }
-        _ = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(
-            of: String(decoding: bytes, as: UTF8.self)
-        )
+        _ =
+            LoopbackRequestHead(
+                method: "GET",
+                target: "/?" + String(decoding: bytes, as: UTF8.self),
+                version: .http1_1,
+                host: nil
+            ).queryParameters
     }
 }
 

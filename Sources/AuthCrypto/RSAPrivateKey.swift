@@ -10,7 +10,7 @@ package final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible 
     // Sendable because `key` is set once in `init` and never modified: OpenSSL allows an
     // EVP_PKEY to be used from many threads at once when no thread changes it (openssl-threads(7));
     // each signature gets its own EVP_MD_CTX.
-    private let key: OpaquePointer
+    let key: OpaquePointer
 
     /// The modulus size in bits.
     package let bitCount: Int

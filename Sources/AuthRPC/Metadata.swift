@@ -114,14 +114,17 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
         elements.contains { $0.key == key }
     }
 
+    /// The pairs in order, duplicates included.
     public func makeIterator() -> IndexingIterator<[Element]> {
         elements.makeIterator()
     }
 
+    /// `true` when both hold the same pairs in the same order.
     public static func == (lhs: Metadata, rhs: Metadata) -> Bool {
         lhs.elements.elementsEqual(rhs.elements) { $0.key == $1.key && $0.value == $1.value }
     }
 
+    /// Hashes the pairs in order, as ``==(_:_:)`` compares them.
     public func hash(into hasher: inout Hasher) {
         for element in elements {
             hasher.combine(element.key)

@@ -10,6 +10,10 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/decoder.h>
+#include <openssl/param_build.h>
 
 static inline int copenssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_min_proto_version(ctx, version);
@@ -36,5 +40,14 @@ static inline long copenssl_mode_partial_write(void) { return SSL_MODE_ENABLE_PA
 static inline long copenssl_mode_moving_write_buffer(void) { return SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER; }
 static inline long copenssl_op_no_compression(void) { return (long)SSL_OP_NO_COMPRESSION; }
 static inline long copenssl_op_no_renegotiation(void) { return (long)SSL_OP_NO_RENEGOTIATION; }
+
+/// The key selection for a public key (with its domain parameters), for decoders and
+/// EVP_PKEY_fromdata.
+static inline int copenssl_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+/// The RSA parameter names as static C strings: OSSL_PARAM_BLD keeps a name's pointer until
+/// OSSL_PARAM_BLD_to_param, longer than a C string Swift makes for one call lives.
+static inline const char *copenssl_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *copenssl_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
 
 #endif

@@ -3,7 +3,7 @@ import Foundation
 public import Logging
 public import OAuth2
 
-/// A Google credential as a call's token provider, with ``AuthSession``'s guarantees: a fresh
+/// A Google credential as a call's token provider, with ``/OAuth2/AuthSession``'s guarantees: a fresh
 /// token is read without a task or an actor hop, one token request serves every caller waiting at
 /// that moment (200 calls on an expired token make one request), a token stops counting as fresh
 /// 60 s before it expires (at most half its lifetime), and after a failed request the next ones
@@ -19,12 +19,12 @@ public import OAuth2
 /// Or one kind directly: `GoogleCredentials(source: ServiceAccountTokenSource(...))` (the JWT
 /// bearer grant), `GoogleCredentials(source: AuthorizedUserTokenSource(...))`,
 /// `GoogleCredentials(source: ComputeEngineTokenSource(...))`, or
-/// ``init(selfSignedJWTsFor:scopes:lifetime:expiryTolerance:refreshBackoff:logger:)`` (no token
+/// ``init(selfSignedJWTsFor:scopes:lifetime:quotaProjectID:expiryTolerance:refreshBackoff:logger:)`` (no token
 /// endpoint: a JWT per service, its audience `https://<host>/` from each call's `:authority`).
 ///
 /// A quota project (an authorized_user file's `quota_project_id`, or `GOOGLE_CLOUD_QUOTA_PROJECT`
 /// for Application Default Credentials) goes with every call as `x-goog-user-project`.
-/// Failures come as ``OAuthError``: a call fails UNAUTHENTICATED when the grant was refused and
+/// Failures come as ``/OAuth2/OAuthError``: a call fails UNAUTHENTICATED when the grant was refused and
 /// UNAVAILABLE when the token endpoint could not be reached, with the error as its cause. No
 /// private key, assertion, JWT or token appears in a log line, a `description` or an error.
 public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStringConvertible {
@@ -56,12 +56,13 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     /// (``ComputeEngineTokenSource``).
     ///
     /// - Parameters:
+    ///   - source: Where tokens come from; asked once per token, never while one is fresh.
     ///   - quotaProjectID: The project billed for the calls (`x-goog-user-project`); `nil` takes
     ///     the credential's own (an authorized_user file's `quota_project_id`), if any.
     ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
     ///   - refreshBackoff: How long to wait after failed token requests.
     ///   - logger: Where failures are logged (never a token or secret).
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a quota project that cannot go in
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a quota project that cannot go in
     ///   a header.
     public convenience init(
         source: any GoogleTokenSource,
@@ -94,9 +95,14 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     /// with a `scope` claim (and no `aud`) serves every call.
     ///
     /// - Parameters:
-    ///   - scopes: Scopes for a `scope` claim instead of per-service audiences.
-    ///   - lifetime: How long each JWT lives (1 s...1 h; Google accepts at most an hour).
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a lifetime outside 1 s...1 h, a
+    ///   - key: The service account's key; it signs every JWT, and nothing else leaves the process.
+    ///   - scopes: Scopes for a `scope` claim instead of per-service audiences; none by default.
+    ///   - lifetime: How long each JWT lives (1 s...1 h; Google accepts at most an hour, the default).
+    ///   - quotaProjectID: The project billed for the calls (`x-goog-user-project`); none by default.
+    ///   - expiryTolerance: How long before expiry a new JWT is made; 60 s by default.
+    ///   - refreshBackoff: How long to wait after a JWT could not be made before trying again.
+    ///   - logger: Where failures are logged (never a key or a token).
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a lifetime outside 1 s...1 h, a
     ///   scope with a space, or a quota project that cannot go in a header.
     public convenience init(
         selfSignedJWTsFor key: ServiceAccountKey,
@@ -157,10 +163,10 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     /// A fresh access token for a call to `authority` (`host[:port]`), from the cache or a new
     /// request. Only self-signed JWTs depend on the authority; the others ignore it.
     ///
-    /// - Throws: ``OAuthError``: an authorization error when the grant was refused,
-    ///   ``OAuthError/Kind/transient`` when the token endpoint or metadata server could not be
+    /// - Throws: ``/OAuth2/OAuthError``: an authorization error when the grant was refused,
+    ///   ``/OAuth2/OAuthError/Kind/transient`` when the token endpoint or metadata server could not be
     ///   reached (during the backoff that follows, the same error at once),
-    ///   ``OAuthError/Kind/invalidConfiguration`` for self-signed JWTs without an authority or scopes.
+    ///   ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for self-signed JWTs without an authority or scopes.
     public func freshAccessToken(forAuthority authority: String? = nil) async throws(OAuthError) -> String {
         switch tokens {
         case .source(let source, let engine):

@@ -1,6 +1,6 @@
 public import OAuth2
 
-/// An ``AccessTokenSource`` for a Google credential, which can say who it acts as.
+/// An ``/OAuth2/AccessTokenSource`` for a Google credential, which can say who it acts as.
 public protocol GoogleTokenSource: AccessTokenSource {
     /// Who the tokens act as and where the credential came from (no secrets).
     var identity: GoogleCredentialIdentity { get }

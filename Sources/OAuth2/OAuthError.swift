@@ -11,7 +11,7 @@ public import AuthRPC
 ///   was changed; try again later.
 /// - the others describe local problems (configuration, a flow's own rules, storage).
 ///
-/// As an ``AuthTokenProviderError`` only ``Kind/transient`` is transient, so a call whose token
+/// As an ``/AuthRPC/AuthTokenProviderError`` only ``Kind/transient`` is transient, so a call whose token
 /// could not be refreshed fails `unavailable` for transient failures and `unauthenticated` for
 /// the rest. Messages never contain tokens or client secrets.
 public struct OAuthError: Error, Sendable, CustomStringConvertible {
@@ -59,6 +59,7 @@ public struct OAuthError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The ``message``: what happened, never a token or a client secret.
     public var description: String { message }
 }
 

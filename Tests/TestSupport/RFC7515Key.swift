@@ -1,4 +1,5 @@
-/// RFC 7515 appendix A.2's RSA key (its JWK written as PEM), with which RS256 has a known answer.
+/// RFC 7515 appendix A.2's RSA key (its JWK written as PEM), with which RS256 has a known answer,
+/// and its public half as the RFC gives it (a JWK's `n` and `e`) and as PEM.
 public enum RFC7515Key {
     public static let pkcs8 = """
         -----BEGIN PRIVATE KEY-----
@@ -68,4 +69,36 @@ public enum RFC7515Key {
     /// RFC 7515 appendix A.2.1: the signature, base64url.
     public static let signature =
         "cC4hiUPoj9Eetdgtv3hF80EGrhuB__dzERat0XF9g2VtQgr9PJbu3XOiZj5RZmh7AAuHIm4Bh-0Qc_lF5YKt_O8W2Fp5jujGbds9uJdbF9CUAr7t1dnZcAcQjbKBYNX4BAynRFdiuB--f_nZLgrnbyTyWzO75vRK5h6xBArLIARNPvkSjtQBMHlb1L07Qe7K0GarZRmB_eSN9383LcOLn6_dO--xi12jzDwusC-eOkHWEsqtFZESc6BfI7noOPqvhJ1phCnvWh6IeYI2w9QOYEUipUTI8np6LbgGY9Fs98rqVt5AXLIhWkWywlVmtVrBp0igcN_IoypGlUPQGe77Rw"
+
+    /// RFC 7515 appendix A.2.1: the JWK's modulus `n`, base64url.
+    public static let jwkModulus =
+        "ofgWCuLjybRlzo0tZWJjNiuSfb4p4fAkd_wWJcyQoTbji9k0l8W26mPddxHmfHQp-Vaw-4qPCJrcS2mJPMEzP1Pt0Bm4d4QlL-yRT-SFd2lZS-pCgNMsD1W_YpRPEwOWvG6b32690r2jZ47soMZo9wGzjb_7OMg0LOL-bSf63kpaSHSXndS5z5rexMdbBYUsLA9e-KXBdQOS-UTo7WTBEMa2R2CapHg665xsmtdVMTBQY4uDZlxvb3qCo5ZwKh9kG4LT6_I5IhlJH7aGhyxXFvUK-DWNmoudF8NAco9_h9iaGNj8q2ethFkMLs91kzk2PAcDTW9gb54h4FRWyuXpoQ"
+
+    /// RFC 7515 appendix A.2.1: the JWK's public exponent `e` (65537), base64url.
+    public static let jwkExponent = "AQAB"
+
+    /// The public key as SubjectPublicKeyInfo PEM (`openssl pkey -pubout`).
+    public static let publicKeyPEM = """
+        -----BEGIN PUBLIC KEY-----
+        MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAofgWCuLjybRlzo0tZWJj
+        NiuSfb4p4fAkd/wWJcyQoTbji9k0l8W26mPddxHmfHQp+Vaw+4qPCJrcS2mJPMEz
+        P1Pt0Bm4d4QlL+yRT+SFd2lZS+pCgNMsD1W/YpRPEwOWvG6b32690r2jZ47soMZo
+        9wGzjb/7OMg0LOL+bSf63kpaSHSXndS5z5rexMdbBYUsLA9e+KXBdQOS+UTo7WTB
+        EMa2R2CapHg665xsmtdVMTBQY4uDZlxvb3qCo5ZwKh9kG4LT6/I5IhlJH7aGhyxX
+        FvUK+DWNmoudF8NAco9/h9iaGNj8q2ethFkMLs91kzk2PAcDTW9gb54h4FRWyuXp
+        oQIDAQAB
+        -----END PUBLIC KEY-----
+        """
+
+    /// The public key as PKCS#1 PEM (`openssl rsa -RSAPublicKey_out`).
+    public static let rsaPublicKeyPEM = """
+        -----BEGIN RSA PUBLIC KEY-----
+        MIIBCgKCAQEAofgWCuLjybRlzo0tZWJjNiuSfb4p4fAkd/wWJcyQoTbji9k0l8W2
+        6mPddxHmfHQp+Vaw+4qPCJrcS2mJPMEzP1Pt0Bm4d4QlL+yRT+SFd2lZS+pCgNMs
+        D1W/YpRPEwOWvG6b32690r2jZ47soMZo9wGzjb/7OMg0LOL+bSf63kpaSHSXndS5
+        z5rexMdbBYUsLA9e+KXBdQOS+UTo7WTBEMa2R2CapHg665xsmtdVMTBQY4uDZlxv
+        b3qCo5ZwKh9kG4LT6/I5IhlJH7aGhyxXFvUK+DWNmoudF8NAco9/h9iaGNj8q2et
+        hFkMLs91kzk2PAcDTW9gb54h4FRWyuXpoQIDAQAB
+        -----END RSA PUBLIC KEY-----
+        """
 }

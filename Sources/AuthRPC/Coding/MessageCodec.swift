@@ -41,6 +41,10 @@ public struct ProtobufSerializer<Message: SwiftProtobuf.Message>: MessageSeriali
     /// Creates a serializer.
     public init() {}
 
+    /// The message in the protobuf binary format.
+    ///
+    /// - Throws: swift-protobuf's `BinaryEncodingError` (a proto2 required field missing, an `Any`
+    ///   that cannot be encoded).
     public func serialize(_ message: Message) throws -> [UInt8] {
         try message.serializedBytes()
     }
@@ -85,6 +89,9 @@ public struct ProtobufDeserializer<Message: SwiftProtobuf.Message>: MessageDeser
     /// Creates a deserializer.
     public init() {}
 
+    /// The message these bytes encode in the protobuf binary format; unknown fields are kept.
+    ///
+    /// - Throws: swift-protobuf's `BinaryDecodingError` when they do not parse.
     public func deserialize(_ bytes: ArraySlice<UInt8>) throws -> Message {
         // Parse in place, through a span over the response buffer (swift-protobuf copies what
         // it keeps): neither the bytes nor a Data box around them are allocated per call.
@@ -97,7 +104,9 @@ public struct RawBytesCodec: MessageSerializer, MessageDeserializer {
     /// Creates the codec.
     public init() {}
 
+    /// The bytes as they are.
     public func serialize(_ message: [UInt8]) throws -> [UInt8] { message }
 
+    /// The bytes as they are, copied out of the response buffer.
     public func deserialize(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] { Array(bytes) }
 }

@@ -17,6 +17,8 @@ public struct CallbackAuthTokenProvider: AuthTokenProvider {
         self.getToken = getToken
     }
 
+    /// Calls the closure and waits for its handler: returns the token it passes, or throws the
+    /// error it passes (an error saying no token came when it passes neither, or an empty token).
     public func token() async throws -> String {
         try await withUnsafeThrowingContinuation { continuation in
             let once = OnceFlag()

@@ -55,6 +55,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         self.message = message
     }
 
+    /// The ``message``.
     public var description: String { message }
 
     init(_ error: HTTP2Error) {

@@ -77,6 +77,7 @@ public enum ApplicationDefaultCredentials {
         /// The metadata server; `reason` says why it was used (`GCE_METADATA_HOST is set`, ...).
         case metadataServer(reason: String)
 
+        /// The path and what named it, or why the metadata server was used.
         public var description: String {
             switch self {
             case .environmentVariable(let path): return "\(path) (GOOGLE_APPLICATION_CREDENTIALS)"
@@ -132,7 +133,9 @@ public enum ApplicationDefaultCredentials {
         ///     the instance's own).
         ///   - userTokenEndpoint: Where a user's refresh goes: Google's token endpoint, whatever
         ///     the file says.
-        /// - Throws: ``OAuthError/Kind/invalidConfiguration`` as the sources' initializers do.
+        ///   - transport: How token requests are sent.
+        ///   - logger: Where token requests are logged (never a token or secret).
+        /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` as the sources' initializers do.
         public func tokenSource(
             scopes: [String],
             userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
@@ -193,7 +196,7 @@ public enum ApplicationDefaultCredentials {
 
     /// Finds the credential `environment` points to.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration``: when a file that was found (or named
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration``: when a file that was found (or named
     ///   by `GOOGLE_APPLICATION_CREDENTIALS`) cannot be read or used, or when nothing was found;
     ///   then the message lists every place tried and why it did not apply, and `underlying` is
     ///   a ``SearchReport``.

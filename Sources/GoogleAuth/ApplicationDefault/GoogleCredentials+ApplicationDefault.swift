@@ -14,7 +14,10 @@ extension GoogleCredentials {
     ///   - environment: Where to look; this process's environment by default.
     ///   - userTokenEndpoint: Where a user's refresh goes: Google's, whatever the file says.
     ///   - transport: How token requests are sent.
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when nothing is found (the message lists
+    ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
+    ///   - refreshBackoff: How long to wait after failed token requests.
+    ///   - logger: Where failures are logged (never a token or secret).
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when nothing is found (the message lists
     ///   each place tried and why it did not apply; `underlying` is an
     ///   ``ApplicationDefaultCredentials/SearchReport``), or when what was found is unusable.
     public static func applicationDefault(
@@ -49,7 +52,7 @@ extension GoogleCredentials {
     /// The resolved quota project (`GOOGLE_CLOUD_QUOTA_PROJECT`, else an authorized_user file's)
     /// is sent as `x-goog-user-project`.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for scopes or an endpoint the
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for scopes or an endpoint the
     ///   credential's source refuses.
     public convenience init(
         _ resolved: ApplicationDefaultCredentials.Resolved,

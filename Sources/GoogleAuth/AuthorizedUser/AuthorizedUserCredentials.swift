@@ -26,7 +26,7 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
 
     /// Reads credentials from the JSON of an authorized_user file.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` naming the field that is missing or
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` naming the field that is missing or
     ///   wrong, never its value.
     public init(json data: Data, source: String? = nil) throws(OAuthError) {
         try self.init(CredentialFile(json: data, source: source ?? "the authorized_user credentials"), source: source)
@@ -90,7 +90,7 @@ public struct AuthorizedUserTokenSource: GoogleTokenSource {
 
     /// A source for `credentials`, refreshing at `tokenEndpoint`.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when `tokenEndpoint` is neither HTTPS
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when `tokenEndpoint` is neither HTTPS
     ///   nor HTTP to a loopback address.
     public init(
         credentials: AuthorizedUserCredentials,
@@ -113,9 +113,9 @@ public struct AuthorizedUserTokenSource: GoogleTokenSource {
 
     /// Refreshes: `grant_type=refresh_token` with the client's id and secret.
     ///
-    /// - Throws: ``OAuthError``: an authorization error when the refresh token was revoked or
+    /// - Throws: ``/OAuth2/OAuthError``: an authorization error when the refresh token was revoked or
     ///   expired (`invalid_grant`: run `gcloud auth application-default login` again),
-    ///   ``OAuthError/Kind/transient`` when the endpoint cannot be reached.
+    ///   ``/OAuth2/OAuthError/Kind/transient`` when the endpoint cannot be reached.
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
         logger.debug(
             "refreshing an authorized user's token",

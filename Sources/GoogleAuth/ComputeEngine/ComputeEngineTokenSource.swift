@@ -32,7 +32,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
 
     /// A source asking the metadata server at `host`.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when `host` is not `HOST[:PORT]`, or a
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when `host` is not `HOST[:PORT]`, or a
     ///   scope is empty or has a comma or space.
     public init(
         host: String = defaultHost,
@@ -60,8 +60,8 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
 
     /// Asks the metadata server for a token.
     ///
-    /// - Throws: ``OAuthError``: ``OAuthError/Kind/transient`` when the server cannot be reached,
-    ///   answers 5xx/408/429, or answers 200 without a usable token; ``OAuthError/Kind/invalidConfiguration``
+    /// - Throws: ``/OAuth2/OAuthError``: ``/OAuth2/OAuthError/Kind/transient`` when the server cannot be reached,
+    ///   answers 5xx/408/429, or answers 200 without a usable token; ``/OAuth2/OAuthError/Kind/invalidConfiguration``
     ///   when the answer lacks `Metadata-Flavor: Google` or says there is no such account (404)
     ///   or refuses (other 4xx).
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
@@ -76,7 +76,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
 
     /// The default service account's email, as the metadata server reports it.
     ///
-    /// - Throws: ``OAuthError`` as ``fetchToken()`` does.
+    /// - Throws: ``/OAuth2/OAuthError`` as ``fetchToken()`` does.
     public func serviceAccountEmail() async throws(OAuthError) -> String {
         let response = try await get(
             "/computeMetadata/v1/instance/service-accounts/default/email",

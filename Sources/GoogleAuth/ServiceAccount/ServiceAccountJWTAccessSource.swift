@@ -20,7 +20,7 @@ public struct ServiceAccountJWTAccessSource: GoogleTokenSource {
         /// The audience for a call to `authority` (`host`, `host:port`, `[v6]:port`): the host,
         /// lowercased, without the port.
         ///
-        /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when `authority` is not a host
+        /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when `authority` is not a host
         ///   with an optional port.
         public static func forAuthority(_ authority: String) throws(OAuthError) -> Audience {
             guard let host = ServiceHost.host(ofAuthority: authority) else {
@@ -59,7 +59,7 @@ public struct ServiceAccountJWTAccessSource: GoogleTokenSource {
 
     /// A source of self-signed JWTs for `audience`.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a lifetime outside 1 s...1 h,
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a lifetime outside 1 s...1 h,
     ///   empty scopes, or a host that cannot go into a URL.
     public init(key: ServiceAccountKey, audience: Audience, lifetime: Duration = maximumLifetime) throws(OAuthError) {
         guard lifetime >= .seconds(1), lifetime <= Self.maximumLifetime else {

@@ -31,8 +31,10 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
 
     /// Reads a key from the JSON of a key file.
     ///
-    /// - Parameter source: Where the JSON came from, for messages and ``identity`` (a path).
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` naming the file and the field that is
+    /// - Parameters:
+    ///   - data: The key file's JSON, as Google gives it out (at most 64 KiB).
+    ///   - source: Where the JSON came from, for messages and ``identity`` (a path).
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` naming the file and the field that is
     ///   missing or wrong. The private key is never quoted.
     public init(json data: Data, source: String? = nil) throws(OAuthError) {
         try self.init(CredentialFile(json: data, source: source ?? "the service account key"), source: source)
@@ -40,7 +42,7 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
 
     /// Reads the key file at `path`.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` when the file cannot be read or is not
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when the file cannot be read or is not
     ///   a usable service-account key.
     public init(contentsOfFile path: String) throws(OAuthError) {
         try self.init(CredentialFile(contentsOfFile: path), source: path)

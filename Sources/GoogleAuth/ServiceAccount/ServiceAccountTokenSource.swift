@@ -28,10 +28,12 @@ public struct ServiceAccountTokenSource: GoogleTokenSource {
     /// A source for `key` with `scopes`.
     ///
     /// - Parameters:
+    ///   - key: The key that signs the assertions and names the token endpoint (`token_uri`).
+    ///   - scopes: The scopes asked for; at least one.
     ///   - subject: A user's email to act for, when the account has domain-wide delegation.
     ///   - transport: How the request reaches the token endpoint.
     ///   - logger: Where fetches are logged (never the assertion or a token).
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` without scopes (Google grants no
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` without scopes (Google grants no
     ///   access token without one) or with a scope or subject that cannot go in a JWT.
     public init(
         key: ServiceAccountKey,
@@ -58,9 +60,9 @@ public struct ServiceAccountTokenSource: GoogleTokenSource {
 
     /// Signs an assertion and exchanges it for an access token at the key's `token_uri`.
     ///
-    /// - Throws: ``OAuthError``: an authorization error when the token endpoint refuses the
+    /// - Throws: ``/OAuth2/OAuthError``: an authorization error when the token endpoint refuses the
     ///   assertion (`invalid_grant`: a revoked key, a wrong clock, an unknown subject),
-    ///   ``OAuthError/Kind/transient`` when it cannot be reached.
+    ///   ``/OAuth2/OAuthError/Kind/transient`` when it cannot be reached.
     public func fetchToken() async throws(OAuthError) -> FetchedAccessToken {
         let assertion = try makeAssertion(issuedAt: Date())
         logger.debug(

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Where an old GTMOAuth2 keychain string is kept: a keychain item on Apple platforms
-/// (``GTMOAuth2KeychainSource``), a file elsewhere (``GTMOAuth2FileSource``).
+/// (`GTMOAuth2KeychainSource`), a file elsewhere (``GTMOAuth2FileSource``).
 public protocol GTMOAuth2ItemSource: Sendable {
     /// The stored GTMOAuth2 string, or `nil` when there is none.
     func read() throws(OAuthError) -> String?

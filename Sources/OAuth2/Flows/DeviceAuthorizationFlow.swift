@@ -39,7 +39,8 @@ public struct DeviceAuthorizationFlow: Sendable {
         public let verificationURI: URL
         /// The same page with the code filled in, when the server offers one.
         public let verificationURIComplete: URL?
-        /// When the codes stop working: at most ``maximumLifetime`` after they were issued.
+        /// When the codes stop working: `expires_in` after they were issued, kept within
+        /// ``lifetimeBounds`` (30 minutes when the server did not say).
         public let expiresAt: Date
         /// The polling interval the server asked for at the start, within ``intervalBounds``.
         public let interval: Duration

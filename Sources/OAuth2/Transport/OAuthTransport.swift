@@ -66,6 +66,7 @@ public enum OAuthTransportError: Error, Sendable, CustomStringConvertible {
     /// The whole answer did not arrive within the request's ``OAuthHTTPRequest/timeout``.
     case timedOut(Duration)
 
+    /// What was exceeded, with the limit or the timeout.
     public var description: String {
         switch self {
         case .responseTooLarge(let limit): return "the answer is larger than \(limit) bytes"

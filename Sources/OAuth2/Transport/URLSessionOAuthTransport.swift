@@ -36,6 +36,15 @@ public struct URLSessionOAuthTransport: OAuthTransport {
         owner = SessionOwner(configuration: configuration)
     }
 
+    /// Sends `request` and returns the answer, whatever its HTTP status; a redirect is returned as
+    /// the 3xx answer it is, never followed.
+    ///
+    /// - Throws: ``OAuthTransportError/responseTooLarge(limit:)`` when the answer passes the
+    ///   request's ``OAuthHTTPRequest/maximumResponseBodySize``,
+    ///   ``OAuthTransportError/timedOut(_:)`` when it is not complete within its
+    ///   ``OAuthHTTPRequest/timeout``, `CancellationError` when the task is cancelled, and
+    ///   `URLSession`'s error when no answer came (no connection, TLS refused). The transfer is
+    ///   cancelled in each case.
     public func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method

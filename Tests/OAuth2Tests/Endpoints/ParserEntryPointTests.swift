@@ -7,31 +7,6 @@ import Testing
 /// fuzzers call them: each takes bytes (or text) and returns a value or a clear error, never traps.
 @Suite("OAuth2 parser entry points")
 struct ParserEntryPointTests {
-    @Test("loopback request heads: complete, incomplete and malformed")
-    func requestHeads() {
-        #expect(
-            LoopbackRequestReceiver.parseHead(Array("GET /cb?code=1&state=2 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-                == .complete(.init(method: "GET", target: "/cb?code=1&state=2"))
-        )
-        #expect(LoopbackRequestReceiver.parseHead(Array("GET /cb HTTP/1.1\r\nHost: x\r\n".utf8)) == .incomplete)
-        for bad in [
-            "GET /cb HTTP/2\r\n\r\n", "GET cb HTTP/1.1\r\n\r\n", "GET /c b HTTP/1.1\r\n\r\n", "\r\n\r\n",
-            "G(T /cb HTTP/1.1\r\n\r\n", "GET /cb HTTP/1.1\n\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\n\r\n",
-        ] {
-            #expect(LoopbackRequestReceiver.parseHead(Array(bad.utf8)) == .invalid, "\(bad.debugDescription)")
-        }
-        #expect(LoopbackRequestReceiver.RequestHead(method: "GET", target: "/a?b=c?d").path == "/a")
-    }
-
-    @Test("redirect parameters: decoded, first of repeated names wins")
-    func redirectParameters() {
-        let parameters = LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(
-            of: "/cb?state=a%20b&state=c&code=x+y&flag"
-        )
-        #expect(parameters == ["state": "a b", "code": "x y", "flag": ""])
-        #expect(LoopbackAuthorizationFlow.PendingAuthorization.redirectParameters(of: "/cb").isEmpty)
-    }
-
     @Test("JSON numbers: numbers and decimal strings; booleans, NaN and hex are not numbers")
     func jsonNumbers() {
         #expect(JSONNumber.value(of: NSNumber(value: 3600)) == 3600)

@@ -8,12 +8,13 @@ import Darwin
 #endif
 
 /// A plain TCP client on 127.0.0.1 for playing hostile local processes against the loopback
-/// redirect receiver: it can connect and say nothing, send part of a request, or a whole one.
-/// Its waits run on a thread of their own, never on one of Swift's cooperative threads (the
-/// flow under test needs those).
+/// redirect receiver: it can connect and say nothing, send part of a request, or a whole one,
+/// and reset the connection. Its waits run on a thread of their own, never on one of Swift's
+/// cooperative threads (the flow under test needs those).
 final class RawLoopbackClient: @unchecked Sendable {
     // Confined: each method runs to completion before the next is called (tests await them in turn).
     private let fd: Int32
+    private var isOpen = true
 
     init(port: Int) throws {
         #if canImport(Glibc)
@@ -37,7 +38,18 @@ final class RawLoopbackClient: @unchecked Sendable {
         }
     }
 
-    deinit { close(fd) }
+    deinit {
+        if isOpen { close(fd) }
+    }
+
+    /// Resets the connection: closes it with a zero linger time, so the kernel sends RST (not
+    /// FIN) and drops anything unsent or unread.
+    func reset() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close(fd)
+        isOpen = false
+    }
 
     /// Sends all of `text` (a request, or part of one).
     func send(_ text: String) throws {

@@ -30,8 +30,13 @@ public struct LoopbackAuthorizationFlow: Sendable {
     /// Creates a flow.
     ///
     /// - Parameters:
+    ///   - configuration: The authorization server's endpoints; its authorization endpoint must be
+    ///     https (http only on loopback), checked by ``start()``.
+    ///   - client: The client signing in (a public client needs no secret: PKCE protects the code).
+    ///   - scopes: The scopes asked for, sent space-separated.
     ///   - redirectPath: The redirect URI's path; `/oauth2callback` by default.
     ///   - timeout: How long ``PendingAuthorization/complete()`` waits for the browser; 5 minutes by default.
+    ///   - transport: How the code exchange reaches the token endpoint.
     public init(
         configuration: ServiceConfiguration,
         client: OAuthClient,
@@ -150,8 +155,8 @@ public struct LoopbackAuthorizationFlow: Sendable {
         /// (with the PKCE verifier) for tokens. The listener is closed afterwards, whatever happened.
         ///
         /// Any local process can reach the redirect port: a request with another `state` (or
-        /// none) is answered 400 and the wait goes on, so a forged redirect can neither complete
-        /// nor abort the sign-in.
+        /// none, or with a parameter repeated) is answered 400 and the wait goes on, so a forged
+        /// redirect can neither complete nor abort the sign-in.
         ///
         /// - Throws: ``OAuthError``: `flowFailed` on timeout, cancellation, or a redirect without
         ///   a code; an authorization error when the user or the server refused (`access_denied`,
@@ -160,14 +165,16 @@ public struct LoopbackAuthorizationFlow: Sendable {
         public func complete() async throws(OAuthError) -> AuthState {
             defer { receiver.close() }
             let expectedState = state
-            let target: String
+            let redirect: LoopbackRequestHead
             do throws(LoopbackRequestReceiver.Failure) {
-                target = try await receiver.receive(
+                redirect = try await receiver.receive(
                     path: flow.redirectPath,
                     timeout: flow.timeout,
                     limits: flow.receiverLimits
-                ) { target in
-                    let parameters = Self.redirectParameters(of: target)
+                ) { head in
+                    guard let parameters = head.queryParameters else {
+                        return .reject(Self.page(status: 400, "This request is not a well-formed redirect."))
+                    }
                     guard Self.constantTimeEqual(parameters["state"], expectedState) else {
                         return .reject(
                             Self.page(status: 400, "This request does not belong to the sign-in in progress.")
@@ -189,7 +196,8 @@ public struct LoopbackAuthorizationFlow: Sendable {
                     error.isTimeout ? "the browser did not come back in time: \(error)" : "\(error)"
                 )
             }
-            let parameters = Self.redirectParameters(of: target)
+            // Accepted above only when its parameters decode, so never empty here for that reason.
+            let parameters = redirect.queryParameters ?? [:]
             if let error = parameters["error"] {
                 let code = TokenSyntax.isErrorCode(error) ? error : "invalid_request"
                 let description = parameters["error_description"].map { ": \(TokenSyntax.bounded($0))" } ?? ""
@@ -222,17 +230,6 @@ public struct LoopbackAuthorizationFlow: Sendable {
         /// Stops waiting: a ``complete()`` in progress fails with `flowFailed`.
         public func cancel() {
             receiver.close()
-        }
-
-        /// The decoded query parameters of a redirect's request target (the first of repeated
-        /// names wins).
-        package static func redirectParameters(of target: String) -> [String: String] {
-            guard let query = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
-            var result: [String: String] = [:]
-            for (key, value) in FormEncoding.decode(query) where result[key] == nil {
-                result[key] = value
-            }
-            return result
         }
 
         /// Compares the redirect's `state` with ours without an early exit a local process could time.
