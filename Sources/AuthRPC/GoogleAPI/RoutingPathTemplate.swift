@@ -154,7 +154,7 @@ public struct RoutingPathTemplate: Sendable, Hashable, CustomStringConvertible {
             && lhs.capture == rhs.capture
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
         hasher.combine(elements)
