@@ -48,15 +48,15 @@ struct ClientGeneratorTests {
         _ proto: String = fixture,
         options: [String] = [],
         otherFiles: [String: String] = [:]
-    ) throws -> (status: Int32, files: [String: String], stderr: String) {
+    ) async throws -> (status: Int32, files: [String: String], stderr: String) {
         var files = ["acme/widgets.proto": proto]
         for (name, text) in otherFiles { files["acme/\(name)"] = text }
-        let output = try Protoc.run(files, generate: ["acme/widgets.proto"], options: options)
+        let output = try await Protoc.run(files, generate: ["acme/widgets.proto"], options: options)
         return (output.status, output.files, output.stderr)
     }
 
-    static func generatedSource(options: [String] = []) throws -> String {
-        let result = try generate(options: options)
+    static func generatedSource(options: [String] = []) async throws -> String {
+        let result = try await generate(options: options)
         try #require(result.status == 0, "protoc failed: \(result.stderr)")
         return try #require(result.files.values.first)
     }
@@ -64,8 +64,8 @@ struct ClientGeneratorTests {
     @Test(
         "A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC that runs on the caller's executor"
     )
-    func clientShape() throws {
-        let source = try Self.generatedSource(options: ["Visibility=Public"])
+    func clientShape() async throws {
+        let source = try await Self.generatedSource(options: ["Visibility=Public"])
         #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
         #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
         #expect(
@@ -88,8 +88,8 @@ struct ClientGeneratorTests {
     }
 
     @Test("Proto comments become DocC; the file's header comes along")
-    func comments() throws {
-        let source = try Self.generatedSource()
+    func comments() async throws {
+        let source = try await Self.generatedSource()
         #expect(source.contains("/// Makes and watches widgets.\n///\n/// Every call goes through ``channel``"))
         #expect(source.contains("    /// Makes a widget.\n    ///\n    /// - Parameters:"))
         #expect(source.contains("/// The fixture's header."))
@@ -97,8 +97,8 @@ struct ClientGeneratorTests {
     }
 
     @Test("option deprecated marks the method (and its descriptor) or the whole client @available(*, deprecated)")
-    func deprecation() throws {
-        let source = try Self.generatedSource()
+    func deprecation() async throws {
+        let source = try await Self.generatedSource()
         #expect(source.contains("    @available(*, deprecated)\n    nonisolated(nonsending) func legacyMake("))
         #expect(source.contains("        @available(*, deprecated)\n        static let legacyMake ="))
         #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Swift.Sendable {"))
@@ -108,8 +108,8 @@ struct ClientGeneratorTests {
     @Test(
         "Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client"
     )
-    func streaming() throws {
-        let source = try Self.generatedSource()
+    func streaming() async throws {
+        let source = try await Self.generatedSource()
         #expect(
             source.contains(
                 "/// Not generated: `Watch` (server streaming), `Upload` (client streaming), `Chat` (bidirectional streaming)."
@@ -123,8 +123,8 @@ struct ClientGeneratorTests {
     }
 
     @Test("Empty requests default to an empty message; keywords are quoted; members the client has get an underscore")
-    func names() throws {
-        let source = try Self.generatedSource()
+    func names() async throws {
+        let source = try await Self.generatedSource()
         #expect(
             source.contains(
                 "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
@@ -135,47 +135,51 @@ struct ClientGeneratorTests {
     }
 
     @Test("Visibility: internal by default, public or package on request")
-    func visibility() throws {
-        #expect(try Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
-        #expect(try Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
+    func visibility() async throws {
+        #expect(try await Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
+        #expect(try await Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
     }
 
     @Test("UseAccessLevelOnImports writes each import with the generated code's access level, as protoc-gen-swift does")
-    func accessLevelOnImports() throws {
-        #expect(try Self.generatedSource().contains("\nimport AuthRPC\n"))
+    func accessLevelOnImports() async throws {
+        #expect(try await Self.generatedSource().contains("\nimport AuthRPC\n"))
         #expect(
-            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains(
                 "\npublic import AuthRPC\n"
             )
         )
         #expect(
-            try Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains(
                 "\npackage import AuthRPC\n"
             )
         )
         #expect(
-            try Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains("\ninternal import AuthRPC\n")
+            try await Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains(
+                "\ninternal import AuthRPC\n"
+            )
         )
         #expect(
-            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains(
                 "\nimport AuthRPC\n"
             )
         )
     }
 
     @Test("FileNaming places the output like protoc-gen-swift does")
-    func fileNaming() throws {
-        #expect(try Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
+    func fileNaming() async throws {
+        #expect(try await Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
         #expect(
-            try Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == [
+            try await Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == [
                 "acme_widgets.authrpc.swift"
             ]
         )
-        #expect(try Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"])
+        #expect(
+            try await Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"]
+        )
     }
 
     @Test("ProtoPathModuleMappings qualifies types from another module and imports it")
-    func moduleMappings() throws {
+    func moduleMappings() async throws {
         let mappings = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mappings-\(UUID().uuidString).asciipb"
         )
@@ -190,7 +194,7 @@ struct ClientGeneratorTests {
             message Local { string id = 1; }
             service Parts { rpc Find(Local) returns (acme.types.Part); }
             """
-        let result = try Self.generate(
+        let result = try await Self.generate(
             service,
             options: ["ProtoPathModuleMappings=\(mappings.path)"],
             otherFiles: ["types.proto": types]
@@ -207,8 +211,8 @@ struct ClientGeneratorTests {
     }
 
     @Test("A file without services gets a header-only file, so build tools can count on one output per .proto")
-    func noServices() throws {
-        let result = try Self.generate("syntax = \"proto3\";\npackage acme;\nmessage Only {}\n")
+    func noServices() async throws {
+        let result = try await Self.generate("syntax = \"proto3\";\npackage acme;\nmessage Only {}\n")
         #expect(result.status == 0)
         let source = try #require(result.files["acme/widgets.authrpc.swift"])
         #expect(source.contains("This file declares no services"))
@@ -216,26 +220,27 @@ struct ClientGeneratorTests {
     }
 
     @Test("Unknown parameters and values fail with a message that lists what is accepted")
-    func badParameters() throws {
-        let unknown = try Self.generate(options: ["Visiblity=Public"])
+    func badParameters() async throws {
+        let unknown = try await Self.generate(options: ["Visiblity=Public"])
         #expect(unknown.status != 0)
         #expect(
             unknown.stderr.contains(
                 "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports, ServiceConfig)"
             )
         )
-        let badValue = try Self.generate(options: ["Visibility=Open"])
+        let badValue = try await Self.generate(options: ["Visibility=Open"])
         #expect(badValue.status != 0)
         #expect(badValue.stderr.contains("parameter 'Visibility' cannot be 'Open' (one of: Internal, Public, Package)"))
-        let badFlag = try Self.generate(options: ["UseAccessLevelOnImports=yes"])
+        let badFlag = try await Self.generate(options: ["UseAccessLevelOnImports=yes"])
         #expect(badFlag.stderr.contains("parameter 'UseAccessLevelOnImports' cannot be 'yes' (one of: true, false)"))
-        let missingMappings = try Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"])
+        let missingMappings = try await Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"]
+        )
         #expect(missingMappings.stderr.contains("cannot use ProtoPathModuleMappings=/nonexistent/mappings.asciipb"))
     }
 
     @Test("Two services that would share a Swift name fail with the option that fixes it")
-    func collision() throws {
-        let result = try Self.generate(
+    func collision() async throws {
+        let result = try await Self.generate(
             "syntax = \"proto3\";\npackage acme;\nmessage M {}\nmessage FooClient {}\nservice Foo { rpc A(M) returns (M); }\n"
         )
         #expect(result.status != 0)

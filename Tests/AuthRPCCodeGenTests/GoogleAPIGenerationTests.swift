@@ -93,15 +93,15 @@ struct GoogleAPIGenerationTests {
     static func client(
         _ proto: String = library,
         options: [String] = ["ProtoPathModuleMappings=\(mappings.path)"]
-    ) throws -> String {
-        let output = try Protoc.run(["acme/library.proto": proto], options: options)
+    ) async throws -> String {
+        let output = try await Protoc.run(["acme/library.proto": proto], options: options)
         try #require(output.status == 0, "protoc failed: \(output.stderr)")
         return try #require(output.files["acme/library.authrpc.swift"])
     }
 
     /// protoc's error for `proto`.
-    static func failure(_ proto: String, options: [String] = []) throws -> String {
-        let output = try Protoc.run(["acme/library.proto": proto], options: options)
+    static func failure(_ proto: String, options: [String] = []) async throws -> String {
+        let output = try await Protoc.run(["acme/library.proto": proto], options: options)
         #expect(output.status != 0, "protoc succeeded")
         return output.stderr
     }
@@ -128,8 +128,8 @@ struct GoogleAPIGenerationTests {
     // MARK: - Routing headers
 
     @Test("google.api.routing becomes a RoutingRule of its parameters, templates checked and compiled once")
-    func explicitRouting() throws {
-        let source = try Self.client()
+    func explicitRouting() async throws {
+        let source = try await Self.client()
         #expect(
             source.contains(
                 """
@@ -152,8 +152,8 @@ struct GoogleAPIGenerationTests {
     @Test(
         "Without google.api.routing, the variables of every google.api.http binding, each once: nested fields, verbs, numbers"
     )
-    func implicitRouting() throws {
-        let source = try Self.client()
+    func implicitRouting() async throws {
+        let source = try await Self.client()
         #expect(source.contains("/// `GetShelf`: from the variables of its `google.api.http` path."))
         #expect(source.contains("AuthRPC.RoutingParameter(field: \"name\") { $0.name },"))
         #expect(
@@ -181,8 +181,8 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("An empty google.api.routing turns routing off; a Google API's other methods still send x-goog-api-client")
-    func noRouting() throws {
-        let source = try Self.client()
+    func noRouting() async throws {
+        let source = try await Self.client()
         #expect(!source.contains("static let unrouted = AuthRPC.RoutingRule"))
         #expect(!source.contains("static let plain = AuthRPC.RoutingRule"))
         let unrouted = try #require(source.range(of: "func unrouted(")).upperBound
@@ -190,8 +190,8 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("A service that is not a Google API (no default_host) sends routing headers but no x-goog-api-client")
-    func notGoogle() throws {
-        let source = try Self.client(
+    func notGoogle() async throws {
+        let source = try await Self.client(
             Self.annotated("option (google.api.http) = { get: \"/v1/{name=things/*}\" };")
         )
         #expect(
@@ -200,7 +200,7 @@ struct GoogleAPIGenerationTests {
             )
         )
         #expect(!source.contains("static let defaultHost"))
-        let plain = try Self.client(Self.annotated(""))
+        let plain = try await Self.client(Self.annotated(""))
         #expect(!plain.contains("addGoogleAPIMetadata"))
         #expect(plain.contains("        try await channel.unary(Methods.m, request: request"))
     }
@@ -238,8 +238,8 @@ struct GoogleAPIGenerationTests {
             ),
         ]
     )
-    func badAnnotations(annotation: String, message: String) throws {
-        let stderr = try Self.failure(Self.annotated(annotation))
+    func badAnnotations(annotation: String, message: String) async throws {
+        let stderr = try await Self.failure(Self.annotated(annotation))
         #expect(stderr.contains("acme/library.proto: "))
         #expect(stderr.contains(message), "\(stderr)")
     }
@@ -247,8 +247,8 @@ struct GoogleAPIGenerationTests {
     // MARK: - Pages
 
     @Test("AIP-158 list methods get Pages and Items that follow next_page_token over the first repeated field")
-    func pages() throws {
-        let source = try Self.client()
+    func pages() async throws {
+        let source = try await Self.client()
         #expect(
             source.contains(
                 "public func listShelvesPages(_ request: Acme_Library_V1_ListShelvesRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Acme_Library_V1_ListShelvesRequest, Acme_Library_V1_ListShelvesResponse, Acme_Library_V1_Shelf> {"
@@ -283,8 +283,8 @@ struct GoogleAPIGenerationTests {
     // MARK: - Long-running operations
 
     @Test("Methods returning an Operation with operation_info get a typed LongRunningOperation from GoogleCommonProtos")
-    func operations() throws {
-        let source = try Self.client()
+    func operations() async throws {
+        let source = try await Self.client()
         #expect(source.contains("\nimport GoogleCommonProtos\n"))
         #expect(
             source.contains(
@@ -302,8 +302,8 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("Without operations_proto.proto mapped to GoogleCommonProtos, the method says how to get the helper")
-    func operationsUnmapped() throws {
-        let source = try Self.client(options: [])
+    func operationsUnmapped() async throws {
+        let source = try await Self.client(options: [])
         #expect(!source.contains("archiveOperation"))
         #expect(
             source.contains(
@@ -313,8 +313,8 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("operation_info that names no message, or leaves one out, stops generation")
-    func badOperationInfo() throws {
-        let missing = try Self.failure(
+    func badOperationInfo() async throws {
+        let missing = try await Self.failure(
             Self.annotated(
                 "option (google.longrunning.operation_info) = { response_type: \"Nope\" metadata_type: \"ExportMetadata\" };"
             )
@@ -324,7 +324,7 @@ struct GoogleAPIGenerationTests {
                 "acme.v1.L.Export: google.longrunning.operation_info names Nope, which is not a message in acme/library.proto or the files it imports"
             )
         )
-        let half = try Self.failure(
+        let half = try await Self.failure(
             Self.annotated("option (google.longrunning.operation_info) = { response_type: \"Req\" };")
         )
         #expect(half.contains("must name both response_type and metadata_type (AIP-151)"))
@@ -333,8 +333,8 @@ struct GoogleAPIGenerationTests {
     // MARK: - Service facts
 
     @Test("google.api.default_host and google.api.oauth_scopes become defaultHost and oauthScopes")
-    func serviceFacts() throws {
-        let source = try Self.client()
+    func serviceFacts() async throws {
+        let source = try await Self.client()
         #expect(source.contains("    static let defaultHost = \"library.example.com\"\n"))
         #expect(
             source.contains(
@@ -352,7 +352,7 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("ServiceConfig embeds the file's text, unchanged, in the clients of the services it names")
-    func serviceConfig() throws {
+    func serviceConfig() async throws {
         let text = """
             {"methodConfig": [{"name": [{"service": "acme.library.v1.Library", "method": "GetShelf"}],
               "timeout": "1.5s", "waitForReady": true,
@@ -362,7 +362,7 @@ struct GoogleAPIGenerationTests {
             """
         let config = try Self.writeConfig(text)
         defer { try? FileManager.default.removeItem(at: config) }
-        let source = try Self.client(options: ["ServiceConfig=\(config.path)"])
+        let source = try await Self.client(options: ["ServiceConfig=\(config.path)"])
         let start = try #require(source.range(of: "    static let serviceConfigJSON: Swift.String = \"\"\"\n"))
         #expect(source.contains("/// publishes for its methods, embedded from `\(config.lastPathComponent)`."))
         let end = try #require(source.range(of: "\n    \"\"\"\n", range: start.upperBound..<source.endIndex))
@@ -372,10 +372,10 @@ struct GoogleAPIGenerationTests {
             \(literal.replacingOccurrences(of: "\n    ", with: "\n"))
             precondition(text == \(swiftLiteral(text)), "embedded text differs")
             """
-        let ran = try Protoc.execute(check)
+        let ran = try await Protoc.execute(check)
         #expect(ran.status == 0, "\(ran.output)")
         // A service the file does not name gets nothing.
-        let other = try Self.client(Self.annotated(""), options: ["ServiceConfig=\(config.path)"])
+        let other = try await Self.client(Self.annotated(""), options: ["ServiceConfig=\(config.path)"])
         #expect(!other.contains("serviceConfigJSON"))
     }
 
@@ -433,17 +433,17 @@ struct GoogleAPIGenerationTests {
             ),
         ]
     )
-    func badServiceConfig(text: String, problem: String) throws {
+    func badServiceConfig(text: String, problem: String) async throws {
         let config = try Self.writeConfig(text)
         defer { try? FileManager.default.removeItem(at: config) }
-        let stderr = try Self.failure(Self.annotated(""), options: ["ServiceConfig=\(config.path)"])
+        let stderr = try await Self.failure(Self.annotated(""), options: ["ServiceConfig=\(config.path)"])
         #expect(stderr.contains("ServiceConfig=\(config.path) "), "\(stderr)")
         #expect(stderr.contains(problem), "\(stderr)")
     }
 
     @Test("A missing file, and two files for one service, are refused too")
-    func serviceConfigFiles() throws {
-        let missing = try Self.failure(Self.annotated(""), options: ["ServiceConfig=/nonexistent/config.json"])
+    func serviceConfigFiles() async throws {
+        let missing = try await Self.failure(Self.annotated(""), options: ["ServiceConfig=/nonexistent/config.json"])
         #expect(missing.contains("cannot read ServiceConfig=/nonexistent/config.json"))
         let first = try Self.writeConfig(#"{"methodConfig": [{"name": [{"service": "acme.v1.S"}], "timeout": "1s"}]}"#)
         let second = try Self.writeConfig(#"{"methodConfig": [{"name": [{"service": "acme.v1.S", "method": "M"}]}]}"#)
@@ -451,7 +451,7 @@ struct GoogleAPIGenerationTests {
             try? FileManager.default.removeItem(at: first)
             try? FileManager.default.removeItem(at: second)
         }
-        let twice = try Self.failure(
+        let twice = try await Self.failure(
             Self.annotated(""),
             options: ["ServiceConfig=\(first.path)", "ServiceConfig=\(second.path)"]
         )
@@ -485,19 +485,19 @@ struct GoogleAPIGenerationTests {
     @Test(
         "Messages named like AuthRPC's types, and rpc `_`, compile: library types are module-qualified, `_` becomes `_method`"
     )
-    func hardNamesCompile() throws {
-        let output = try Protoc.run(["edge.proto": Self.hardNames], generate: ["edge.proto"], messages: true)
+    func hardNamesCompile() async throws {
+        let output = try await Protoc.run(["edge.proto": Self.hardNames], generate: ["edge.proto"], messages: true)
         try #require(output.status == 0, "protoc failed: \(output.stderr)")
         let client = try #require(output.files["edge.authrpc.swift"])
         #expect(client.contains("static let _method = AuthRPC.MethodDescriptor(service: \"Edge\", method: \"_\")"))
         #expect(client.contains("func __method(_ request: Channel, options: AuthRPC.CallOptions? = nil)"))
-        let compiled = try Protoc.typecheck(output.files)
+        let compiled = try await Protoc.typecheck(output.files)
         #expect(compiled.status == 0, "\(compiled.output)")
     }
 
     @Test("A type named like a member type of the client (Methods) is refused; it would be hidden inside the client")
-    func shadowedTypes() throws {
-        let stderr = try Self.failure(
+    func shadowedTypes() async throws {
+        let stderr = try await Self.failure(
             "syntax = \"proto3\";\nmessage Methods {}\nservice S { rpc M(Methods) returns (Methods); }\n"
         )
         #expect(
@@ -520,13 +520,13 @@ struct GoogleAPIGenerationTests {
             ),
         ]
     )
-    func collisions(proto: String, message: String) throws {
-        #expect(try Self.failure(proto).contains(message))
+    func collisions(proto: String, message: String) async throws {
+        #expect(try await Self.failure(proto).contains(message))
     }
 
     @Test("A client named like a message of another file in the same request is refused")
-    func crossFileCollision() throws {
-        let output = try Protoc.run(
+    func crossFileCollision() async throws {
+        let output = try await Protoc.run(
             [
                 "a.proto": "syntax = \"proto3\";\npackage acme;\nmessage M {}\nservice Foo { rpc A(M) returns (M); }\n",
                 "b.proto": "syntax = \"proto3\";\npackage acme;\nmessage FooClient {}\n",
@@ -537,9 +537,9 @@ struct GoogleAPIGenerationTests {
     }
 
     @Test("Control characters in a file's name are escaped in the generated comments and in errors")
-    func controlCharactersInFileNames() throws {
+    func controlCharactersInFileNames() async throws {
         let name = "acme/evil\nstruct Injected {}\u{1B}[2J.proto"
-        let output = try Protoc.run(
+        let output = try await Protoc.run(
             [name: "syntax = \"proto3\";\npackage acme;\nmessage M {}\nservice S { rpc A(M) returns (M); }\n"],
             options: ["FileNaming=DropPath"]
         )

@@ -15,56 +15,40 @@ struct GoogleAPIsExampleTests {
     }
 
     /// Runs the example in a mount namespace whose /etc/hosts sends Google's names to loopback,
-    /// with exactly `environment` (plus PATH). Returns its exit status, stdout and stderr.
-    static func run(
-        _ arguments: [String],
-        environment: [String: String]
-    ) throws -> (
-        status: Int32, output: String, errors: String
-    ) {
+    /// with exactly `environment` (plus PATH and an empty HOME).
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> ChildProcessResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("google-apis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let hosts = scratch.appendingPathComponent("hosts")
         try "127.0.0.1 localhost pubsub.googleapis.com\n".write(to: hosts, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments =
-            [
-                "-m", "/bin/sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hosts.path,
-                PackageRoot.builtProduct("GoogleAPIsExample").path,
-            ] + arguments
         var variables = environment
         variables["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         variables["HOME"] = scratch.path  // no gcloud file of the machine's own
-        process.environment = variables
-        let output = scratch.appendingPathComponent("stdout")
-        let errors = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, try String(contentsOf: output, encoding: .utf8),
-            try String(contentsOf: errors, encoding: .utf8)
+        return try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/unshare"),
+            [
+                "-m", "/bin/sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hosts.path,
+                PackageRoot.builtProduct("GoogleAPIsExample").path,
+            ] + arguments,
+            environment: variables,
+            timeout: .seconds(120)
         )
     }
 
     @Test("With ADC it creates, publishes, pulls, lists, reads IAM and deletes, every call routed")
     func runsWithApplicationDefaultCredentials() async throws {
         let sandbox = try await Self.sandbox.value
-        let result = try Self.run(
+        let result = try await Self.run(
             [
                 "sandbox-project", "--endpoint", "pubsub.googleapis.com:\(sandbox.tlsPort)", "--ca-file",
                 sandbox.caCertificatePath,
             ],
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": sandbox.process.string("service_account_key")]
         )
-        #expect(result.status == 0, "\(result.errors)")
-        let lines = result.output.split(separator: "\n").map(String.init)
-        #expect(lines.count == 7, "\(result.output)")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 7, "\(result.stdout)")
         #expect(lines.first?.hasPrefix("created topic projects/sandbox-project/topics/authrpc-example-") == true)
         #expect(lines.contains("published 3 messages"))
         #expect(lines.contains("pulled and acknowledged: one, two, three"))
@@ -76,7 +60,7 @@ struct GoogleAPIsExampleTests {
     @Test("Without credentials it says where ADC looked, and makes no call")
     func noCredentials() async throws {
         let sandbox = try await Self.sandbox.value
-        let result = try Self.run(
+        let result = try await Self.run(
             [
                 "sandbox-project", "--endpoint", "pubsub.googleapis.com:\(sandbox.tlsPort)", "--ca-file",
                 sandbox.caCertificatePath,
@@ -84,21 +68,21 @@ struct GoogleAPIsExampleTests {
             environment: [:]
         )
         #expect(result.status == 2)
-        #expect(result.errors.hasPrefix("GoogleAPIsExample: no usable Application Default Credentials:"))
-        #expect(result.errors.contains("GOOGLE_APPLICATION_CREDENTIALS"))
-        #expect(result.output.isEmpty)
+        #expect(result.stderr.hasPrefix("GoogleAPIsExample: no usable Application Default Credentials:"))
+        #expect(result.stderr.contains("GOOGLE_APPLICATION_CREDENTIALS"))
+        #expect(result.stdout.isEmpty)
     }
 
     @Test("A certificate authority that did not sign Google's name's certificate is refused: the name is checked")
     func nameIsVerified() async throws {
         let sandbox = try await Self.sandbox.value
         // The system's roots do not include the sandbox's CA.
-        let result = try Self.run(
+        let result = try await Self.run(
             ["sandbox-project", "--endpoint", "pubsub.googleapis.com:\(sandbox.tlsPort)"],
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": sandbox.process.string("service_account_key")]
         )
         #expect(result.status == 1)
-        #expect(result.errors.contains("UNAVAILABLE"), "\(result.errors)")
-        #expect(result.output.isEmpty)
+        #expect(result.stderr.contains("UNAVAILABLE"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
     }
 }

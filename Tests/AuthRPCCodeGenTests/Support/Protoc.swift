@@ -23,7 +23,7 @@ enum Protoc {
         generate: [String]? = nil,
         options: [String] = [],
         messages: Bool = false
-    ) throws -> Output {
+    ) async throws -> Output {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let input = root.appendingPathComponent("in")
@@ -41,7 +41,7 @@ enum Protoc {
             ".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
         )
         var arguments = [
-            "protoc", "-I", input.path, "-I", PackageRoot.url.appendingPathComponent("Protos").path, "-I",
+            "-I", input.path, "-I", PackageRoot.url.appendingPathComponent("Protos").path, "-I",
             wellKnown.path,
             "--plugin=protoc-gen-authrpc-swift=\(products.appendingPathComponent("protoc-gen-authrpc-swift").path)",
             "--authrpc-swift_out=\(output.path)",
@@ -55,14 +55,7 @@ enum Protoc {
             arguments += options.filter { !$0.hasPrefix("ServiceConfig=") }.map { "--swift_opt=\($0)" }
         }
         arguments += generate ?? files.keys.sorted()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let protoc = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["protoc"] + arguments)
 
         var generated: [String: String] = [:]
         if let walker = FileManager.default.enumerator(at: output, includingPropertiesForKeys: nil) {
@@ -73,12 +66,12 @@ enum Protoc {
                 )
             }
         }
-        return Output(status: process.terminationStatus, files: generated, stderr: stderr)
+        return Output(status: protoc.status, files: generated, stderr: protoc.stderr)
     }
 
     /// Type-checks `sources` as one module (`GeneratedModule`) against the modules this build made
     /// (AuthRPC, SwiftProtobuf, GoogleCommonProtos): swiftc's exit status and its diagnostics.
-    static func typecheck(_ sources: [String: String]) throws -> (status: Int32, output: String) {
+    static func typecheck(_ sources: [String: String]) async throws -> (status: Int32, output: String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -95,47 +88,33 @@ enum Protoc {
                 "-fmodule-map-file=\(PackageRoot.url.appendingPathComponent("Sources/\($0)/module.modulemap").path)",
             ]
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
+        let swiftc = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
             [
                 "swiftc", "-typecheck", "-swift-version", "6", "-module-name", "GeneratedModule", "-I",
                 products.appendingPathComponent("Modules").path,
             ] + moduleMaps + paths.sorted()
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        )
+        return (swiftc.status, swiftc.stdout + swiftc.stderr)
     }
 }
 
 extension Protoc {
     /// Compiles `source` as a program of its own (no dependencies) and runs it: the program's
     /// exit status and what it printed, or swiftc's when it did not compile.
-    static func execute(_ source: String) throws -> (status: Int32, output: String) {
+    static func execute(_ source: String) async throws -> (status: Int32, output: String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("program-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let file = root.appendingPathComponent("main.swift")
         let binary = root.appendingPathComponent("program")
         try source.write(to: file, atomically: true, encoding: .utf8)
-        func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardError = pipe
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
-        }
-        let compiled = try run(["swiftc", "-swift-version", "6", file.path, "-o", binary.path])
-        guard compiled.status == 0 else { return compiled }
-        return try run([binary.path])
+        let compiled = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["swiftc", "-swift-version", "6", file.path, "-o", binary.path]
+        )
+        guard compiled.status == 0 else { return (compiled.status, compiled.stdout + compiled.stderr) }
+        let ran = try await ChildProcess.run(binary, [])
+        return (ran.status, ran.stdout + ran.stderr)
     }
 }
