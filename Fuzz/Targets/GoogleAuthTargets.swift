@@ -98,7 +98,7 @@ enum ADCFileTarget {
             }) {
             case .success(let resolved):
                 try requireNoSecret(resolved.description, secrets, "the resolved credential's description")
-                if case .computeEngine(let host) = resolved.credential {
+                if let host = resolved.credential.metadataHost {
                     try require(
                         ServiceHost.host(ofAuthority: host) != nil,
                         "a metadata host that is not HOST[:PORT] was taken"

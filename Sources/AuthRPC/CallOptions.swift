@@ -70,20 +70,14 @@ public struct CallOptions: Sendable {
 
     /// A fixed OAuth 2.0 access token. Setting it replaces any ``authTokenProvider``.
     public var oauth2AccessToken: String? {
-        get {
-            if case .accessToken(let token) = credentials { return token }
-            return nil
-        }
+        get { credentials?.accessToken }
         set { credentials = newValue.map { .accessToken($0) } }
     }
 
     /// A provider asked for a token at the start of each call. Setting it replaces any
     /// ``oauth2AccessToken``.
     public var authTokenProvider: (any AuthTokenProvider)? {
-        get {
-            if case .provider(let provider) = credentials { return provider }
-            return nil
-        }
+        get { credentials?.provider }
         set { credentials = newValue.map { .provider($0) } }
     }
 }

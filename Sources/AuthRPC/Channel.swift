@@ -94,7 +94,7 @@ public final class Channel: Sendable {
             configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
         }
         var authority = parsed.description
-        switch transportSecurity {
+        switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
         case .tls(let tls):
@@ -151,7 +151,7 @@ public final class Channel: Sendable {
 extension TLSConfiguration {
     var clientConfiguration: TLSClientConfiguration {
         var configuration = TLSClientConfiguration()
-        switch trustRoots {
+        switch trustRoots.wrapped {
         case .system:
             configuration.trustsSystemRoots = true
         case .certificates(let pem):

@@ -1,13 +1,43 @@
 /// Who a Google credential acts as and where it came from, for display: never a secret.
 public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The kinds of Google credential, named as in the credential files' `type`.
-    public enum Kind: String, Sendable, Hashable {
+    ///
+    /// A struct rather than an enum so that later versions can add kinds (impersonated service
+    /// accounts, external accounts, ...) without breaking code that compares them. Compare with
+    /// `==`, or `switch` with a `default` case.
+    public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        enum Wrapped: String, Sendable, Hashable {
+            case serviceAccount = "service_account"
+            case authorizedUser = "authorized_user"
+            case computeEngine = "compute_engine"
+        }
+
+        let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
         /// A service account's key (`"type": "service_account"`).
-        case serviceAccount = "service_account"
+        public static let serviceAccount = Self(.serviceAccount)
         /// A user's refresh token from gcloud (`"type": "authorized_user"`).
-        case authorizedUser = "authorized_user"
-        /// The service account of a Compute Engine instance, through its metadata server.
-        case computeEngine = "compute_engine"
+        public static let authorizedUser = Self(.authorizedUser)
+        /// The service account of a Compute Engine instance, through its metadata server
+        /// (`compute_engine`, a name of this package's: no file holds it).
+        public static let computeEngine = Self(.computeEngine)
+
+        /// The kind's name: a credential file's `type` (`service_account`, `authorized_user`),
+        /// or `compute_engine`.
+        public var rawValue: String { wrapped.rawValue }
+
+        /// The kind named `rawValue`, or `nil` for a name this version does not know.
+        public init?(rawValue: String) {
+            guard let wrapped = Wrapped(rawValue: rawValue) else { return nil }
+            self.init(wrapped)
+        }
+
+        /// The kind's name (``rawValue``).
+        public var description: String { rawValue }
     }
 
     /// The kind of credential.

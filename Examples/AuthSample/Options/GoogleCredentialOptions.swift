@@ -138,7 +138,7 @@ struct GoogleCredentialOptions: ParsableArguments {
         let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
         let origin = "Application Default Credentials: \(resolved.origin)"
         if selfSignedJwt {
-            guard case .serviceAccount(let key) = resolved.credential else {
+            guard let key = resolved.credential.serviceAccountKey else {
                 throw ToolFailure(
                     status: .googleCredentialsUnusable,
                     message:
@@ -159,12 +159,10 @@ struct GoogleCredentialOptions: ParsableArguments {
         let credentials = try Self.setUp { () throws(OAuthError) in
             try GoogleCredentials(resolved, scopes: scopes, userTokenEndpoint: endpoint, logger: logger)
         }
-        switch resolved.credential {
-        case .serviceAccount(let key):
+        if let key = resolved.credential.serviceAccountKey {
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
-        case .authorizedUser:
-            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.refreshTokens(endpoint))
-        case .computeEngine(let host):
+        }
+        if let host = resolved.credential.metadataHost {
             return GoogleSelection(
                 credentials: credentials,
                 origin: origin,
@@ -172,6 +170,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 metadataHost: host
             )
         }
+        return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.refreshTokens(endpoint))
     }
 
     /// A file named on the command line, read by `body`: a file that cannot be read or is not

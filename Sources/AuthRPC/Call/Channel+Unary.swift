@@ -193,7 +193,7 @@ extension Channel {
                 return payload
             case .failure(let error):
                 guard error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
-                    let token = progress.token, case .provider(let provider) = call.options.credentials,
+                    let token = progress.token, let provider = call.options.credentials?.provider,
                     let invalidatable = provider as? any InvalidatableAuthTokenProvider
                 else { throw error }
                 logger.debug(

@@ -1,27 +1,87 @@
 /// How a channel protects its connections.
-public enum TransportSecurity: Sendable {
-    /// TLS 1.2 or later with ALPN `h2`, verifying the server's certificate and name.
-    case tls(TLSConfiguration = TLSConfiguration())
+///
+/// A struct rather than an enum so that later versions can add ways of securing a connection
+/// without breaking code that names them.
+public struct TransportSecurity: Sendable {
+    enum Wrapped: Sendable {
+        case tls(TLSConfiguration)
+        case plaintext
+    }
+
+    let wrapped: Wrapped
+
+    private init(_ wrapped: Wrapped) {
+        self.wrapped = wrapped
+    }
+
+    /// TLS 1.2 or later with ALPN `h2`, verifying the server's certificate and name as
+    /// `configuration` says.
+    public static func tls(_ configuration: TLSConfiguration = TLSConfiguration()) -> Self {
+        Self(.tls(configuration))
+    }
+
     /// HTTP/2 over plain TCP (prior knowledge, h2c). Credentials are refused on it unless a call
     /// opts in with ``CallOptions/allowsInsecureCredentials``.
-    case plaintext
+    public static var plaintext: Self { Self(.plaintext) }
 
-    var isSecure: Bool {
-        if case .tls = self { return true }
-        return false
+    /// The TLS configuration, for a channel that uses TLS; `nil` for ``plaintext``.
+    public var tlsConfiguration: TLSConfiguration? {
+        if case .tls(let configuration) = wrapped { return configuration }
+        return nil
     }
+
+    var isSecure: Bool { tlsConfiguration != nil }
 }
 
 /// What a TLS channel trusts and presents. Verification of the server is always on.
 public struct TLSConfiguration: Sendable, CustomStringConvertible {
     /// Which root certificates the server's chain must lead to.
-    public enum TrustRoots: Sendable {
+    ///
+    /// A struct rather than an enum so that later versions can add places to find roots (a
+    /// file, a directory) without breaking code that names them.
+    public struct TrustRoots: Sendable, Hashable {
+        enum Wrapped: Sendable, Hashable {
+            case system
+            case certificates(pem: String)
+            case systemAndCertificates(pem: String)
+        }
+
+        let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
         /// The system's roots (OpenSSL's default locations).
-        case system
+        public static let system = Self(.system)
+
         /// Only these roots (PEM text, one or more certificates), e.g. a private CA.
-        case certificates(pem: String)
-        /// The system's roots and these.
-        case systemAndCertificates(pem: String)
+        public static func certificates(pem: String) -> Self {
+            Self(.certificates(pem: pem))
+        }
+
+        /// The system's roots and these (PEM text, one or more certificates).
+        public static func systemAndCertificates(pem: String) -> Self {
+            Self(.systemAndCertificates(pem: pem))
+        }
+
+        /// Whether the system's roots are trusted: for ``system`` and
+        /// ``systemAndCertificates(pem:)``.
+        public var includesSystemRoots: Bool {
+            switch wrapped {
+            case .system, .systemAndCertificates: return true
+            case .certificates: return false
+            }
+        }
+
+        /// The roots given as PEM text, for ``certificates(pem:)`` and
+        /// ``systemAndCertificates(pem:)``; `nil` for ``system``.
+        public var certificatesPEM: String? {
+            switch wrapped {
+            case .system: return nil
+            case .certificates(let pem), .systemAndCertificates(let pem): return pem
+            }
+        }
     }
 
     /// The lowest TLS version accepted.
@@ -62,7 +122,7 @@ public struct TLSConfiguration: Sendable, CustomStringConvertible {
     /// A summary that never includes the private key.
     public var description: String {
         let roots: String
-        switch trustRoots {
+        switch trustRoots.wrapped {
         case .system: roots = "system"
         case .certificates: roots = "custom"
         case .systemAndCertificates: roots = "system+custom"

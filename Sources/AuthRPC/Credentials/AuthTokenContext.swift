@@ -35,7 +35,7 @@ extension CallOptions {
     /// metadata, except keys the caller set (the caller's values win). The result is checked like
     /// any caller metadata before anything is sent.
     func addingProviderMetadata() -> CallOptions {
-        guard case .provider(let provider) = credentials else { return self }
+        guard let provider = credentials?.provider else { return self }
         let extra = provider.requestMetadata
         guard !extra.isEmpty else { return self }
         var options = self

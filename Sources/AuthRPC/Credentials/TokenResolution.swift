@@ -11,7 +11,7 @@ enum TokenResolution {
     /// The token to send for the call `context` describes when it is known now: a static token,
     /// or a provider's cached one (no task, no hop).
     static func lookup(_ credentials: CallCredentials?, call context: AuthTokenContext) throws(RPCError) -> Lookup {
-        switch credentials {
+        switch credentials?.wrapped {
         case nil:
             return .resolved(nil)
         case .accessToken(let token):

@@ -5,54 +5,98 @@ import HTTP2Client
 /// kind of failure (say, tell a user to check the certificate) without parsing messages.
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
-    public enum Kind: Sendable, Hashable {
+    ///
+    /// A struct rather than an enum so that later versions can tell more kinds apart (a proxy's
+    /// refusal, say) without breaking code that compares kinds. Compare with `==`, or `switch`
+    /// with a `default` case.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        enum Wrapped: Sendable, Hashable {
+            case hostNotFound
+            case connectionRefused
+            case connectTimeout
+            case networkUnreachable
+            case untrustedCertificate
+            case hostnameMismatch
+            case certificateExpired
+            case http2NotSupported
+            case tlsHandshakeFailed
+            case invalidTLSConfiguration
+            case connectionClosed
+            case goaway
+            case streamReset
+            case keepaliveTimeout
+            case responseTooLarge
+            case headersTooLarge
+            case protocolViolation
+            case other
+        }
+
+        let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
         /// The host name did not resolve.
-        case hostNotFound
+        public static let hostNotFound = Self(.hostNotFound)
         /// Nothing listens on the port (every address refused).
-        case connectionRefused
+        public static let connectionRefused = Self(.connectionRefused)
         /// Connecting took longer than the connect timeout.
-        case connectTimeout
+        public static let connectTimeout = Self(.connectTimeout)
         /// The network or host is unreachable.
-        case networkUnreachable
+        public static let networkUnreachable = Self(.networkUnreachable)
         /// The server's certificate does not chain to a trusted root.
-        case untrustedCertificate
+        public static let untrustedCertificate = Self(.untrustedCertificate)
         /// The certificate is not valid for the server's name or address.
-        case hostnameMismatch
+        public static let hostnameMismatch = Self(.hostnameMismatch)
         /// The certificate has expired or is not yet valid.
-        case certificateExpired
+        public static let certificateExpired = Self(.certificateExpired)
         /// The server did not agree to HTTP/2 (ALPN `h2`), or does not speak it.
-        case http2NotSupported
+        public static let http2NotSupported = Self(.http2NotSupported)
         /// Another TLS handshake failure.
-        case tlsHandshakeFailed
+        public static let tlsHandshakeFailed = Self(.tlsHandshakeFailed)
         /// The channel's TLS material (PEM certificates or key) is unusable.
-        case invalidTLSConfiguration
+        public static let invalidTLSConfiguration = Self(.invalidTLSConfiguration)
         /// The connection ended (closed by the server, reset, or shut down by the client).
-        case connectionClosed
+        public static let connectionClosed = Self(.connectionClosed)
         /// The server sent GOAWAY without processing the call.
-        case goaway
-        /// The server reset the call's stream with this HTTP/2 error code.
-        case streamReset(errorCode: UInt32)
+        public static let goaway = Self(.goaway)
+        /// The server reset the call's stream (RST_STREAM); ``TransportError/http2ErrorCode``
+        /// holds the HTTP/2 error code it sent.
+        public static let streamReset = Self(.streamReset)
         /// The server stopped answering keepalive PINGs.
-        case keepaliveTimeout
+        public static let keepaliveTimeout = Self(.keepaliveTimeout)
         /// The response (its message, or a header block) was larger than the limit allowed.
-        case responseTooLarge
+        public static let responseTooLarge = Self(.responseTooLarge)
         /// The request's headers were larger than the server accepts.
-        case headersTooLarge
+        public static let headersTooLarge = Self(.headersTooLarge)
         /// The server broke the HTTP/2 protocol.
-        case protocolViolation
+        public static let protocolViolation = Self(.protocolViolation)
         /// Another socket error.
-        case other
+        public static let other = Self(.other)
+
+        /// The kind's name, as written after the dot: `hostNotFound`, `streamReset`, ...
+        public var description: String { String(describing: wrapped) }
     }
 
     /// The kind of failure.
     public var kind: Kind
     /// What happened, for people: it names the cause and the address.
     public var message: String
+    /// The HTTP/2 error code the server sent with RST_STREAM (`0x7` is `REFUSED_STREAM`, ...),
+    /// for ``Kind/streamReset``; `nil` for the other kinds.
+    public var http2ErrorCode: UInt32?
 
     /// Creates an error.
-    public init(kind: Kind, message: String) {
+    ///
+    /// - Parameters:
+    ///   - kind: The kind of failure.
+    ///   - message: What happened, for people.
+    ///   - http2ErrorCode: The HTTP/2 error code of a ``Kind/streamReset``.
+    public init(kind: Kind, message: String, http2ErrorCode: UInt32? = nil) {
         self.kind = kind
         self.message = message
+        self.http2ErrorCode = http2ErrorCode
     }
 
     /// The ``message``.
@@ -86,7 +130,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case .goaway:
             kind = .goaway
         case .streamReset(let code):
-            kind = .streamReset(errorCode: code)
+            kind = .streamReset
+            http2ErrorCode = code
         case .keepaliveTimeout:
             kind = .keepaliveTimeout
         case .responseBodyTooLarge, .responseHeaderListTooLarge:

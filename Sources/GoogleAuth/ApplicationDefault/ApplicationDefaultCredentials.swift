@@ -49,18 +49,57 @@ public enum ApplicationDefaultCredentials {
         }
     }
 
-    /// A credential found.
-    public enum Credential: Sendable, CustomStringConvertible {
-        /// A service account's key.
-        case serviceAccount(ServiceAccountKey)
-        /// A user's gcloud credentials.
-        case authorizedUser(AuthorizedUserCredentials)
-        /// The metadata server at this `HOST[:PORT]`.
-        case computeEngine(metadataHost: String)
+    /// A credential found: a service account's key, a user's gcloud credentials, or the metadata
+    /// server. ``Resolved/identity`` says which kind; the properties below hold what it is made of.
+    ///
+    /// A struct rather than an enum so that later versions can find more kinds (impersonated
+    /// service accounts, external accounts, ...) without breaking code that reads it.
+    public struct Credential: Sendable, CustomStringConvertible {
+        enum Wrapped: Sendable {
+            case serviceAccount(ServiceAccountKey)
+            case authorizedUser(AuthorizedUserCredentials)
+            case computeEngine(metadataHost: String)
+        }
+
+        let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
+        static func serviceAccount(_ key: ServiceAccountKey) -> Self {
+            Self(.serviceAccount(key))
+        }
+
+        static func authorizedUser(_ credentials: AuthorizedUserCredentials) -> Self {
+            Self(.authorizedUser(credentials))
+        }
+
+        static func computeEngine(metadataHost: String) -> Self {
+            Self(.computeEngine(metadataHost: metadataHost))
+        }
+
+        /// The key, for a service account's key file; `nil` for the other kinds.
+        public var serviceAccountKey: ServiceAccountKey? {
+            if case .serviceAccount(let key) = wrapped { return key }
+            return nil
+        }
+
+        /// The user's credentials, for gcloud's authorized_user file; `nil` for the other kinds.
+        public var authorizedUserCredentials: AuthorizedUserCredentials? {
+            if case .authorizedUser(let credentials) = wrapped { return credentials }
+            return nil
+        }
+
+        /// The metadata server's `HOST[:PORT]`, for Compute Engine; `nil` for the other kinds.
+        public var metadataHost: String? {
+            if case .computeEngine(let host) = wrapped { return host }
+            return nil
+        }
 
         /// The credential, without secrets.
         public var description: String {
-            switch self {
+            switch wrapped {
             case .serviceAccount(let key): return key.description
             case .authorizedUser(let credentials): return credentials.description
             case .computeEngine(let host): return "the Compute Engine metadata server at \(host)"
@@ -112,7 +151,7 @@ public enum ApplicationDefaultCredentials {
         }
 
         private static func identity(of credential: Credential) -> GoogleCredentialIdentity {
-            switch credential {
+            switch credential.wrapped {
             case .serviceAccount(let key): return key.identity
             case .authorizedUser(let credentials): return credentials.identity
             case .computeEngine(let host):
@@ -142,7 +181,7 @@ public enum ApplicationDefaultCredentials {
             transport: any OAuthTransport = URLSessionOAuthTransport(),
             logger: Logger = Logger(label: "swift-authrpc.google")
         ) throws(OAuthError) -> any GoogleTokenSource {
-            switch credential {
+            switch credential.wrapped {
             case .serviceAccount(let key):
                 return try ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger)
             case .authorizedUser(let credentials):

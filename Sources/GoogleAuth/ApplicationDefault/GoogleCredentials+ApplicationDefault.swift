@@ -63,7 +63,7 @@ extension GoogleCredentials {
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        if case .serviceAccount(let key) = resolved.credential, scopes.isEmpty {
+        if let key = resolved.credential.serviceAccountKey, scopes.isEmpty {
             try self.init(
                 selfSignedJWTsFor: key,
                 quotaProjectID: resolved.quotaProjectID,

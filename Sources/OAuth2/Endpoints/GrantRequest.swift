@@ -17,7 +17,7 @@ package enum GrantRequest {
     ///   - secrets: Values of the request that must never be quoted back, beyond the form's
     ///     secret parameters (an assertion, a refresh token) and the client secret, which are
     ///     always hidden: an error message that would contain one says `<redacted>` instead.
-    /// - Throws: ``OAuthError/Kind/authorization(code:)`` for an OAuth `error` (but
+    /// - Throws: ``OAuthError/Kind/authorization`` for an OAuth `error` (but
     ///   `temporarily_unavailable`); ``OAuthError/Kind/transient`` for no answer, a 5xx, a
     ///   408/429, or an answer that does not parse or breaks the rules of ``TokenResponse``.
     package static func requestToken(

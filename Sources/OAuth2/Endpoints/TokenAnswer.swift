@@ -92,8 +92,9 @@ enum TokenAnswer {
             return OAuthError(.transient, "\(server) is temporarily unavailable: \(summary)")
         }
         return OAuthError(
-            .authorization(code: quoted(refusal.code, hiding: secrets)),
-            "the authorization server refused the grant: \(summary)"
+            .authorization,
+            "the authorization server refused the grant: \(summary)",
+            oauthErrorCode: quoted(refusal.code, hiding: secrets)
         )
     }
 

@@ -8,7 +8,7 @@ struct TokenEndpoint: Sendable {
 
     /// Exchanges a grant (`grant_type` and its parameters) for tokens.
     ///
-    /// - Throws: ``OAuthError/Kind/authorization(code:)`` for a 4xx with an OAuth `error`;
+    /// - Throws: ``OAuthError/Kind/authorization`` for a 4xx with an OAuth `error`;
     ///   ``OAuthError/Kind/transient`` for no answer, a 5xx, a 408/429, or an answer that does
     ///   not parse or breaks the rules of ``TokenResponse`` (then the error's `underlying` is an
     ///   ``InvalidTokenResponse``); ``OAuthError/Kind/invalidConfiguration`` for an endpoint

@@ -38,8 +38,9 @@ public enum TokenRevocation {
         case 400..<500 where response.statusCode != 408 && response.statusCode != 429:
             let error = OAuthErrorResponse(json: response.body)
             throw OAuthError(
-                .authorization(code: error?.code ?? "http_\(response.statusCode)"),
-                "the revocation endpoint refused: \(error?.summary ?? "HTTP \(response.statusCode)")"
+                .authorization,
+                "the revocation endpoint refused: \(error?.summary ?? "HTTP \(response.statusCode)")",
+                oauthErrorCode: error?.code ?? "http_\(response.statusCode)"
             )
         default:
             throw OAuthError(

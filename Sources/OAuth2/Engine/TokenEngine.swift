@@ -20,6 +20,8 @@ package import Foundation
 ///
 /// The engine never logs and never shows a token. Its owner fetches (and logs) in the closure it
 /// gives ``token(fetch:)``, and tells the engine what it holds (``hold(_:)``, ``accept(_:generation:)``).
+/// It reads the time from its ``TokenEngineClock``, so its rules can be tested with a plain closure
+/// as the fetch and a clock moved by hand.
 package final class TokenEngine: Sendable {
     /// What one fetch came to.
     package enum Outcome: Sendable {
@@ -55,6 +57,7 @@ package final class TokenEngine: Sendable {
     /// How long to wait after failed fetches before fetching again.
     package let refreshBackoff: RefreshBackoff
     private let backoffScope: BackoffScope
+    private let clock: TokenEngineClock
 
     private struct State {
         var holding: Holding
@@ -69,16 +72,18 @@ package final class TokenEngine: Sendable {
     /// owner's state to be replaced during the wait, so this is never reached in use.
     private static let maximumSupersededPasses = 8
 
-    /// An engine holding `holding` at first.
+    /// An engine holding `holding` at first, reading the time from `clock`.
     package init(
         holding: Holding = .nothing,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
-        backoffScope: BackoffScope
+        backoffScope: BackoffScope,
+        clock: TokenEngineClock = .system
     ) {
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
         self.backoffScope = backoffScope
+        self.clock = clock
         state = Locked(State(holding: holding))
     }
 
@@ -88,7 +93,7 @@ package final class TokenEngine: Sendable {
     package func cachedToken() -> String? {
         state.withLock { state in
             guard case .token(let token, let freshUntil) = state.holding else { return nil }
-            if let freshUntil, Date() >= freshUntil { return nil }
+            if let freshUntil, clock.date() >= freshUntil { return nil }
             return token
         }
     }
@@ -132,25 +137,30 @@ package final class TokenEngine: Sendable {
         }
     }
 
-    private enum Step {
+    /// What one request for a token comes to, decided at once.
+    package enum Step: Sendable {
+        /// The held token, fresh.
         case answer(String)
+        /// No token: the stopping error, or the backoff's.
         case fail(OAuthError)
+        /// The fetch in flight: joined, or started by this request.
         case wait(Task<Outcome, Never>)
     }
 
-    /// Under the lock: the held token, a failure to hand out, or the fetch to wait for (joined,
-    /// or started here so no second one can start meanwhile).
-    private func nextStep(_ fetch: @escaping @Sendable (UInt64) async -> Outcome) -> Step {
+    /// The decision behind ``token(fetch:)``, under the lock: the held token, a failure to hand
+    /// out, or the fetch to wait for (joined, or started here so no second one can start
+    /// meanwhile; `fetch` runs only when it starts one).
+    package func nextStep(_ fetch: @escaping @Sendable (_ generation: UInt64) async -> Outcome) -> Step {
         state.withLock { state in
             switch state.holding {
             case .stopped(let error):
                 return .fail(error)
-            case .token(let token, let freshUntil) where freshUntil.map({ Date() < $0 }) ?? true:
+            case .token(let token, let freshUntil) where freshUntil.map({ clock.date() < $0 }) ?? true:
                 return .answer(token)
             case .token, .nothing:
                 break
             }
-            if let backoff = state.backoff, ContinuousClock.now < backoff.until {
+            if let backoff = state.backoff, clock.instant() < backoff.until {
                 return .fail(backoff.error)
             }
             if let inFlight = state.inFlight, inFlight.generation == state.generation {
@@ -177,7 +187,7 @@ package final class TokenEngine: Sendable {
                 let failures = (state.backoff?.failures ?? 0) + 1
                 var random = SystemRandomNumberGenerator()
                 let delay = refreshBackoff.delay(afterFailures: failures, using: &random)
-                state.backoff = RefreshBackoffState(failures: failures, until: .now + delay, error: error)
+                state.backoff = RefreshBackoffState(failures: failures, until: clock.instant() + delay, error: error)
             case .failure, .superseded:
                 break
             }

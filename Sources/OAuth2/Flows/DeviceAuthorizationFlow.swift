@@ -158,8 +158,9 @@ public struct DeviceAuthorizationFlow: Sendable {
         guard response.statusCode == 200 else {
             if let error = OAuthErrorResponse(json: response.body) {
                 throw OAuthError(
-                    .authorization(code: error.code),
-                    "the authorization server refused to start the device flow: \(error.summary)"
+                    .authorization,
+                    "the authorization server refused to start the device flow: \(error.summary)",
+                    oauthErrorCode: error.code
                 )
             }
             throw OAuthError(
@@ -197,8 +198,9 @@ public struct DeviceAuthorizationFlow: Sendable {
         while true {
             if Date() >= authorization.expiresAt {
                 throw OAuthError(
-                    .authorization(code: "expired_token"),
-                    "the user code \(authorization.userCode) expired before it was approved; start again"
+                    .authorization,
+                    "the user code \(authorization.userCode) expired before it was approved; start again",
+                    oauthErrorCode: "expired_token"
                 )
             }
             do {
@@ -220,22 +222,23 @@ public struct DeviceAuthorizationFlow: Sendable {
                 state.apply(response, receivedAt: Date())
                 return state
             } catch {
-                switch error.kind {
-                case .authorization(code: "authorization_pending"):
+                switch (error.kind.wrapped, error.oauthErrorCode) {
+                case (.authorization, "authorization_pending"):
                     onEvent(.pending(nextPollIn: interval))
-                case .authorization(code: "slow_down"):
+                case (.authorization, "slow_down"):
                     interval += .seconds(5)
                     onEvent(.slowDown(interval: interval))
-                case .authorization(code: "access_denied"):
-                    throw OAuthError(.authorization(code: "access_denied"), "the sign-in was denied")
-                case .authorization(code: "expired_token"):
+                case (.authorization, "access_denied"):
+                    throw OAuthError(.authorization, "the sign-in was denied", oauthErrorCode: "access_denied")
+                case (.authorization, "expired_token"):
                     throw OAuthError(
-                        .authorization(code: "expired_token"),
-                        "the user code \(authorization.userCode) expired before it was approved; start again"
+                        .authorization,
+                        "the user code \(authorization.userCode) expired before it was approved; start again",
+                        oauthErrorCode: "expired_token"
                     )
-                case .transient where error.underlying is InvalidTokenResponse:
+                case (.transient, _) where error.underlying is InvalidTokenResponse:
                     throw error
-                case .transient:
+                case (.transient, _):
                     onEvent(.transientFailure(error.message))
                 default:
                     throw error

@@ -9,7 +9,7 @@ public import Foundation
 public protocol AccessTokenSource: Sendable, CustomStringConvertible {
     /// Gets a new access token.
     ///
-    /// - Throws: ``OAuthError``: ``OAuthError/Kind/authorization(code:)`` when the grant is
+    /// - Throws: ``OAuthError``: ``OAuthError/Kind/authorization`` when the grant is
     ///   refused, ``OAuthError/Kind/transient`` when the server could not be reached or answered
     ///   with a server error, ``OAuthError/Kind/invalidConfiguration`` when the credentials
     ///   themselves are unusable.

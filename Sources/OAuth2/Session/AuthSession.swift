@@ -207,19 +207,32 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// another sign-in), refresh only if that is not fresh either.
     private func refreshHoldingLock(_ shared: any SharedAuthSessionStore, generation: UInt64) async -> RefreshOutcome {
         guard engine.isCurrent(generation) else { return .superseded }
-        switch readStore(shared) {
-        case .removed:
+        switch readStore(shared).beforeRefresh(tolerance: expiryTolerance, now: Date()) {
+        case .signOut:
             return signedOutElsewhere()
-        case .changed(let stored):
+        case .adoptStopped(let stored, let error):
             adopt(stored)
-            if let error = stored.authorizationError { return .failure(Self.stopped(by: error)) }
-            if stored.isAccessTokenFresh(tolerance: expiryTolerance), let token = stored.accessToken {
-                return .token(token)
-            }
-        case .unchanged, .unreadable:
+            return .failure(Self.stopped(by: error))
+        case .adoptFreshToken(let stored, let token):
+            adopt(stored)
+            return .token(token)
+        case .adoptAndRefresh(let stored):
+            adopt(stored)
+        case .refresh:
             break
         }
         return await refresh(generation: generation, shared: shared)
+    }
+
+    /// What the token endpoint answered a refresh (or a client-credentials renewal).
+    private enum RefreshAnswer {
+        /// A token response that passed every check.
+        case tokens(TokenResponse)
+        /// A 2xx answer that breaks the rules of a token response; it may still carry a rotated
+        /// refresh token.
+        case unusable(InvalidTokenResponse)
+        /// No answer, or a refusal.
+        case failed(OAuthError)
     }
 
     /// Asks the token endpoint for a new access token and takes the answer in, unless the state
@@ -227,14 +240,17 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private func refresh(generation: UInt64, shared: (any SharedAuthSessionStore)?) async -> RefreshOutcome {
         let endpoint = TokenEndpoint(configuration: state.configuration, client: state.client, transport: transport)
         let grantID = state.grant.id
-        let answer: Result<Result<TokenResponse, InvalidTokenResponse>, OAuthError>
+        let answer: RefreshAnswer
         do throws(OAuthError) {
             if let refreshToken = state.refreshToken {
                 logger.debug("refreshing the access token", metadata: ["client": "\(state.client.id)"])
-                answer = .success(try await endpoint.refresh(refreshToken))
+                switch try await endpoint.refresh(refreshToken) {
+                case .success(let response): answer = .tokens(response)
+                case .failure(let invalid): answer = .unusable(invalid)
+                }
             } else if state.grant.type == .clientCredentials {
                 logger.debug("renewing the client-credentials token", metadata: ["client": "\(state.client.id)"])
-                answer = .success(.success(try await endpoint.clientCredentials(scopes: state.scopes)))
+                answer = .tokens(try await endpoint.clientCredentials(scopes: state.scopes))
             } else {
                 return .failure(
                     OAuthError(
@@ -244,7 +260,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
                 )
             }
         } catch {
-            answer = .failure(error)
+            answer = .failed(error)
         }
 
         // After the await: the answer belongs to the grant it was asked for, and only counts if
@@ -257,27 +273,27 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             return .superseded
         }
         if let shared {
-            switch readStore(shared) {
-            case .removed:
+            switch readStore(shared).afterAnswer(forGrant: grantID) {
+            case .signOut:
                 return signedOutElsewhere()
-            case .changed(let stored) where stored.grant.id != grantID:
+            case .adoptNewSignIn(let stored):
                 logger.debug(
                     "dropping a refresh: another process saved a new sign-in meanwhile",
                     metadata: ["client": "\(state.client.id)"]
                 )
                 adopt(stored)
                 return .superseded
-            case .changed, .unchanged, .unreadable:
+            case .takeAnswer:
                 break
             }
         }
 
         switch answer {
-        case .success(.success(let response)):
+        case .tokens(let response):
             state.apply(response, receivedAt: Date())
             stateDidChange(save: true)
             return .token(response.accessToken)
-        case .success(.failure(let invalid)):
+        case .unusable(let invalid):
             // The server may have spent the old refresh token when it rotated it: keep the new
             // one even though the rest of the answer is unusable, or the next refresh would fail
             // with invalid_grant and sign the user out (see InvalidTokenResponse).
@@ -296,8 +312,10 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
                 metadata: ["client": "\(state.client.id)", "error": "\(error)"]
             )
             return .failure(error)
-        case .failure(let error):
-            if case .authorization(let code) = error.kind {
+        case .failed(let error):
+            if error.kind == .authorization {
+                // Every authorization error of the token endpoint carries its code.
+                let code = error.oauthErrorCode ?? "unknown"
                 logger.warning(
                     "the authorization server refused to refresh; sign in again",
                     metadata: ["client": "\(state.client.id)", "error": "\(code)"]
@@ -315,26 +333,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     }
 
     /// What the shared store holds, compared with the session's state.
-    private enum StoreReading {
-        case unchanged
-        case changed(AuthState)
-        case removed
-        /// It could not be read; a session holding its own refresh token goes on without it.
-        case unreadable
-    }
-
     private func readStore(_ shared: any SharedAuthSessionStore) -> StoreReading {
         do throws(OAuthError) {
-            guard let stored = try shared.retrieve() else {
-                return isPersisted ? .removed : .unchanged
-            }
-            guard stored.grant.id == state.grant.id else {
-                return isPersisted ? .changed(stored) : .unchanged
-            }
-            let same =
-                stored.refreshToken == state.refreshToken && stored.accessToken == state.accessToken
-                && stored.authorizationError == state.authorizationError
-            return same ? .unchanged : .changed(stored)
+            return StoreReading(stored: try shared.retrieve(), current: state, isPersisted: isPersisted)
         } catch {
             logger.warning("could not re-read the stored session while refreshing", metadata: ["error": "\(error)"])
             return .unreadable
@@ -371,8 +372,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     private static func stopped(by error: AuthorizationErrorRecord) -> OAuthError {
         OAuthError(
-            .authorization(code: error.code),
-            "the session was stopped by an authorization error (\(error.code)); sign in again"
+            .authorization,
+            "the session was stopped by an authorization error (\(error.code)); sign in again",
+            oauthErrorCode: error.code
         )
     }
 

@@ -150,17 +150,49 @@ public struct AuthState: Sendable, Codable, CustomStringConvertible {
 /// How a session's grant was obtained, and which grant it is.
 public struct GrantRecord: Sendable, Hashable, Codable {
     /// The kinds of grant.
-    public enum GrantType: String, Sendable, Hashable, Codable {
+    ///
+    /// A struct rather than an enum so that later versions can add ways of signing in (a token
+    /// exchange, a JWT bearer grant) without breaking code that compares them. It is stored as
+    /// its ``rawValue``.
+    public struct GrantType: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        enum Wrapped: String, Sendable, Hashable {
+            case authorizationCode = "authorization_code"
+            case deviceCode = "device_code"
+            case clientCredentials = "client_credentials"
+            case refreshTokenImport = "refresh_token_import"
+            case gtmOAuth2Migration = "gtm_oauth2_migration"
+        }
+
+        let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
         /// Authorization code with PKCE, through a loopback redirect (RFC 8252).
-        case authorizationCode = "authorization_code"
+        public static let authorizationCode = Self(.authorizationCode)
         /// Device authorization (RFC 8628).
-        case deviceCode = "device_code"
+        public static let deviceCode = Self(.deviceCode)
         /// Client credentials: the client acts for itself; renewed by asking again.
-        case clientCredentials = "client_credentials"
+        public static let clientCredentials = Self(.clientCredentials)
         /// A refresh token obtained elsewhere.
-        case refreshTokenImport = "refresh_token_import"
+        public static let refreshTokenImport = Self(.refreshTokenImport)
         /// Migrated from a GTMOAuth2 keychain string.
-        case gtmOAuth2Migration = "gtm_oauth2_migration"
+        public static let gtmOAuth2Migration = Self(.gtmOAuth2Migration)
+
+        /// The name stored in session files: `authorization_code`, `device_code`,
+        /// `client_credentials`, `refresh_token_import`, `gtm_oauth2_migration`.
+        public var rawValue: String { wrapped.rawValue }
+
+        /// The grant type named `rawValue`, or `nil` for one this version does not know
+        /// (decoding a session file that names one fails).
+        public init?(rawValue: String) {
+            guard let wrapped = Wrapped(rawValue: rawValue) else { return nil }
+            self.init(wrapped)
+        }
+
+        /// The name stored in session files (``rawValue``).
+        public var description: String { rawValue }
     }
 
     /// The kind of grant.

@@ -63,7 +63,7 @@ enum OAuthHTTP {
             ("Accept", "application/json"),
         ]
         if let client {
-            switch client.authentication {
+            switch client.authentication.wrapped {
             case .none:
                 parameters.append(("client_id", client.id))
             case .clientSecretPost:

@@ -135,6 +135,9 @@ struct ResponseHandlingTests {
             try await FaultChannel.call(channel, "RstStream", options: options)
         }
         #expect(error?.code == code)
+        let cause = error?.cause as? TransportError
+        #expect(cause?.kind == .streamReset)
+        #expect(cause?.http2ErrorCode == UInt32(errorCode))
     }
 
     @Test("1xx header blocks are skipped")

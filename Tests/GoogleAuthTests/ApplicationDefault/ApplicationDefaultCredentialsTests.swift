@@ -43,6 +43,11 @@ struct ApplicationDefaultCredentialsTests {
         #expect(resolved.origin == .environmentVariable(path: google.serviceAccountKeyPath))
         #expect(resolved.identity.kind == .serviceAccount)
         #expect(resolved.identity.principal == google.serviceAccountEmail)
+        // The credential holds the key it was read from, and nothing of the other kinds.
+        #expect(resolved.credential.serviceAccountKey?.clientEmail == google.serviceAccountEmail)
+        #expect(resolved.credential.serviceAccountKey?.source == google.serviceAccountKeyPath)
+        #expect(resolved.credential.authorizedUserCredentials == nil)
+        #expect(resolved.credential.metadataHost == nil)
     }
 
     @Test("GOOGLE_APPLICATION_CREDENTIALS naming a missing or unusable file is an error, not a fall-through")
@@ -77,6 +82,9 @@ struct ApplicationDefaultCredentialsTests {
             in: machine.environment(["GOOGLE_APPLICATION_CREDENTIALS": ""])
         )
         #expect(resolved.identity.kind == .authorizedUser)
+        #expect(resolved.credential.authorizedUserCredentials?.clientID == resolved.identity.principal)
+        #expect(resolved.credential.serviceAccountKey == nil)
+        #expect(resolved.credential.metadataHost == nil)
     }
 
     @Test("gcloud's well-known file: $CLOUDSDK_CONFIG when set, else ~/.config/gcloud")
@@ -107,15 +115,17 @@ struct ApplicationDefaultCredentialsTests {
             in: machine.environment(["GCE_METADATA_HOST": "127.0.0.1:8089"])
         )
         #expect(resolved.origin == .metadataServer(reason: "GCE_METADATA_HOST is set"))
-        guard case .computeEngine(let host) = resolved.credential else {
+        guard let host = resolved.credential.metadataHost else {
             Issue.record("\(resolved)")
             return
         }
         #expect(host == "127.0.0.1:8089")
+        #expect(resolved.identity.kind == .computeEngine)
+        #expect(resolved.credential.serviceAccountKey == nil && resolved.credential.authorizedUserCredentials == nil)
 
         try machine.scratch.write(Data("Google Compute Engine\n".utf8), to: "product_name")
         resolved = try ApplicationDefaultCredentials.resolve(in: machine.environment([:]))
-        guard case .computeEngine(let vmHost) = resolved.credential else {
+        guard let vmHost = resolved.credential.metadataHost else {
             Issue.record("\(resolved)")
             return
         }

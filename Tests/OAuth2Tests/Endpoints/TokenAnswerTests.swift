@@ -94,11 +94,8 @@ struct TokenAnswerTests {
             _ = try await body()
             return "token"
         } catch {
-            switch error.kind {
-            case .authorization(let code): return "authorization:\(code)"
-            case .transient: return "transient"
-            default: return "\(error.kind)"
-            }
+            if error.kind == .authorization { return "authorization:\(error.oauthErrorCode ?? "nil")" }
+            return "\(error.kind)"
         }
     }
 }

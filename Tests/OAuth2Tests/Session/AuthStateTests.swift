@@ -94,6 +94,32 @@ struct AuthStateTests {
         #expect(missing?.message.contains("missing") == true)
     }
 
+    @Test("grant types are stored by name; a name this version does not know fails to decode as a storage error")
+    func grantTypes() throws {
+        let types: [(GrantRecord.GrantType, String)] = [
+            (.authorizationCode, "authorization_code"), (.deviceCode, "device_code"),
+            (.clientCredentials, "client_credentials"), (.refreshTokenImport, "refresh_token_import"),
+            (.gtmOAuth2Migration, "gtm_oauth2_migration"),
+        ]
+        for (type, name) in types {
+            #expect(type.rawValue == name && type.description == name)
+            #expect(GrantRecord.GrantType(rawValue: name) == type)
+            var original = state(expiresIn: 300)
+            original.grant = GrantRecord(type: type)
+            let text = String(decoding: try original.encoded(), as: UTF8.self)
+            #expect(text.contains(#""type" : "\#(name)""#), "\(text)")
+            #expect(try AuthState(decoding: Data(text.utf8)).grant.type == type)
+        }
+        #expect(Set(types.map(\.0)).count == types.count)
+        #expect(GrantRecord.GrantType(rawValue: "token_exchange") == nil)
+
+        let text = String(decoding: try state(expiresIn: 300).encoded(), as: UTF8.self)
+        let unknown = text.replacingOccurrences(of: #""type" : "device_code""#, with: #""type" : "token_exchange""#)
+        #expect(unknown != text)
+        let error = #expect(throws: OAuthError.self) { try AuthState(decoding: Data(unknown.utf8)) }
+        #expect(error?.kind == .storage)
+    }
+
     @Test("descriptions never show tokens or the client secret")
     func redaction() {
         let state = state(expiresIn: 300)
@@ -140,8 +166,8 @@ struct AuthStateTests {
     @Test("OAuth errors classify: only transient ones are transient; authorization ones need a new sign-in")
     func classification() {
         #expect(OAuthError(.transient, "x").isTransient)
-        #expect(!OAuthError(.authorization(code: "invalid_grant"), "x").isTransient)
-        #expect(OAuthError(.authorization(code: "invalid_grant"), "x").requiresReauthorization)
+        #expect(!OAuthError(.authorization, "x", oauthErrorCode: "invalid_grant").isTransient)
+        #expect(OAuthError(.authorization, "x", oauthErrorCode: "invalid_grant").requiresReauthorization)
         #expect(OAuthError(.noRefreshToken, "x").requiresReauthorization)
         #expect(!OAuthError(.storage, "x").requiresReauthorization)
     }

@@ -201,7 +201,11 @@ public struct LoopbackAuthorizationFlow: Sendable {
             if let error = parameters["error"] {
                 let code = TokenSyntax.isErrorCode(error) ? error : "invalid_request"
                 let description = parameters["error_description"].map { ": \(TokenSyntax.bounded($0))" } ?? ""
-                throw OAuthError(.authorization(code: code), "the sign-in was refused (\(code))\(description)")
+                throw OAuthError(
+                    .authorization,
+                    "the sign-in was refused (\(code))\(description)",
+                    oauthErrorCode: code
+                )
             }
             guard let code = parameters["code"], !code.isEmpty else {
                 throw OAuthError(.flowFailed, "the redirect carried no authorization code")
