@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
         .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
         .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
+        .library(name: "GooglePubSub", targets: ["GooglePubSub"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -116,9 +117,21 @@ let package = Package(
         ),
 
         // Generated messages and clients for Google's common services (google.longrunning.Operations,
-        // google.cloud.location.Locations) from the vendored googleapis protos in Protos/google.
+        // google.cloud.location.Locations, google.iam.v1.IAMPolicy) from the vendored googleapis
+        // protos in Protos/google, and typed long-running operations (LongRunning/).
         .target(
             name: "GoogleCommonProtos",
+            dependencies: [
+                "AuthRPC",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // Generated messages and clients for Google Cloud Pub/Sub (google.pubsub.v1) from the protos
+        // google-cloud-pubsub ships (Protos/google/pubsub).
+        .target(
+            name: "GooglePubSub",
             dependencies: [
                 "AuthRPC",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -129,7 +142,10 @@ let package = Package(
         // The client generator: typed AuthRPC clients for the services of any .proto file.
         .target(
             name: "AuthRPCCodeGen",
-            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")],
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .executableTarget(
@@ -181,6 +197,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/AuthSample",
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // Pub/Sub and IAM with Application Default Credentials, through the generated clients
+        // (Examples/GoogleAPIs; the interop tests run it against the sandbox by Google's name).
+        .executableTarget(
+            name: "GoogleAPIsExample",
+            dependencies: ["AuthRPC", "GoogleAuth", "GoogleCommonProtos", "GooglePubSub", "OAuth2"],
+            path: "Examples/GoogleAPIs",
             swiftSettings: defaultSwiftSettings
         ),
 
@@ -254,7 +279,11 @@ let package = Package(
         ),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"],
+            dependencies: [
+                "AuthRPC", "AuthSampleService", "GoogleCommonProtos", "GooglePubSub", "OAuth2", "GoogleAuth",
+                "TestSupport",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

@@ -43,7 +43,8 @@ def generate(
 ):
     """Creates a CA and a server certificate it signed; writes ca.pem, server.pem, server.key.
 
-    The certificate names `server_name`, `aliases`, `extra_names` and `addresses`.
+    The certificate names `server_name`, `aliases`, the `addresses` and `extra_names` (more DNS names, for a
+    test that reaches the sandbox by a production name through a hosts file of its own).
 
     Returns a dict with the absolute paths: ca_cert, server_cert, server_key.
     """

@@ -551,6 +551,19 @@ class SandboxLifecycleTests(unittest.TestCase):
         self.assertEqual(sandbox.wait_exit(30), 2)
         self.assertIn("not a loopback address", sandbox.log())
 
+    def test_tls_names_join_the_certificate_and_bad_ones_are_refused(self):
+        sandbox = self.run_sandbox("--tls-name", "pubsub.googleapis.com", "--tls-name", "a-b.example.test")
+        info = sandbox.wait_ready()
+        with open(os.path.join(sandbox.state_dir, "server.pem"), "rb") as handle:
+            server = x509.load_pem_x509_certificate(handle.read())
+        names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost", "alias.sandbox.test", "pubsub.googleapis.com", "a-b.example.test"])
+        self.assertIn("https://pubsub.googleapis.com/", info["jwt_audiences"])
+        for bad in ("-x.example", "under_score.example", "single", "a..b"):
+            refused = self.run_sandbox(f"--tls-name={bad}")
+            self.assertEqual(refused.wait_exit(30), 2, bad)
+            self.assertIn("is not a DNS name", refused.log())
+
     def test_missing_issuer_is_a_clear_error(self):
         prelude = ("import runpy, sys; sys.modules['issuer'] = None; sys.path.insert(0, %r); "
                    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')" % HERE)

@@ -53,7 +53,7 @@ public final class Channel: Sendable {
     let logger: Logger
 
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
-    public static let userAgent = "grpc-swift-authrpc/0.1.0"
+    public static let userAgent = "grpc-swift-authrpc/\(libraryVersion)"
 
     /// The default for `maxResponseHeaderListSize`: 16 KiB, gRPC C-core's hard metadata limit
     /// (`grpc.absolute_max_metadata_size`).
