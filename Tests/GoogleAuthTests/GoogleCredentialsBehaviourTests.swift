@@ -28,7 +28,7 @@ struct GoogleCredentialsBehaviourTests {
         let key = try ServiceAccountKey(json: try await google.newServiceAccountKey())
         let keyFile = try ScratchDirectory()
         let certificate = try keyFile.write(
-            Data(try await google.certificate(of: key.clientEmail, keyID: key.privateKeyID).utf8),
+            Data(try await google.certificate(of: key.clientEmail, keyID: key.privateKeyID!).utf8),
             to: "cert.pem"
         )
         let credentials = try GoogleCredentials(selfSignedJWTsFor: key)

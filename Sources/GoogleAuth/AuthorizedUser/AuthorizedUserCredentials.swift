@@ -6,7 +6,10 @@ public import OAuth2
 /// (`gcloud auth application-default login`, `"type": "authorized_user"`): an OAuth client and a
 /// refresh token.
 ///
-/// The client secret and the refresh token never appear in a `description` or an error. A
+/// The client secret and the refresh token never appear in a `description` or an error. The file
+/// is read into memory that is cleared when released, but the two secrets are kept as Swift
+/// strings for as long as these credentials exist (every refresh sends them), and Swift strings
+/// cannot be cleared: their memory is released, not overwritten. A
 /// `token_uri` in the file is ignored, as Google's libraries ignore it: a file cannot send the
 /// refresh token elsewhere; the token endpoint is the caller's choice
 /// (``AuthorizedUserTokenSource``).

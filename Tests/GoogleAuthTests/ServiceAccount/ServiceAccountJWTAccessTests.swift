@@ -77,7 +77,7 @@ struct ServiceAccountJWTAccessTests {
         )
         let header = try #require(verified["header"] as? [String: Any])
         let claims = try #require(verified["claims"] as? [String: Any])
-        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID, "typ": "JWT"] as NSDictionary)
+        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID!, "typ": "JWT"] as NSDictionary)
         #expect(claims["iss"] as? String == google.serviceAccountEmail)
         #expect(claims["sub"] as? String == google.serviceAccountEmail)
         #expect(claims["aud"] as? String == "https://localhost/")
