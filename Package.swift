@@ -177,6 +177,14 @@ let package = Package(
             path: "Tests/ChaosSoak",
             swiftSettings: defaultSwiftSettings
         ),
+        // Connects with HTTP2Client where the test runner cannot go: inside a network namespace
+        // the Happy Eyeballs test makes (Tests/HTTP2ClientTests/Network).
+        .executableTarget(
+            name: "ConnectProbe",
+            dependencies: ["HTTP2Client"],
+            path: "Tests/ConnectProbe",
+            swiftSettings: defaultSwiftSettings
+        ),
         .testTarget(
             name: "AuthRPCSystemTests",
             dependencies: ["AuthRPCSystem"],
@@ -189,7 +197,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTP2ClientTests",
-            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport"],
+            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport", "ConnectProbe"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

@@ -35,8 +35,10 @@ def _write(path, data, mode):
         handle.write(data)
 
 
-def generate(state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES):
+def generate(state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES, extra_names=()):
     """Creates a CA and a server certificate it signed; writes ca.pem, server.pem, server.key.
+
+    The certificate names `server_name`, `extra_names` and `addresses`.
 
     Returns a dict with the absolute paths: ca_cert, server_cert, server_key.
     """
@@ -61,7 +63,7 @@ def generate(state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES):
     )
 
     server_key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName(server_name)]
+    names = [x509.DNSName(server_name)] + [x509.DNSName(name) for name in extra_names]
     names += [x509.IPAddress(ipaddress.ip_address(address)) for address in addresses]
     server_certificate = (
         x509.CertificateBuilder()

@@ -15,8 +15,10 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 
@@ -61,6 +63,11 @@ def parse_arguments(argv=None):
     parser.add_argument("--hostile-text", action="store_true",
                         help="the issuer's user codes, verification URIs, error descriptions and ID-token emails "
                              "carry terminal escape sequences and a forged line (for testing clients)")
+    parser.add_argument("--issuer-tls", action="store_true",
+                        help="serve the OAuth issuer over https, with the sandbox's CA-signed server certificate")
+    parser.add_argument("--public-name", metavar="NAME",
+                        help="a DNS name the server certificate also carries and the issuer's URL uses instead of "
+                             "--host (for clients that resolve it through a private hosts file, or a proxy that does)")
     parser.add_argument("--exit-with-stdin", action="store_true",
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
@@ -75,9 +82,20 @@ def parse_arguments(argv=None):
     for token in arguments.static_token:
         if not token or any(not 0x21 <= ord(character) <= 0x7E for character in token):
             parser.error("--static-token must be non-empty printable ASCII without spaces")
+    if arguments.public_name is not None and not re.fullmatch(
+            r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", arguments.public_name):
+        parser.error("--public-name must be a lower-case DNS name")
     if not _is_loopback(arguments.host):
         parser.error(f"--host {arguments.host!r} is not a loopback address; the sandbox only listens on loopback")
     return arguments
+
+
+def _issuer_tls(paths):
+    """The issuer's TLS: the sandbox's server certificate, HTTP/1.1."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(paths["server_cert"], paths["server_key"])
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 def _is_loopback(host):
@@ -185,7 +203,7 @@ def run(arguments):
 
     Issuer = _load_issuer_class()
     state_dir = _prepare_state_dir(arguments.state_dir)
-    paths = certs.generate(state_dir)
+    paths = certs.generate(state_dir, extra_names=[arguments.public_name] if arguments.public_name else [])
     with open(paths["server_cert"], "rb") as handle:
         certificate_pem = handle.read()
     with open(paths["server_key"], "rb") as handle:
@@ -195,7 +213,8 @@ def run(arguments):
     issuer = Issuer(
         host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
         auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
-        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text)
+        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text,
+        public_name=arguments.public_name, ssl_context=_issuer_tls(paths) if arguments.issuer_tls else None)
     servers = []
     metadata = None
     try:

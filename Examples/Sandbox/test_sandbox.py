@@ -15,6 +15,7 @@ import queue
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -477,6 +478,41 @@ class SandboxHostileTextTests(unittest.TestCase):
                                              "client_id": "sandbox-cli"})
         self.assertEqual((status, error["error"]), (400, "invalid_grant"), error)
         self.assertEqual(error["error_description"], HOSTILE_TEXT)
+
+
+class SandboxIssuerTLSTests(unittest.TestCase):
+    """--issuer-tls and --public-name: the issuer over https with the sandbox's CA, under a public name."""
+
+    def test_issuer_over_https_under_a_public_name(self):
+        sandbox = SandboxProcess("--issuer-tls", "--public-name", "sandbox.corp.example")
+        self.addCleanup(sandbox.close)
+        info = sandbox.wait_ready()
+        port = int(info["issuer"].rsplit(":", 1)[1])
+        self.assertEqual(info["issuer"], f"https://sandbox.corp.example:{port}")
+        context = ssl.create_default_context(cafile=info["ca_cert"])
+        # The name is not resolvable here: connect to the address, verify the certificate for the name.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="sandbox.corp.example") as tls:
+                tls.sendall(b"GET /.well-known/openid-configuration HTTP/1.1\r\nHost: sandbox.corp.example\r\n"
+                            b"Connection: close\r\n\r\n")
+                data = b""
+                while chunk := tls.recv(65536):
+                    data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        document = json.loads(body)
+        self.assertEqual(document["issuer"], info["issuer"])
+        self.assertEqual(document["token_endpoint"], info["issuer"] + "/token")
+        # Without the sandbox's CA the certificate is not trusted.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with self.assertRaises(ssl.SSLCertVerificationError):
+                ssl.create_default_context().wrap_socket(raw, server_hostname="sandbox.corp.example")
+
+    def test_public_name_must_be_a_dns_name(self):
+        sandbox = SandboxProcess("--public-name", "Not A Name")
+        self.addCleanup(sandbox.close)
+        self.assertEqual(sandbox.wait_exit(30), 2)
+        self.assertIn("--public-name", sandbox.log())
 
 
 class SandboxLifecycleTests(unittest.TestCase):

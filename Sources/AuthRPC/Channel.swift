@@ -16,6 +16,8 @@ public final class Channel: Sendable {
     public let target: String
     /// How connections are protected.
     public let transportSecurity: TransportSecurity
+    /// Whether connections go through an HTTP CONNECT proxy (as the channel was made with).
+    public let proxy: ProxyConfiguration
     /// The options a call uses when it passes none.
     public let defaultCallOptions: CallOptions
     /// Runs tasks on the thread of this channel's connection, so calls made from them are
@@ -40,8 +42,9 @@ public final class Channel: Sendable {
     /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
-    /// not parse, for TLS material (PEM) that OpenSSL cannot use, and for the other arguments
-    /// outside the ranges given below.
+    /// not parse, for TLS material (PEM) that OpenSSL cannot use, for proxy settings (given, or
+    /// from the environment) that cannot be used, and for the other arguments outside the
+    /// ranges given below.
     ///
     /// - Parameters:
     ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
@@ -59,6 +62,10 @@ public final class Channel: Sendable {
     ///     Its durations must be longer than zero, `initial` at most `maximum`, `multiplier` at
     ///     least 1 and `jitter` from 0 to 1.
     ///   - logger: Where connection events are logged (never credentials).
+    ///   - proxy: Whether connections go through an HTTP CONNECT proxy: by default the one the
+    ///     environment names (`grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or
+    ///     `no_proxy`), as in gRPC C-core; see ``ProxyConfiguration``. Through a proxy, TLS runs
+    ///     end to end with the target, and the proxy resolves the target's name.
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
@@ -66,9 +73,11 @@ public final class Channel: Sendable {
         keepalive: Keepalive? = nil,
         maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
         connectionBackoff: ConnectionBackoff = .default,
-        logger: Logger = Logger(label: "swift-authrpc")
+        logger: Logger = Logger(label: "swift-authrpc"),
+        proxy: ProxyConfiguration = .environment
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
+        let proxySettings = try ProxySettings(proxy)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
             throw RPCError(
                 code: .invalidArgument,
@@ -121,6 +130,7 @@ public final class Channel: Sendable {
         }
         self.target = parsed.description
         self.transportSecurity = transportSecurity
+        self.proxy = proxy
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
         var requestLine = HTTP2HeaderBlock()
@@ -130,6 +140,7 @@ public final class Channel: Sendable {
         self.logger = logger
         self.connections = ConnectionManager(
             target: parsed,
+            route: proxySettings.route(to: parsed),
             configuration: configuration,
             backoff: connectionBackoff,
             executor: executor,

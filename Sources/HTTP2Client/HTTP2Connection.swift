@@ -15,8 +15,8 @@ import Darwin
 package final class HTTP2Connection: Sendable {
     private let loop: ConnectionLoop
 
-    /// Where this connection goes.
-    package var target: HTTP2Target { loop.target }
+    /// How this connection reached its server.
+    package var route: HTTP2Route { loop.route }
 
     private init(loop: ConnectionLoop) {
         self.loop = loop
@@ -27,8 +27,9 @@ package final class HTTP2Connection: Sendable {
         _ = loop.enqueue(.shutdown(graceful: true))
     }
 
-    /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
-    /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
+    /// Resolves `target`, connects (Happy Eyeballs over its addresses), runs the TLS handshake
+    /// when configured (verifying `target.host` unless the configuration overrides the name),
+    /// and waits for the server's SETTINGS, all within the configured connect timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
     /// ends; it must not block.
@@ -37,13 +38,40 @@ package final class HTTP2Connection: Sendable {
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
+        try await connect(
+            via: .resolving(target),
+            serverName: target.host,
+            configuration: configuration,
+            onEvent: onEvent
+        )
+    }
+
+    /// Connects as `route` says: to a host's addresses, to given addresses (IP or unix-domain),
+    /// or through an HTTP CONNECT proxy; then the TLS handshake when configured, verifying
+    /// `serverName` (and sending it in SNI) unless the configuration overrides it, and the
+    /// server's SETTINGS, all within the configured connect timeout. Any failure on the way,
+    /// a protocol violation by the server included, ends the attempt at once.
+    ///
+    /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
+    /// ends; it must not block.
+    package static func connect(
+        via route: HTTP2Route,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
+    ) async throws(HTTP2Error) -> HTTP2Connection {
+        let loop = try ConnectionLoop(
+            route: route,
+            serverName: serverName,
+            configuration: configuration,
+            onEvent: onEvent
+        )
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
             let thread = Thread {
                 CurrentThread.setName(Self.threadName)
                 loop.run { error in continuation.resume(returning: error) }
             }
-            thread.name = "\(Self.threadName) \(target)"
+            thread.name = "\(Self.threadName) \(route)"
             thread.start()
         }
         if let result { throw result }

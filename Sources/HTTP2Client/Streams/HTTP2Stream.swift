@@ -28,6 +28,9 @@ final class HTTP2Stream: @unchecked Sendable {
     var remoteEnded = false
     /// Why nghttp2 rejected something the server sent on this stream.
     var protocolViolation: String?
+    /// The server sent RST_STREAM for this stream (nghttp2 resets streams itself when a response
+    /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
+    var resetByServer = false
 
     /// Room made for the headers and for the trailers on their first field, so a typical gRPC
     /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
