@@ -85,10 +85,12 @@ struct BoundedFileTests {
         let bytes = SecretBytes(copying: Array("secret".utf8))
         #expect(contents(bytes) == "secret")
         let filled = SecretBytes(capacity: 8)
-        #expect(filled.fill { buffer in
-            buffer.copyBytes(from: Array("abc".utf8))
-            return 3
-        })
+        #expect(
+            filled.fill { buffer in
+                buffer.copyBytes(from: Array("abc".utf8))
+                return 3
+            }
+        )
         #expect(contents(filled) == "abc")
         #expect(!filled.fill { _ in nil })
         #expect(filled.count == 0)

@@ -181,8 +181,9 @@ enum JSONSecretField {
             default:
                 // A number or a literal: the bytes up to a delimiter (the parser checks them).
                 let start = index
-                while let next = peek, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09]
-                    .contains(next)
+                while let next = peek,
+                    ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09]
+                        .contains(next)
                 {
                     index += 1
                 }

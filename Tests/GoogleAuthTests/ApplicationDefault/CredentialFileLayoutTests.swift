@@ -84,7 +84,8 @@ struct CredentialFileLayoutTests {
 
         // An update of the Secret (a new key) is read from the same path.
         let other = try await google.newServiceAccountKey()
-        try volume.swap(to: "..2026_11_25_13_00_00.000000001") { path in try other.write(to: URL(fileURLWithPath: path)) }
+        try volume.swap(to: "..2026_11_25_13_00_00.000000001") { path in try other.write(to: URL(fileURLWithPath: path))
+        }
         #expect(try ServiceAccountKey(contentsOfFile: volume.keyPath).clientEmail == other.jsonString("client_email"))
     }
 
@@ -105,7 +106,8 @@ struct CredentialFileLayoutTests {
         let fifo = try #require(throws: OAuthError.self) { try ApplicationDefaultCredentials.resolve(in: environment) }
         #expect(fifo.kind == .invalidConfiguration)
         #expect(
-            fifo.message == "GOOGLE_APPLICATION_CREDENTIALS: cannot read \(volume.keyPath): it is a FIFO, not a regular file",
+            fifo.message
+                == "GOOGLE_APPLICATION_CREDENTIALS: cannot read \(volume.keyPath): it is a FIFO, not a regular file",
             "\(fifo.message)"
         )
         let key = try #require(throws: OAuthError.self) { try ServiceAccountKey(contentsOfFile: volume.keyPath) }
@@ -115,7 +117,10 @@ struct CredentialFileLayoutTests {
             try Data(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1).write(to: URL(fileURLWithPath: path))
         }
         let large = try #require(throws: OAuthError.self) { try ApplicationDefaultCredentials.resolve(in: environment) }
-        #expect(large.message.hasSuffix("cannot read \(volume.keyPath): it is larger than 65536 bytes"), "\(large.message)")
+        #expect(
+            large.message.hasSuffix("cannot read \(volume.keyPath): it is larger than 65536 bytes"),
+            "\(large.message)"
+        )
     }
 
     @Test("gcloud's well-known file may be a symbolic link too (dotfiles managers link it)")

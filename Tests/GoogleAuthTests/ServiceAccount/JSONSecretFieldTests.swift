@@ -10,9 +10,12 @@ struct JSONSecretFieldTests {
     func document(_ text: String) -> SecretBytes { SecretBytes(copying: Array(text.utf8)) }
     func text(_ bytes: SecretBytes) -> String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
-    @Test("the value is decoded (JSON escapes as json.dump writes them) and blanked in place; the rest parses as before")
+    @Test(
+        "the value is decoded (JSON escapes as json.dump writes them) and blanked in place; the rest parses as before"
+    )
     func takesAndBlanks() throws {
-        let json = #"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMII\/+A==\n\u002d-\"\\\n", "n": [1, {"private_key": "nested"}], "b": true}"#
+        let json =
+            #"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMII\/+A==\n\u002d-\"\\\n", "n": [1, {"private_key": "nested"}], "b": true}"#
         let bytes = document(json)
         let taken = try #require(JSONSecretField.take("private_key", from: bytes))
         #expect(text(taken) == "-----BEGIN PRIVATE KEY-----\nMII/+A==\n--\"\\\n")
@@ -52,6 +55,9 @@ struct JSONSecretFieldTests {
         let file = try CredentialFile(contentsOfFile: google.serviceAccountKeyPath)
         #expect(file.privateKeyPEM.map(text)?.hasPrefix("-----BEGIN PRIVATE KEY-----\n") == true)
         #expect(try file.optionalString("private_key")?.allSatisfy { $0 == " " } == true)
-        #expect(try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath).clientEmail == google.serviceAccountEmail)
+        #expect(
+            try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath).clientEmail
+                == google.serviceAccountEmail
+        )
     }
 }
