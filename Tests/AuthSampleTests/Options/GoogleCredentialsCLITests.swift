@@ -52,16 +52,19 @@ struct GoogleCredentialsCLITests {
             return Google(workspace: workspace, userClientID: user?["client_id"] as? String ?? "", secrets: secrets)
         }
 
-        /// Runs the tool with `environment` on top of a clean one (HOME without gcloud's file).
+        /// Runs the tool with `environment` on top of a clean one (HOME without gcloud's file), with
+        /// `hosts` as its /etc/hosts when given.
         func run(
             _ arguments: [String],
             environment: [String: String] = [:],
+            hosts: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
         ) async throws -> CLIResult {
             let result = try await workspace.run(
                 arguments,
                 extraSecrets: secrets,
                 environment: ["HOME": home].merging(environment) { $1 },
+                hosts: hosts,
                 sourceLocation: sourceLocation
             )
             #expect(
@@ -192,6 +195,42 @@ struct GoogleCredentialsCLITests {
                 "Credentials: compute_engine default from Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)"
             ),
             "\(instance)"
+        )
+    }
+
+    @Test(
+        "status --adc and call --adc reach the metadata server by its name: GCE_METADATA_HOST=metadata.google.internal:PORT, the name mapped to the loopback emulator in a private /etc/hosts (before: 'refusing the metadata token endpoint ...: OAuth endpoints must use https', exit 26)"
+    )
+    func metadataServerByName() async throws {
+        let google = try await Google.make()
+        let port = try #require(google.metadataHost.split(separator: ":").last)
+        let authority = "metadata.google.internal:\(port)"
+        // The program under test resolves the production name; nothing here sends to a link-local address.
+        let hosts = "127.0.0.1 localhost\n127.0.0.1 metadata.google.internal\n"
+        let before = try await google.workspace.issuer.accessTokens(of: google.metadataEmail).count
+
+        let status = try await google.run(
+            ["status", "--adc"],
+            environment: ["GCE_METADATA_HOST": authority],
+            hosts: hosts
+        )
+        #expect(status.status == 0, "\(status)")
+        #expect(
+            status.stdout.contains("  Principal:     \(google.metadataEmail) (as the metadata server says)\n"),
+            "\(status)"
+        )
+        #expect(status.stdout.contains("  Source:        metadata server at \(authority)\n"), "\(status)")
+
+        let call = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GCE_METADATA_HOST": authority],
+            hosts: hosts
+        )
+        #expect(call.status == 0, "\(call)")
+        #expect(call.stdout.contains("on behalf of user \(google.metadataEmail)"), "\(call)")
+        #expect(
+            try await google.workspace.issuer.accessTokens(of: google.metadataEmail).count > before,
+            "the token came from the emulator"
         )
     }
 
