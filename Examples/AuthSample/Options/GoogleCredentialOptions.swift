@@ -210,11 +210,11 @@ struct GoogleCredentialOptions: ParsableArguments {
     }
 
     private static func grantTokens(_ key: ServiceAccountKey, _ scopes: [String]) -> String {
-        "JWT bearer grant at \(key.tokenURI.absoluteString), scopes: \(scopes.joined(separator: " "))"
+        "JWT bearer grant at \(GrantRequest.redacted(key.tokenURI)), scopes: \(scopes.joined(separator: " "))"
     }
 
     private static func refreshTokens(_ endpoint: URL) -> String {
-        "refresh-token grant at \(endpoint.absoluteString)"
+        "refresh-token grant at \(GrantRequest.redacted(endpoint))"
     }
 
     private static func selfSignedTokens(_ scopes: [String]) -> String {

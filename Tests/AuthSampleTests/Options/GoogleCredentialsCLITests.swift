@@ -198,6 +198,34 @@ struct GoogleCredentialsCLITests {
         )
     }
 
+    /// The sandbox's key with `changes`, written to a file of the workspace.
+    func editedKey(_ google: Google, _ changes: [String: String], name: String) throws -> String {
+        var key =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath)))
+            as? [String: Any] ?? [:]
+        for (field, value) in changes { key[field] = value }
+        let path = google.workspace.configHome.appendingPathComponent(name).path
+        try JSONSerialization.data(withJSONObject: key).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test(
+        "status and call print a key's token_uri as the library does: without its query (before: the query was printed whole)"
+    )
+    func tokenURIRedacted() async throws {
+        let google = try await Google.make()
+        let marker = "SECRET-IN-TOKEN-URI"
+        let path = try editedKey(google, ["token_uri": google.tokenEndpoint + "?sig=\(marker)"], name: "query-key.json")
+        for arguments in [
+            ["status", "--service-account-key", path], ["status", "--json", "--service-account-key", path],
+        ] {
+            let result = try await google.run(arguments)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains("JWT bearer grant at \(google.tokenEndpoint),"), "\(result)")
+            #expect(!result.stdout.contains(marker) && !result.stderr.contains(marker), "\(result)")
+        }
+    }
+
     @Test(
         "status --adc and call --adc reach the metadata server by its name: GCE_METADATA_HOST=metadata.google.internal:PORT, the name mapped to the loopback emulator in a private /etc/hosts (before: 'refusing the metadata token endpoint ...: OAuth endpoints must use https', exit 26)"
     )
