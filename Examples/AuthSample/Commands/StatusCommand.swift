@@ -95,6 +95,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let source = identity.source { object["source"] = source }
             if let project = identity.projectID { object["project_id"] = project }
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
+            object["universe_domain"] = identity.universeDomain
             Output.printJSON(object)
             return
         }
@@ -108,6 +109,9 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")
         }
         Output.line("  Tokens:        \(selection.tokens)")
+        if identity.universeDomain != GoogleCredentialIdentity.defaultUniverseDomain {
+            Output.line("  Universe:      \(identity.universeDomain)")
+        }
     }
 
     /// What the access token is good for, and what the next call will do about it.

@@ -19,7 +19,7 @@ public import OAuth2
 /// tried and why it did not apply. `GOOGLE_CLOUD_QUOTA_PROJECT`, when set, names the project billed
 /// for the calls whatever the credential (as google-auth does).
 ///
-/// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:logger:)``
+/// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:universeDomain:logger:)``
 /// turns what is found into a call's token provider.
 public enum ApplicationDefaultCredentials {
     /// What resolution looks at: environment variables and the DMI product-name file.

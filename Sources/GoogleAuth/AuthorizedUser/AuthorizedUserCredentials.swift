@@ -21,6 +21,8 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
     public let quotaProjectID: String?
     /// The account gcloud signed in (`account`), when the file says.
     public let account: String?
+    /// The universe the user's tokens are for (`universe_domain`), `googleapis.com` when absent.
+    public let universeDomain: String
     /// Where the credentials were read from (a path), for ``identity``.
     public let source: String?
 
@@ -53,6 +55,9 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
         refreshToken = try file.token("refresh_token", maximumLength: 4096)!
         quotaProjectID = try file.token("quota_project_id", maximumLength: 128, required: false)
         account = try file.optionalString("account")
+        universeDomain =
+            try file.token("universe_domain", maximumLength: 253, required: false)
+            ?? GoogleCredentialIdentity.defaultUniverseDomain
         self.source = source
     }
 
@@ -62,7 +67,8 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
             kind: .authorizedUser,
             principal: clientID,
             source: source,
-            quotaProjectID: quotaProjectID
+            quotaProjectID: quotaProjectID,
+            universeDomain: universeDomain
         )
     }
 

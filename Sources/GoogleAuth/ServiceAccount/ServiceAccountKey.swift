@@ -72,7 +72,9 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
         privateKeyID = try file.token("private_key_id", maximumLength: 128, required: false)
         clientID = try file.token("client_id", maximumLength: 128, required: false)
         projectID = try file.token("project_id", maximumLength: 128, required: false)
-        universeDomain = try file.token("universe_domain", maximumLength: 253, required: false) ?? "googleapis.com"
+        universeDomain =
+            try file.token("universe_domain", maximumLength: 253, required: false)
+            ?? GoogleCredentialIdentity.defaultUniverseDomain
         tokenURI = try Self.tokenURI(file)
         guard let pem = file.privateKeyPEM, pem.count > 0 else {
             // Absent, not a string, or a string no PEM key is written as: say which.
@@ -107,7 +109,13 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
 
     /// Who the key acts as, and the file it came from.
     public var identity: GoogleCredentialIdentity {
-        GoogleCredentialIdentity(kind: .serviceAccount, principal: clientEmail, source: source, projectID: projectID)
+        GoogleCredentialIdentity(
+            kind: .serviceAccount,
+            principal: clientEmail,
+            source: source,
+            projectID: projectID,
+            universeDomain: universeDomain
+        )
     }
 
     /// The account, key id and token endpoint; never the key.

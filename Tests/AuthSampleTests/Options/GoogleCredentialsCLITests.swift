@@ -227,6 +227,39 @@ struct GoogleCredentialsCLITests {
     }
 
     @Test(
+        "a key of another universe is refused before anything is sent, naming both universes; --universe-domain of the key's universe lets it be used; status shows the universe"
+    )
+    func universeDomain() async throws {
+        let google = try await Google.make()
+        let universe = "example-universe.test"
+        // A token endpoint where nothing listens: had the grant been tried, the call would fail
+        // on the connection instead.
+        let path = try editedKey(
+            google,
+            ["universe_domain": universe, "token_uri": "http://127.0.0.1:\(Ports.closed())/token"],
+            name: "universe-key.json"
+        )
+
+        let refused = try await google.run(["call", "--service-account-key", path] + google.workspace.tls)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(
+            refused.stderr.contains(
+                "the credential from \(path) is for universe \(universe) (universe_domain), but the endpoints are in universe googleapis.com"
+            ),
+            "\(refused)"
+        )
+        #expect(!refused.stderr.contains("127.0.0.1"), "nothing was sent to the token endpoint: \(refused)")
+
+        let accepted = try await google.run(
+            ["call", "--service-account-key", path, "--self-signed-jwt", "--universe-domain", universe]
+                + google.workspace.tls
+        )
+        #expect(accepted.status == 0, "\(accepted)")
+        let status = try await google.run(["status", "--service-account-key", path, "--universe-domain", universe])
+        #expect(status.stdout.contains("  Universe:      \(universe)\n"), "\(status)")
+    }
+
+    @Test(
         "status --adc and call --adc reach the metadata server by its name: GCE_METADATA_HOST=metadata.google.internal:PORT, the name mapped to the loopback emulator in a private /etc/hosts (before: 'refusing the metadata token endpoint ...: OAuth endpoints must use https', exit 26)"
     )
     func metadataServerByName() async throws {
