@@ -49,7 +49,8 @@ struct ServiceAccountKeyTests {
             Data(try await google.certificate(of: email, keyID: full.jsonString("private_key_id")).utf8),
             to: "cert.pem"
         )
-        let key = try ServiceAccountKey(json: try full.editingJSON(["private_key_id": nil]))
+        let withoutID = try certificate.write(try full.editingJSON(["private_key_id": nil]), to: "no-id.json")
+        let key = try ServiceAccountKey(contentsOfFile: withoutID)
         #expect(key.privateKeyID == nil)
         #expect(key.description.contains("key without an id"))
 
@@ -74,6 +75,15 @@ struct ServiceAccountKeyTests {
             audience: "https://localhost/"
         )
         #expect((verified["claims"] as? [String: Any])?["iss"] as? String == email)
+
+        // google-auth, given the same file, makes the same header and the same claims.
+        let reference = try GoogleAuthReference.selfSignedJWT(keyPath: withoutID, audience: "https://localhost/")
+        #expect(reference["header"] as? NSDictionary == jwtPart(jwt, 0) as NSDictionary)
+        let referenceClaims = try #require(reference["claims"] as? [String: Any])
+        #expect(Set(referenceClaims.keys) == Set(jwtPart(jwt, 1).keys))
+        for claim in ["iss", "sub", "aud"] {
+            #expect(referenceClaims[claim] as? String == jwtPart(jwt, 1)[claim] as? String, "\(claim)")
+        }
     }
 
     @Test("a PKCS#1 (BEGIN RSA PRIVATE KEY) private_key is accepted too")
@@ -108,7 +118,10 @@ struct ServiceAccountKeyTests {
             ),
             (["private_key": String(privateKey.dropLast(120))], "private_key in the service account key is not usable"),
             (["private_key": TestKeys.ecP256], "is EC, not RSA"),
-            (["private_key": TestKeys.rsa1024], "has 1024 bits"),
+            (
+                ["private_key": TestKeys.rsa1024],
+                "the RSA key has 1024 bits; RS256 needs at least 2048 (RFC 7518 section 3.3: smaller keys can be factored)"
+            ),
             (
                 ["private_key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n"],
                 "is encrypted"

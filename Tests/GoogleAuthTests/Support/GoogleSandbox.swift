@@ -222,6 +222,12 @@ enum GoogleAuthReference {
         return try run(arguments, environment: [:], stdin: token)
     }
 
+    /// The self-signed JWT google-auth makes with the key file at `keyPath` for `audience`, decoded:
+    /// `header` and `claims`.
+    static func selfSignedJWT(keyPath: String, audience: String) throws -> [String: Any] {
+        try run(["self-signed-jwt", "--key", keyPath, "--audience", audience], environment: [:])
+    }
+
     private static func run(
         _ arguments: [String],
         environment: [String: String],
