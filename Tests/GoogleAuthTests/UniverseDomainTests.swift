@@ -77,7 +77,11 @@ struct UniverseDomainTests {
                 try await credentials.freshAccessToken(forAuthority: authority)
             }
             #expect(error.kind == .invalidConfiguration)
-            #expect(error.message.contains("in universe googleapis.com, but the credentials are for universe \(Self.universe)"))
+            #expect(
+                error.message.contains(
+                    "in universe googleapis.com, but the credentials are for universe \(Self.universe)"
+                )
+            )
         }
         let token = try await credentials.freshAccessToken(forAuthority: "pubsub.\(Self.universe):443")
         #expect(jwtPart(token, 1)["aud"] as? String == "https://pubsub.\(Self.universe)/")

@@ -2,6 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `auth_sample call` and `status` with Google credentials (a service-account key, an
 /// authorized_user file, the metadata server, Application Default Credentials), with the real
 /// binary against the sandbox.
@@ -196,6 +202,69 @@ struct GoogleCredentialsCLITests {
             ),
             "\(instance)"
         )
+    }
+
+    @Test(
+        "--service-account-key and GOOGLE_APPLICATION_CREDENTIALS through a Kubernetes Secret mount (key.json -> ..data/key.json, ..data -> ..<timestamp>) work; a FIFO, a directory or an oversized file swapped in behind the links fails at once naming what it is (before: 'is not a regular file' for the mount)"
+    )
+    func kubernetesSecretMount() async throws {
+        let google = try await Google.make()
+        let files = FileManager.default
+        let volume = google.workspace.configHome.appendingPathComponent("secret-volume")
+        try files.createDirectory(at: volume, withIntermediateDirectories: true)
+        /// An update as the kubelet makes it: a new timestamped directory, then `..data` renamed over.
+        func publish(_ stamp: String, _ make: (_ keyPath: String) throws -> Void) throws {
+            let directory = volume.appendingPathComponent(stamp)
+            try files.createDirectory(at: directory, withIntermediateDirectories: true)
+            try make(directory.appendingPathComponent("key.json").path)
+            let temporary = volume.appendingPathComponent("..data_tmp").path
+            try files.createSymbolicLink(atPath: temporary, withDestinationPath: stamp)
+            #expect(rename(temporary, volume.appendingPathComponent("..data").path) == 0)
+        }
+        try publish("..2026_11_26_01_00_00.000000001") { path in
+            try files.copyItem(atPath: google.keyPath, toPath: path)
+        }
+        let keyPath = volume.appendingPathComponent("key.json").path
+        try files.createSymbolicLink(atPath: keyPath, withDestinationPath: "..data/key.json")
+
+        let direct = try await google.run(["call", "--service-account-key", keyPath] + google.workspace.tls)
+        #expect(direct.status == 0, "\(direct)")
+        #expect(direct.stdout.contains("on behalf of user \(google.email)"), "\(direct)")
+        let adc = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": keyPath]
+        )
+        #expect(adc.status == 0, "\(adc)")
+        #expect(adc.stdout.contains("on behalf of user \(google.email)"), "\(adc)")
+
+        let swaps: [(stamp: String, make: (String) throws -> Void, says: String)] = [
+            (
+                "..2026_11_26_02_00_00.000000002", { #expect(mkfifo($0, 0o600) == 0) },
+                "it is a FIFO, not a regular file"
+            ),
+            (
+                "..2026_11_26_03_00_00.000000003",
+                { try files.createDirectory(atPath: $0, withIntermediateDirectories: false) },
+                "it is a directory, not a regular file"
+            ),
+            (
+                "..2026_11_26_04_00_00.000000004",
+                { try Data(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1).write(to: URL(fileURLWithPath: $0)) },
+                "it is larger than 65536 bytes"
+            ),
+        ]
+        for swap in swaps {
+            try publish(swap.stamp, swap.make)
+            for (arguments, environment) in [
+                (["status", "--service-account-key", keyPath], [:]),
+                (["status", "--adc"], ["GOOGLE_APPLICATION_CREDENTIALS": keyPath]),
+            ] {
+                let result = try await google.run(arguments, environment: environment)
+                #expect(!result.timedOut, "\(result)")
+                #expect(result.status != 0, "\(result)")
+                #expect(result.stderr.contains("cannot read \(keyPath): \(swap.says)"), "\(result)")
+            }
+        }
     }
 
     /// The sandbox's key with `changes`, written to a file of the workspace.

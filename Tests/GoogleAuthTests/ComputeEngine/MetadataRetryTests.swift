@@ -1,5 +1,6 @@
-@testable import GoogleAuth
 import Testing
+
+@testable import GoogleAuth
 
 @Suite("MetadataRetry: google-auth's attempts and backoff, bounded in time")
 struct MetadataRetryTests {
