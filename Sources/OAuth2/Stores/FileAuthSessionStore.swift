@@ -130,8 +130,9 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
     ///
     /// The file is opened once and checked on the opened descriptor: symbolic links are followed,
     /// anything but a regular file (a directory, a FIFO, a device) is refused at once without
-    /// waiting on it, and a file larger than ``maximumFileSize`` is refused. What was read is
-    /// cleared from memory once decoded.
+    /// waiting on it, and a file larger than ``maximumFileSize`` is refused. The file's bytes are
+    /// decoded in place and cleared from memory afterwards; the tokens in the ``AuthState`` are
+    /// Swift strings, which are released, not overwritten, when the state goes.
     ///
     /// - Throws: ``OAuthError/Kind/storage`` naming the path when the file cannot be read, is
     ///   not a regular file, is too large or is not a session; the file is left in place.
@@ -145,7 +146,14 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         }
         do {
             return try bytes.withUnsafeBytes { buffer throws(OAuthError) in
-                try AuthState(decoding: Data(buffer))
+                guard let base = buffer.baseAddress else { return try AuthState(decoding: Data()) }
+                // No copy: the decoder reads the cleared-on-release bytes where they are.
+                let data = Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                    count: buffer.count,
+                    deallocator: .none
+                )
+                return try AuthState(decoding: data)
             }
         } catch {
             throw OAuthError(.storage, "\(filePath): \(error.message)", underlying: error)
