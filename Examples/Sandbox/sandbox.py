@@ -60,6 +60,9 @@ def parse_arguments(argv=None):
                         help="approve device-flow codes on the sandbox user's behalf after this long")
     parser.add_argument("--static-token", action="append", default=[], metavar="TOKEN",
                         help="a bearer token accepted as the sandbox user with the test scope (repeatable)")
+    parser.add_argument("--tls-name", action="append", default=[], metavar="NAME",
+                        help="another DNS name the server certificate holds (repeatable), for clients that reach "
+                             "the sandbox by a production name through a hosts file of their own")
     parser.add_argument("--hostile-text", action="store_true",
                         help="the issuer's user codes, verification URIs, error descriptions and ID-token emails "
                              "carry terminal escape sequences and a forged line (for testing clients)")
@@ -79,6 +82,10 @@ def parse_arguments(argv=None):
         parser.error("--token-lifetime must be a positive number of seconds")
     if arguments.auto_approve_device_after is not None and arguments.auto_approve_device_after < 0:
         parser.error("--auto-approve-device-after must not be negative")
+    for name in arguments.tls_name:
+        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+",
+                            name):
+            parser.error(f"--tls-name {name!r} is not a DNS name")
     for token in arguments.static_token:
         if not token or any(not 0x21 <= ord(character) <= 0x7E for character in token):
             parser.error("--static-token must be non-empty printable ASCII without spaces")
@@ -157,9 +164,9 @@ def _token_validator(static_tokens, issuer, jwt_audiences=()):
     return validate
 
 
-def _jwt_audiences(host, server_name):
+def _jwt_audiences(host, server_names):
     """`https://<host>/` for every name the service answers to: what a self-signed JWT's aud must be."""
-    hosts = {server_name, host}
+    hosts = {*server_names, host}
     return sorted(f"https://[{name}]/" if ":" in name else f"https://{name}/" for name in hosts)
 
 
@@ -203,7 +210,8 @@ def run(arguments):
 
     Issuer = _load_issuer_class()
     state_dir = _prepare_state_dir(arguments.state_dir)
-    paths = certs.generate(state_dir, extra_names=[arguments.public_name] if arguments.public_name else [])
+    public_names = [arguments.public_name] if arguments.public_name else []
+    paths = certs.generate(state_dir, extra_names=[*public_names, *arguments.tls_name])
     with open(paths["server_cert"], "rb") as handle:
         certificate_pem = handle.read()
     with open(paths["server_key"], "rb") as handle:
@@ -232,7 +240,7 @@ def run(arguments):
         except OSError as error:
             raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
         metadata.start()
-        jwt_audiences = _jwt_audiences(arguments.host, certs.SERVER_NAME)
+        jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES, *arguments.tls_name))
         try:
             validate = _token_validator(static_tokens, issuer, jwt_audiences)
             generated = os.path.join(state_dir, "generated")
@@ -250,6 +258,7 @@ def run(arguments):
             "grpc_plaintext_port": plaintext_port,
             "ca_cert": paths["ca_cert"],
             "server_name": certs.SERVER_NAME,
+            "server_aliases": list(certs.SERVER_ALIASES),
             "issuer": issuer.url,
             "user": USER_EMAIL,
             "scope": test_service.TEST_SCOPE,

@@ -24,16 +24,28 @@ public final class Channel: Sendable {
     /// answered without a thread switch: pass it to `withTaskExecutorPreference(_:operation:)`.
     /// See ``ChannelExecutor`` for what may run there.
     public let executor = ChannelExecutor()
+    /// The interceptors every call runs through, before the call's own
+    /// (``CallOptions/interceptors``); the first is outermost. See ``ClientInterceptor`` for where
+    /// they sit in a call.
+    public let interceptors: [any ClientInterceptor]
+    /// Per-method defaults for calls (timeouts, retry policies, message limits) and the retry
+    /// throttling of this channel; see ``ServiceConfig``. A call's own options win over it.
+    public let serviceConfig: ServiceConfig?
 
     let connections: ConnectionManager
     let scheme: String
     let defaultAuthority: String
+    /// The name the server's certificate is verified for (TLS only): a call with another
+    /// authority must name a host the certificate also covers.
+    let verifiedName: String?
+    /// The retry token count, when the service config throttles retries.
+    let retryThrottle: RetryThrottle?
     /// `:method POST` and `:scheme`: how every request's header block starts.
     let requestLine: HTTP2HeaderBlock
     let logger: Logger
 
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
-    public static let userAgent = "grpc-swift-authrpc/0.1.0"
+    public static let userAgent = "grpc-swift-authrpc/\(libraryVersion)"
 
     /// The default for `maxResponseHeaderListSize`: 16 KiB, gRPC C-core's hard metadata limit
     /// (`grpc.absolute_max_metadata_size`).
@@ -66,6 +78,10 @@ public final class Channel: Sendable {
     ///     environment names (`grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or
     ///     `no_proxy`), as in gRPC C-core; see ``ProxyConfiguration``. Through a proxy, TLS runs
     ///     end to end with the target, and the proxy resolves the target's name.
+    ///   - interceptors: Run around every call, the first outermost, before the call's own; none
+    ///     by default.
+    ///   - serviceConfig: Per-method call defaults and retry throttling (gRPC's service config,
+    ///     for instance loaded with ``ServiceConfig/init(json:)``); none by default.
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
@@ -74,7 +90,9 @@ public final class Channel: Sendable {
         maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
         connectionBackoff: ConnectionBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc"),
-        proxy: ProxyConfiguration = .environment
+        proxy: ProxyConfiguration = .environment,
+        interceptors: [any ClientInterceptor] = [],
+        serviceConfig: ServiceConfig? = nil
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
         let proxySettings = try ProxySettings(proxy)
@@ -106,8 +124,10 @@ public final class Channel: Sendable {
         switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
+            verifiedName = nil
         case .tls(let tls):
             scheme = "https"
+            verifiedName = tls.serverHostnameOverride ?? parsed.host
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
@@ -138,6 +158,9 @@ public final class Channel: Sendable {
         requestLine.append(name: ":scheme", value: scheme)
         self.requestLine = requestLine
         self.logger = logger
+        self.interceptors = interceptors
+        self.serviceConfig = serviceConfig
+        self.retryThrottle = serviceConfig?.retryThrottling.map(RetryThrottle.init)
         self.connections = ConnectionManager(
             target: parsed,
             route: proxySettings.route(to: parsed),

@@ -18,8 +18,12 @@ package final class HTTP2Connection: Sendable {
     /// How this connection reached its server.
     package var route: HTTP2Route { loop.route }
 
+    /// The server's leaf certificate as the handshake verified it; nil over plaintext.
+    package let peerCertificate: PeerCertificate?
+
     private init(loop: ConnectionLoop) {
         self.loop = loop
+        peerCertificate = loop.inbox.withLock { $0.peerCertificate }
     }
 
     /// Nobody can open streams any more: let the open ones finish, then end the I/O thread.
@@ -89,6 +93,17 @@ package final class HTTP2Connection: Sendable {
     nonisolated(nonsending) package func send(
         _ request: consuming HTTP2Request
     ) async throws(HTTP2Error) -> HTTP2Response {
+        var headersReceived = false
+        return try await send(request, headersReceived: &headersReceived)
+    }
+
+    /// ``send(_:)``, also telling whether the response's final header block had arrived when the
+    /// exchange ended: after a failure, `true` means the server certainly processed the request
+    /// and started answering (gRPC then calls the call committed: it is never sent again).
+    nonisolated(nonsending) package func send(
+        _ request: consuming HTTP2Request,
+        headersReceived: inout Bool
+    ) async throws(HTTP2Error) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
         let stream = HTTP2Stream(request: request)
@@ -102,6 +117,7 @@ package final class HTTP2Connection: Sendable {
         } onCancel: {
             _ = loop.enqueue(.cancel(stream))
         }
+        headersReceived = stream.answeredAfterHeaders
         return try result.get()
     }
 

@@ -147,6 +147,22 @@ class EventLog:
 EVENTS = EventLog()
 
 
+class AttemptCounter:
+    """How many attempts each tagged call has made (the `Retry` scenario), on every port."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_tag = collections.Counter()
+
+    def next(self, tag):
+        with self._lock:
+            self._by_tag[tag] += 1
+            return self._by_tag[tag]
+
+
+ATTEMPTS = AttemptCounter()
+
+
 class Stream:
     """One request as received: its header fields in order, its DATA payload, and what it asks for."""
 
@@ -276,6 +292,7 @@ class Connection:
             "CloseMidStream": self.close_mid_stream,
             "Hang": self.never_answered,
             "Events": self.events,
+            "Retry": self.retry,
         }
         self.scenarios.update(self.transport_scenarios())
 
@@ -811,6 +828,36 @@ class Connection:
         tag = stream.first.get("x-fault-query-tag") or stream.first.get("x-fault-tag")
         self.normal_headers(stream)
         self.message_and_ok(stream, json.dumps({"events": EVENTS.get(tag)}).encode("utf-8"))
+
+    def retry(self, stream):
+        """Retry: fails the first x-fault-failures attempts (default 2) of the call tagged
+        x-fault-tag with status x-fault-code (default 14, UNAVAILABLE), as Trailers-Only, or after
+        response headers with x-fault-headers-first: 1; with x-fault-pushback, each failure carries
+        that grpc-retry-pushback-ms. Then answers OK with {"attempt": n}. Every attempt records an
+        `attempt` event with its grpc-previous-rpc-attempts, grpc-timeout, arrival time and body."""
+        attempt = ATTEMPTS.next(stream.tag)
+        EVENTS.record(stream.tag, {
+            "type": "attempt",
+            "attempt": attempt,
+            "previous_rpc_attempts": stream.first.get("grpc-previous-rpc-attempts"),
+            "grpc_timeout": stream.first.get("grpc-timeout"),
+            "monotonic": time.monotonic(),
+            "body_hex": bytes(stream.body).hex(),
+        })
+        if attempt > stream.number("x-fault-failures", 2):
+            self.normal_headers(stream)
+            self.message_and_ok(stream, json.dumps({"attempt": attempt}).encode("utf-8"))
+            return
+        code = stream.number("x-fault-code", 14)
+        message = f"attempt {attempt} failed"
+        extra = []
+        if "x-fault-pushback" in stream.first:
+            extra.append(("grpc-retry-pushback-ms", stream.first["x-fault-pushback"]))
+        if stream.first.get("x-fault-headers-first") == "1":
+            self.normal_headers(stream)
+            self.trailers(stream, [("grpc-status", str(code)), ("grpc-message", message), *extra])
+        else:
+            self.trailers_only(stream, code, message, extra)
 
     def unknown(self, stream):
         self.trailers_only(stream, 12, f"unknown fault scenario {stream.scenario}")

@@ -449,6 +449,35 @@ class FaultServerTest(unittest.TestCase):
         frame = next(f for f in goaway.frames if f[0] == 0x7)
         self.assertEqual(frame[3], 8 + len(server.HOSTILE_TEXT.encode("utf-8")), "the text is the GOAWAY's debug data")
 
+    def test_retry_fails_the_first_attempts_of_a_tag_then_answers(self):
+        client = Client(self.ports["h2c"])
+        try:
+            tag = f"retry-{time.monotonic_ns()}"
+            base = [("x-fault-tag", tag), ("x-fault-failures", "2"), ("x-fault-pushback", "25")]
+            first = client.call("Retry", base)
+            self.assertEqual(len(first.header_blocks), 1)  # Trailers-Only
+            fields = dict(first.headers)
+            self.assertEqual(fields["grpc-status"], "14")
+            self.assertEqual(fields["grpc-message"], "attempt 1 failed")
+            self.assertEqual(fields["grpc-retry-pushback-ms"], "25")
+            second = client.call("Retry", base + [("grpc-previous-rpc-attempts", "1"), ("x-fault-headers-first", "1")])
+            self.assertEqual(len(second.header_blocks), 2)  # headers, then the failure in trailers
+            self.assertEqual(dict(second.trailers)["grpc-status"], "14")
+            third = client.call("Retry", base + [("grpc-previous-rpc-attempts", "2"), ("grpc-timeout", "5S")])
+            self.assertEqual(dict(third.trailers)["grpc-status"], "0")
+            self.assertEqual(third.json(), {"attempt": 3})
+            events = client.call("Events", [("x-fault-query-tag", tag)]).json()["events"]
+            attempts = [event for event in events if event["type"] == "attempt"]
+            self.assertEqual([event["attempt"] for event in attempts], [1, 2, 3])
+            self.assertEqual([event["previous_rpc_attempts"] for event in attempts], [None, "1", "2"])
+            self.assertEqual(attempts[2]["grpc_timeout"], "5S")
+            self.assertEqual(attempts[0]["body_hex"], grpc_frame(b"hello").hex())
+            self.assertLessEqual(attempts[0]["monotonic"], attempts[2]["monotonic"])
+            other = client.call("Retry", [("x-fault-tag", tag + "-b"), ("x-fault-failures", "0")])
+            self.assertEqual(other.json(), {"attempt": 1})  # counted per tag
+        finally:
+            client.close()
+
     def test_tls_personalities(self):
         client = self.client("tls", self.tls_context(["h2"]))
         self.assertEqual(client.sock.selected_alpn_protocol(), "h2")

@@ -10,6 +10,11 @@ public struct SandboxInfo: Sendable {
     public var caCertificatePath: String { process.string("ca_cert") }
     /// The name the server certificate is valid for besides 127.0.0.1 and ::1.
     public var serverName: String { process.string("server_name") }
+    /// Other DNS names the server certificate is valid for (virtual hosts the service answers to,
+    /// self-signed JWTs for them included).
+    public var serverAliases: [String] {
+        (process.info["server_aliases"] as? [any Sendable])?.compactMap { $0 as? String } ?? []
+    }
     /// The issuer URL (`http://127.0.0.1:PORT`; with `--issuer-tls --public-name NAME`,
     /// `https://NAME:PORT`).
     public var issuer: String { process.string("issuer") }

@@ -182,6 +182,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 tunnelBytes = []
             }
             try tls.handshake(over: socket, deadline: deadline, abortFD: wakeup.readFD, scratch: cipherBuffer)
+            let certificate = tls.verifiedPeerCertificate()
+            inbox.withLock { $0.peerCertificate = certificate }
         }
         try startSession()
         if !tunnelBytes.isEmpty, let failure = tunnelBytes.withUnsafeBytes({ feed($0) }) {

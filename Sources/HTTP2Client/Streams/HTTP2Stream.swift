@@ -51,6 +51,9 @@ final class HTTP2Stream: @unchecked Sendable {
     /// How many 1xx header blocks the server sent.
     var informationalBlocks = 0
     var endedWithHeaders = false
+    /// Whether the final header block had arrived when the caller was answered. Written once,
+    /// just before the answer, which orders it before the calling task reads it.
+    private(set) var answeredAfterHeaders = false
 
     init(request: HTTP2Request) {
         self.request = request
@@ -72,6 +75,7 @@ final class HTTP2Stream: @unchecked Sendable {
     func finish(_ result: Result<HTTP2Response, HTTP2Error>) {
         guard let completion else { return }
         self.completion = nil
+        answeredAfterHeaders = sawFinalHeaders
         headers = []
         trailers = []
         body = []

@@ -8,7 +8,7 @@ internal import COpenSSL
 /// produces are gathered into the connection's output so that they leave in one `send` (with
 /// MSG_NOSIGNAL, so a closed peer can never raise SIGPIPE).
 final class TLSSession {
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer
     private let input: OpaquePointer
     private let output: OpaquePointer
     private let serverName: String
