@@ -8,8 +8,8 @@
         "error": ...} when it finds nothing. For Compute Engine credentials it asks the metadata
         server for the account's email (refreshing a token), so GCE_METADATA_HOST must be set.
 
-    google_auth_check.py verify-jwt --cert PEM_FILE [--audience AUD]  < token
-        Verifies a JWT read from stdin with google.auth.jwt.decode against the certificate (or
+    google_auth_check.py verify-jwt --cert PEM_FILE [--audience AUD] [--token-file FILE]  < token
+        Verifies a JWT read from FILE, or from stdin with google.auth.jwt.decode against the certificate (or
         public key) in PEM_FILE, checking `aud` when given; prints {"header", "claims"} as JSON,
         or exits 1 with the reason.
 
@@ -122,6 +122,7 @@ def main(argv=None):
     verify = commands.add_parser("verify-jwt", help="verify a JWT (read from stdin) with google-auth")
     verify.add_argument("--cert", required=True, help="PEM certificate or public key of the signer")
     verify.add_argument("--audience", help="the aud the JWT must carry")
+    verify.add_argument("--token-file", help="read the JWT from this file instead of stdin")
     signed = commands.add_parser("self-signed-jwt", help="the self-signed JWT google-auth makes with a key file")
     signed.add_argument("--key", required=True, help="the service-account key file (JSON)")
     signed.add_argument("--audience", required=True, help="the JWT's aud")
@@ -133,7 +134,12 @@ def main(argv=None):
     elif arguments.command == "self-signed-jwt":
         result = self_signed_jwt(arguments.key, arguments.audience)
     else:
-        result = verify_jwt(sys.stdin.read().strip(), arguments.cert, arguments.audience)
+        if arguments.token_file:
+            with open(arguments.token_file) as handle:
+                token = handle.read().strip()
+        else:
+            token = sys.stdin.read().strip()
+        result = verify_jwt(token, arguments.cert, arguments.audience)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
 

@@ -50,10 +50,14 @@ struct GoogleCredentialsBehaviourTests {
             "a new authority string has no token yet"
         )
         for (jwt, audience) in [(byName, "https://localhost/"), (byAddress, "https://127.0.0.1/")] {
-            let verified = try GoogleAuthReference.verifyJWT(jwt, certificatePath: certificate, audience: audience)
+            let verified = try await GoogleAuthReference.verifyJWT(
+                jwt,
+                certificatePath: certificate,
+                audience: audience
+            )
             #expect((verified["claims"] as? [String: Any])?["aud"] as? String == audience)
-            #expect(throws: PeerError.self) {
-                try GoogleAuthReference.verifyJWT(
+            await #expect(throws: PeerError.self) {
+                try await GoogleAuthReference.verifyJWT(
                     jwt,
                     certificatePath: certificate,
                     audience: "https://pubsub.googleapis.com/"

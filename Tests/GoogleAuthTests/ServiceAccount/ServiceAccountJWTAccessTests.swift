@@ -70,7 +70,7 @@ struct ServiceAccountJWTAccessTests {
             audience: .forAuthority(google.authority),
             lifetime: .seconds(600)
         ).fetchToken()
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             token.accessToken,
             certificatePath: google.serviceAccountCertificatePath,
             audience: "https://localhost/"
@@ -86,8 +86,8 @@ struct ServiceAccountJWTAccessTests {
         #expect(exp - iat == 600)
         #expect(Date(timeIntervalSince1970: TimeInterval(iat)) == token.receivedAt)
         // And refuses it for another audience, so the check above could fail.
-        #expect(throws: PeerError.self) {
-            try GoogleAuthReference.verifyJWT(
+        await #expect(throws: PeerError.self) {
+            try await GoogleAuthReference.verifyJWT(
                 token.accessToken,
                 certificatePath: google.serviceAccountCertificatePath,
                 audience: "https://example.com/"

@@ -69,7 +69,7 @@ struct ServiceAccountKeyTests {
             .fetchToken().accessToken
         #expect(jwtPart(jwt, 0) as NSDictionary == ["alg": "RS256", "typ": "JWT"] as NSDictionary)
         #expect(try await google.whoAmI(token: jwt).user == email)
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             jwt,
             certificatePath: certificatePath,
             audience: "https://localhost/"
@@ -77,7 +77,7 @@ struct ServiceAccountKeyTests {
         #expect((verified["claims"] as? [String: Any])?["iss"] as? String == email)
 
         // google-auth, given the same file, makes the same header and the same claims.
-        let reference = try GoogleAuthReference.selfSignedJWT(keyPath: withoutID, audience: "https://localhost/")
+        let reference = try await GoogleAuthReference.selfSignedJWT(keyPath: withoutID, audience: "https://localhost/")
         #expect(reference["header"] as? NSDictionary == jwtPart(jwt, 0) as NSDictionary)
         let referenceClaims = try #require(reference["claims"] as? [String: Any])
         #expect(Set(referenceClaims.keys) == Set(jwtPart(jwt, 1).keys))

@@ -75,7 +75,7 @@ struct ServiceAccountTokenSourceTests {
         #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 300)
         #expect(!assertion.contains("="), "base64url without padding")
         // google-auth verifies the signature with the certificate Google would publish.
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             assertion,
             certificatePath: google.serviceAccountCertificatePath,
             audience: google.tokenEndpoint.absoluteString
