@@ -321,6 +321,20 @@ package struct ClientFileGenerator {
             p(&printer, multilineStringContent(line))
         }
         p(&printer, "\"\"\"")
+        printer.print()
+        p(
+            &printer,
+            "/// ``serviceConfigJSON`` loaded, for `Channel(target:serviceConfig:)`: calls to the API's methods",
+            "/// then get its timeouts and retry policies (options a caller sets win).",
+            "///",
+            "/// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this",
+            "///   library accepts (the generator checked its shape; the runtime checks every value).",
+            "\(access)static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {"
+        )
+        printer.withIndentation { printer in
+            p(&printer, "try AuthRPC.ServiceConfig(json: serviceConfigJSON)")
+        }
+        p(&printer, "}")
     }
 
     private func printRoutingRule(_ method: MethodPlan, _ printer: inout CodePrinter) {

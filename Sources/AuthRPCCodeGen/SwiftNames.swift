@@ -40,7 +40,8 @@ enum SwiftNames {
 
     /// Members every client may have, which a method must not shadow.
     static let clientMemberNames: Set<String> = [
-        "channel", "serviceName", "defaultHost", "oauthScopes", "serviceConfigJSON", "init", "self", "Type",
+        "channel", "serviceName", "defaultHost", "oauthScopes", "serviceConfigJSON", "serviceConfig", "init", "self",
+        "Type",
         "Protocol", "Methods", "Routing",
     ]
 

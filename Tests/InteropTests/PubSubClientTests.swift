@@ -184,4 +184,20 @@ struct PubSubClientTests {
         let methods = ((config as? [String: Any])?["methodConfig"] as? [[String: Any]])?.first
         #expect(methods?["timeout"] as? String == "60s")
     }
+
+    @Test("The embedded service config loads into ServiceConfig: Publish gets Google's timeout and retry policy")
+    func embeddedServiceConfigLoads() throws {
+        let config = try Google_Pubsub_V1_PublisherClient.serviceConfig()
+        let publish = try #require(
+            config.methodConfig(for: MethodDescriptor(service: "google.pubsub.v1.Publisher", method: "Publish"))
+        )
+        #expect(publish.timeout == .seconds(60))
+        let retry = try #require(publish.retryPolicy)
+        #expect(retry.maxAttempts == 5)
+        #expect(retry.initialBackoff == .milliseconds(100))
+        #expect(retry.retryableStatusCodes.contains(.unavailable))
+        #expect(try Google_Iam_V1_IAMPolicyClient.serviceConfig().methodConfigs.isEmpty == false)
+        #expect(try Google_Longrunning_OperationsClient.serviceConfig().methodConfigs.isEmpty == false)
+        _ = try Channel(target: "127.0.0.1:1", transportSecurity: .plaintext, serviceConfig: config)
+    }
 }

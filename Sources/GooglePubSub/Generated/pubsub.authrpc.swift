@@ -157,6 +157,15 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
 
     """
 
+    /// ``serviceConfigJSON`` loaded, for `Channel(target:serviceConfig:)`: calls to the API's methods
+    /// then get its timeouts and retry policies (options a caller sets win).
+    ///
+    /// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this
+    ///   library accepts (the generator checked its shape; the runtime checks every value).
+    public static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {
+        try AuthRPC.ServiceConfig(json: serviceConfigJSON)
+    }
+
     /// The unary methods of `google.pubsub.v1.Publisher`, as they go on the wire.
     public enum Methods {
         /// `/google.pubsub.v1.Publisher/CreateTopic`.
@@ -615,6 +624,15 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     }
 
     """
+
+    /// ``serviceConfigJSON`` loaded, for `Channel(target:serviceConfig:)`: calls to the API's methods
+    /// then get its timeouts and retry policies (options a caller sets win).
+    ///
+    /// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this
+    ///   library accepts (the generator checked its shape; the runtime checks every value).
+    public static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {
+        try AuthRPC.ServiceConfig(json: serviceConfigJSON)
+    }
 
     /// The unary methods of `google.pubsub.v1.Subscriber`, as they go on the wire.
     public enum Methods {
