@@ -101,7 +101,12 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
             headers: [(Self.flavorHeader, Self.flavor)],
             timeout: Self.requestTimeout
         )
-        let response = try await GrantRequest.send(request, transport: transport, purpose: purpose)
+        let response = try await GrantRequest.send(
+            request,
+            transport: transport,
+            purpose: purpose,
+            plaintext: .metadataServer(configuredAuthority: host)
+        )
         let server = "the metadata server at \(host)"
         guard response.headers[Self.flavorHeader.lowercased()] == Self.flavor else {
             throw OAuthError(
