@@ -102,17 +102,6 @@ public struct ExternalAccountCredentialSource: Sendable, CustomStringConvertible
         }
     }
 
-    /// The URLs the file names for this source and that may be sent to over plain http (they
-    /// carry none of this package's secrets): the url source's, and the AWS instance metadata
-    /// service's. Nothing else a file names goes out without TLS.
-    var plainHTTPAllowance: [URL] {
-        switch wrapped {
-        case .file, .executable: return []
-        case .url(let url, _, _): return [url]
-        case .aws(let aws): return [aws.regionURL, aws.credentialsURL, aws.sessionTokenURL].compactMap { $0 }
-        }
-    }
-
     /// The kind and where the token is read.
     public var description: String {
         switch wrapped {
@@ -120,7 +109,8 @@ public struct ExternalAccountCredentialSource: Sendable, CustomStringConvertible
         case .url(let url, _, _): return "url \(GrantRequest.redacted(url))"
         case .executable(let executable): return "executable \(executable.command.first ?? "")"
         case .aws(let aws):
-            return "aws (\(aws.credentialsURL.map { "instance metadata at \(GrantRequest.redacted($0))" } ?? "environment credentials"))"
+            return
+                "aws (\(aws.credentialsURL.map { "instance metadata at \(GrantRequest.redacted($0))" } ?? "environment credentials"))"
         }
     }
 }

@@ -55,7 +55,9 @@ extension ExternalAccountCredentials {
         }
     }
 
-    private static func format(_ fields: ConfigurationFields) throws(OAuthError) -> ExternalAccountCredentialSource.Format {
+    private static func format(
+        _ fields: ConfigurationFields
+    ) throws(OAuthError) -> ExternalAccountCredentialSource.Format {
         guard let format = try fields.nested("format") else { return .text }
         switch try format.string("type") ?? "text" {
         case "text":
@@ -87,7 +89,10 @@ extension ExternalAccountCredentials {
                     byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
                 }
             guard isToken else {
-                throw OAuthError(.invalidConfiguration, "\(fields.place("headers")) has a header name that is not a token")
+                throw OAuthError(
+                    .invalidConfiguration,
+                    "\(fields.place("headers")) has a header name that is not a token"
+                )
             }
             guard value.utf8.count <= 8192, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
             else {
@@ -159,7 +164,10 @@ extension ExternalAccountCredentials {
             )
         }
         guard let template = try fields.string("regional_cred_verification_url") else {
-            throw OAuthError(.invalidConfiguration, "\(fields.source) has no credential_source.regional_cred_verification_url")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(fields.source) has no credential_source.regional_cred_verification_url"
+            )
         }
         let sample = template.replacingOccurrences(of: "{region}", with: "us-east-1")
         guard template.utf8.count <= 2048, template.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }),

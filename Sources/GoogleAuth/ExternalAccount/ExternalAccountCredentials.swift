@@ -169,7 +169,8 @@ public struct ExternalAccountCredentials: Sendable, CustomStringConvertible {
         guard let domain = try fields.token("universe_domain", maximumLength: 253) else { return "googleapis.com" }
         let isHostName =
             domain.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-                (1...63).contains(label.count) && label.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0.isASCIIAlphanumeric }
+                (1...63).contains(label.count)
+                    && label.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0.isASCIIAlphanumeric }
             }
         guard isHostName else {
             throw OAuthError(.invalidConfiguration, "\(fields.place("universe_domain")) is not a domain name")

@@ -129,7 +129,9 @@ public struct ExternalAccountTokenSource: GoogleTokenSource {
         }
         logger.debug(
             "exchanging the subject token",
-            metadata: ["endpoint": "\(GrantRequest.redacted(credentials.tokenURL))", "audience": "\(credentials.audience)"]
+            metadata: [
+                "endpoint": "\(GrantRequest.redacted(credentials.tokenURL))", "audience": "\(credentials.audience)",
+            ]
         )
         let federated: FetchedAccessToken
         do throws(OAuthError) {

@@ -115,7 +115,10 @@ struct AWSSignedRequest: Equatable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String { let v = value ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+        func two(_ value: Int?) -> String {
+            let v = value ?? 0
+            return v < 10 ? "0\(v)" : "\(v)"
+        }
         let day = "\(parts.year ?? 1970)\(two(parts.month))\(two(parts.day))"
         return ("\(day)T\(two(parts.hour))\(two(parts.minute))\(two(parts.second))Z", day)
     }

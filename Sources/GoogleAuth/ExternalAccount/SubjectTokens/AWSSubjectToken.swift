@@ -86,7 +86,9 @@ final class AWSSubjectToken: Sendable {
             found = String(zone.trimmingCharacters(in: .whitespacesAndNewlines).dropLast())
         }
         guard (1...64).contains(found.count),
-            found.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
+            found.utf8.allSatisfy({
+                $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
+            })
         else {
             throw OAuthError(
                 .invalidConfiguration,
@@ -155,7 +157,8 @@ final class AWSSubjectToken: Sendable {
         from place: String
     ) throws(OAuthError) -> AWSSignedRequest.Credentials {
         let parts = [credentials.accessKeyID, credentials.secretAccessKey, credentials.sessionToken ?? "x"]
-        guard parts.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 8192 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } })
+        guard
+            parts.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 8192 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } })
         else {
             throw OAuthError(.invalidConfiguration, "the AWS credentials from \(place) are not printable ASCII")
         }
@@ -224,7 +227,8 @@ final class AWSSubjectToken: Sendable {
     ) throws(OAuthError) -> String {
         guard response.statusCode == 200 else {
             let kind: OAuthError.Kind =
-                [408, 429].contains(response.statusCode) || response.statusCode >= 500 ? .transient : .invalidConfiguration
+                [408, 429].contains(response.statusCode) || response.statusCode >= 500
+                ? .transient : .invalidConfiguration
             let body = QuotedText.quote(String(decoding: response.body.prefix(512), as: UTF8.self), hiding: secrets)
             throw OAuthError(
                 kind,
@@ -232,7 +236,10 @@ final class AWSSubjectToken: Sendable {
             )
         }
         guard let text = String(data: response.body, encoding: .utf8) else {
-            throw OAuthError(.invalidConfiguration, "\(GrantRequest.redacted(url)) answered with text that is not UTF-8")
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(GrantRequest.redacted(url)) answered with text that is not UTF-8"
+            )
         }
         return text
     }

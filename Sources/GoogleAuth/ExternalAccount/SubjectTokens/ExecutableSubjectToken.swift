@@ -66,7 +66,8 @@ struct ExecutableSubjectToken: Sendable {
             )
         }
         var output = outcome.output
-        if output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), let file = executable.outputFile {
+        if output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), let file = executable.outputFile
+        {
             // The program may answer through its output file alone.
             output = (try? Self.read(file)) ?? []
         }

@@ -38,7 +38,8 @@ enum URLSubjectToken {
                 hiding: headers.map(\.value)
             )
             let kind: OAuthError.Kind =
-                [408, 429].contains(response.statusCode) || response.statusCode >= 500 ? .transient : .invalidConfiguration
+                [408, 429].contains(response.statusCode) || response.statusCode >= 500
+                ? .transient : .invalidConfiguration
             throw OAuthError(
                 kind,
                 "\(GrantRequest.redacted(url)) answered HTTP \(response.statusCode)\(body.isEmpty ? "" : ": \(body)")"
