@@ -13,6 +13,13 @@
         public key) in PEM_FILE, checking `aud` when given; prints {"header", "claims"} as JSON,
         or exits 1 with the reason.
 
+    google_auth_check.py external-account FILE [--scope SCOPE]...
+        Loads the external_account (or external_account_authorized_user) FILE with
+        google.auth.load_credentials_from_file in this process's environment, refreshes it
+        (reading the subject token, exchanging it at the file's token_url) and prints
+        {"type", "token"}: the access token the emulators gave google-auth, so a test can call
+        with it and compare the requests google-auth sent with its own.
+
 Traffic rule: google-auth probes `GCE_METADATA_IP` (169.254.169.254 unless set) to decide whether
 it runs on Compute Engine. This tool never lets it: GCE_METADATA_IP and GCE_METADATA_HOST default
 to a closed loopback port, and a non-loopback value for either is refused before google-auth is
@@ -75,6 +82,15 @@ def resolve_adc():
     return {"type": type(credentials).__module__ + "." + type(credentials).__name__}
 
 
+def external_account(path, scopes):
+    import google.auth
+    import google.auth.transport.requests
+
+    credentials, _ = google.auth.load_credentials_from_file(path, scopes=scopes or None)
+    credentials.refresh(google.auth.transport.requests.Request())
+    return {"type": type(credentials).__module__ + "." + type(credentials).__name__, "token": credentials.token}
+
+
 def verify_jwt(token, certificate_path, audience):
     import google.auth.exceptions
     from google.auth import jwt
@@ -97,11 +113,16 @@ def main(argv=None):
     verify = commands.add_parser("verify-jwt", help="verify a JWT (read from stdin) with google-auth")
     verify.add_argument("--cert", required=True, help="PEM certificate or public key of the signer")
     verify.add_argument("--audience", help="the aud the JWT must carry")
+    external = commands.add_parser("external-account", help="refresh an external_account file with google-auth")
+    external.add_argument("file")
+    external.add_argument("--scope", action="append", default=[])
     arguments = parser.parse_args(argv)
 
     _confine_metadata_traffic()
     if arguments.command == "adc":
         result = resolve_adc()
+    elif arguments.command == "external-account":
+        result = external_account(arguments.file, arguments.scope)
     else:
         result = verify_jwt(sys.stdin.read().strip(), arguments.cert, arguments.audience)
     json.dump(result, sys.stdout)

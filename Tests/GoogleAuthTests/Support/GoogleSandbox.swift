@@ -222,6 +222,19 @@ enum GoogleAuthReference {
         return try run(arguments, environment: [:], stdin: token)
     }
 
+    /// The access token google-auth got for the external_account `file` in `environment`
+    /// (refreshed with its own `identity_pool` or `aws` credentials).
+    static func externalAccountToken(file: String, scopes: [String], environment: [String: String]) throws -> String {
+        let object = try run(
+            ["external-account", file] + scopes.flatMap { ["--scope", $0] },
+            environment: environment
+        )
+        guard let token = object["token"] as? String, !token.isEmpty else {
+            throw PeerError("google-auth got no token for \(file)")
+        }
+        return token
+    }
+
     private static func run(
         _ arguments: [String],
         environment: [String: String],
