@@ -154,9 +154,10 @@ public struct ExternalAccountTokenSource: GoogleTokenSource {
 
         logger.debug("impersonating a service account", metadata: ["account": "\(account)"])
         do throws(OAuthError) {
-            return try await ServiceAccountImpersonation.generateAccessToken(
+            return try await IAMCredentials.generateAccessToken(
                 at: impersonationURL,
                 sourceToken: federated.accessToken,
+                delegates: [],
                 scopes: scopes,
                 lifetime: credentials.impersonationLifetime,
                 transport: transport
