@@ -90,7 +90,12 @@ struct ChildProcessTests {
         #expect(throws: ChildProcess.Failure.outputTooLarge(limit: 64 * 1024)) {
             try run("echo $$ > \(pidFile.path); head -c 10000000 /dev/zero; sleep 60")
         }
-        let pid = pid_t(((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let pid =
+            pid_t(
+                ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            ) ?? 0
         #expect(pid > 0)
         #expect(!isAlive(pid))
     }
@@ -104,7 +109,12 @@ struct ChildProcessTests {
         #expect(throws: ChildProcess.Failure.timedOut(.seconds(1))) {
             try run("sleep 120 >/dev/null 2>&1 & echo $! > \(pidFile.path); sleep 120", limits: limits)
         }
-        let grandchild = pid_t(((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let grandchild =
+            pid_t(
+                ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            ) ?? 0
         #expect(grandchild > 0)
         #expect(!isAlive(grandchild))
     }

@@ -16,7 +16,11 @@ extension ExternalAccountCredentials {
         _ fields: ConfigurationFields,
         subjectTokenType: String
     ) throws(OAuthError) -> ExternalAccountCredentialSource {
-        let present = ["file", "url", "executable", "environment_id", "certificate"].filter(fields.has)
+        // An AWS source names its role-credentials `url` too: `environment_id` makes it AWS's.
+        let kinds =
+            fields.has("environment_id")
+            ? ["file", "executable", "environment_id", "certificate"] : ["file", "url", "executable", "certificate"]
+        let present = kinds.filter(fields.has)
         guard present.count == 1, let kind = present.first else {
             throw OAuthError(
                 .invalidConfiguration,

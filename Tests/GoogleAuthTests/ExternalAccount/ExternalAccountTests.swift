@@ -30,7 +30,10 @@ struct ExternalAccountTests {
     }
 
     /// The token of `file`'s credentials, or the error they gave.
-    static func fetch(file path: String, environment: [String: String] = [:]) async throws -> Result<
+    static func fetch(
+        file path: String,
+        environment: [String: String] = [:]
+    ) async throws -> Result<
         FetchedAccessToken, OAuthError
     > {
         let resolved = try ApplicationDefaultCredentials.resolve(
@@ -61,7 +64,9 @@ struct ExternalAccountTests {
         #expect(credentials.identity.kind == .externalAccount)
         #expect(credentials.identity.principal == audience)
         let response = try await federation.google.call(credentials)
-        #expect(response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main"))
+        #expect(
+            response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main")
+        )
 
         let exchanges = try await federation.exchanges(for: audience)
         let form = try #require(exchanges.first?["form"] as? [String: String])
@@ -96,7 +101,12 @@ struct ExternalAccountTests {
             let error = try #require(try await Self.fetch(file: file).failure)
             #expect(error.kind == .authorization)
             #expect(error.oauthErrorCode == "invalid_grant")
-            #expect(error.message.hasPrefix("\(file) (file source): exchanging the subject token at the Security Token Service"), "\(error.message)")
+            #expect(
+                error.message.hasPrefix(
+                    "\(file) (file source): exchanging the subject token at the Security Token Service"
+                ),
+                "\(error.message)"
+            )
             #expect(!error.message.contains(subject) && !String(describing: error).contains("eyJ"))
         }
         let missing = try scratch.write(
@@ -105,10 +115,15 @@ struct ExternalAccountTests {
         )
         let error = try #require(try await Self.fetch(file: missing).failure)
         #expect(error.kind == .invalidConfiguration)
-        #expect(error.message.contains("(file source): reading the subject token from \(scratch.path)/absent"), "\(error.message)")
+        #expect(
+            error.message.contains("(file source): reading the subject token from \(scratch.path)/absent"),
+            "\(error.message)"
+        )
     }
 
-    @Test("url source as google-github-actions/auth writes it: ACTIONS_ID_TOKEN_REQUEST_URL with the audience, the bearer request token")
+    @Test(
+        "url source as google-github-actions/auth writes it: ACTIONS_ID_TOKEN_REQUEST_URL with the audience, the bearer request token"
+    )
     func gitHubActionsURLSource() async throws {
         let federation = try await FederationSandbox.make()
         let scratch = try ScratchDirectory()
@@ -120,15 +135,22 @@ struct ExternalAccountTests {
             "headers": ["Authorization": "Bearer \(federation.actionsRequestToken)"],
             "format": ["type": "json", "subject_token_field_name": "value"],
         ]
-        let file = try scratch.write(federation.credentialFile(audience: audience, source: source), to: "gha-creds.json")
+        let file = try scratch.write(
+            federation.credentialFile(audience: audience, source: source),
+            to: "gha-creds.json"
+        )
         let response = try await federation.google.call(try Self.credentials(file: file))
-        #expect(response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main"))
+        #expect(
+            response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main")
+        )
 
         // A wrong request token: the source's refusal, named, without the bearer token.
         let wrong = try scratch.write(
             federation.credentialFile(
                 audience: audience,
-                source: source.merging(["headers": ["Authorization": "Bearer not-\(federation.actionsRequestToken)"]]) { $1 }
+                source: source.merging(["headers": ["Authorization": "Bearer not-\(federation.actionsRequestToken)"]]) {
+                    $1
+                }
             ),
             to: "wrong.json"
         )
@@ -180,10 +202,15 @@ struct ExternalAccountTests {
         try await federation.stsBehaviour(audience: audience, status: 503)
         let error = try #require(try await Self.fetch(file: file).failure)
         #expect(error.kind == .transient)
-        #expect(error.message.contains("exchanging the subject token at the Security Token Service"), "\(error.message)")
+        #expect(
+            error.message.contains("exchanging the subject token at the Security Token Service"),
+            "\(error.message)"
+        )
     }
 
-    @Test("workforce pool: workforce_pool_user_project goes as options.userProject; with a client, HTTP Basic and no options")
+    @Test(
+        "workforce pool: workforce_pool_user_project goes as options.userProject; with a client, HTTP Basic and no options"
+    )
     func workforcePool() async throws {
         let federation = try await FederationSandbox.make()
         let scratch = try ScratchDirectory()
@@ -223,7 +250,9 @@ struct ExternalAccountTests {
                 audience: audience,
                 subjectTokenType: "urn:ietf:params:oauth:token-type:id_token",
                 source: ["file": tokenPath],
-                extra: ["client_id": clientID, "client_secret": secret, "workforce_pool_user_project": "billed-project-1"]
+                extra: [
+                    "client_id": clientID, "client_secret": secret, "workforce_pool_user_project": "billed-project-1",
+                ]
             ),
             to: "client.json"
         )
@@ -244,7 +273,10 @@ struct ExternalAccountTests {
         #expect(credentials.identity.kind == .externalAccountAuthorizedUser)
         #expect(credentials.identity.quotaProjectID == "workforce-quota")
         let response = try await federation.google.call(credentials)
-        #expect(response.message.username.hasSuffix("/subject/workforce-user@example.com"), "\(response.message.username)")
+        #expect(
+            response.message.username.hasSuffix("/subject/workforce-user@example.com"),
+            "\(response.message.username)"
+        )
         #expect(response.trailers.strings(forKey: "x-sandbox-user-project") == ["workforce-quota"])
 
         let object = try JSONSerialization.jsonObject(with: document) as! [String: Any]
@@ -285,7 +317,10 @@ struct ExternalAccountTests {
         let file = try scratch.write(
             federation.credentialFile(
                 audience: audience,
-                source: ["url": "http://token.example.invalid/token", "headers": ["Authorization": "Bearer secret-request-token"]]
+                source: [
+                    "url": "http://token.example.invalid/token",
+                    "headers": ["Authorization": "Bearer secret-request-token"],
+                ]
             ),
             to: "bearer.json"
         )

@@ -44,7 +44,11 @@ struct FederationSandbox: Sendable {
     }
 
     /// An OIDC token of the sandbox's provider for `audience` (`aud` is `https:` + it).
-    func mint(subject: String = "repo:octo-org/octo-repo:ref:refs/heads/main", audience: String, expired: Bool = false)
+    func mint(
+        subject: String = "repo:octo-org/octo-repo:ref:refs/heads/main",
+        audience: String,
+        expired: Bool = false
+    )
         async throws -> String
     {
         let data = try await post(
@@ -59,7 +63,10 @@ struct FederationSandbox: Sendable {
 
     /// Every exchange the emulator received for `audience`: `form`, `authorization`, `subject`.
     func exchanges(for audience: String) async throws -> [[String: Any]] {
-        var components = URLComponents(url: stsURL.appendingPathComponent("sandbox/requests"), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(
+            url: stsURL.appendingPathComponent("sandbox/requests"),
+            resolvingAgainstBaseURL: false
+        )!
         components.queryItems = [URLQueryItem(name: "audience", value: audience)]
         let (data, _) = try await URLSession.shared.data(from: components.url!)
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["requests"] as? [[String: Any]] ?? []
@@ -86,7 +93,29 @@ struct FederationSandbox: Sendable {
 
     /// Makes the STS emulator fail `audience`'s exchanges with HTTP `status` (0: normal again).
     func stsBehaviour(audience: String, status: Int) async throws {
-        _ = try await post(stsURL.appendingPathComponent("sandbox/behaviour"), ["audience": audience, "status": status])
+        _ = try await post(
+            stsURL.appendingPathComponent("sandbox/behaviour"),
+            ["audience": audience, "status": status]
+        )
+    }
+
+    var iamURL: String { process.string("iam_endpoint") }
+    var impersonationTarget: String { process.string("impersonation_target") }
+
+    /// The generateAccessToken URL of `email` at the IAM Credentials emulator.
+    func impersonationURL(of email: String) -> String {
+        "\(iamURL)/v1/projects/-/serviceAccounts/\(email):generateAccessToken"
+    }
+
+    /// Lets `principal` impersonate `target` at the IAM Credentials emulator.
+    func allowImpersonation(of target: String, by principal: String) async throws {
+        _ = try await post(URL(string: iamURL + "/sandbox/allow")!, ["target": target, "principal": principal])
+    }
+
+    /// The requests the IAM Credentials emulator recorded: `method`, `path`, `caller`, `body`.
+    func iamRequests() async throws -> [[String: Any]] {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: iamURL + "/sandbox/requests")!)
+        return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
     }
 
     /// A new client of the STS emulator: `client_id`, `client_secret`.
