@@ -14,8 +14,8 @@
         or exits 1 with the reason.
 
     google_auth_check.py external-account FILE [--scope SCOPE]...
-        Loads the external_account (or external_account_authorized_user) FILE with
-        google.auth.load_credentials_from_file in this process's environment, refreshes it
+        Loads the external_account FILE with google-auth's class for its source (identity_pool,
+        pluggable or aws) in this process's environment, refreshes it
         (reading the subject token, exchanging it at the file's token_url) and prints
         {"type", "token"}: the access token the emulators gave google-auth, so a test can call
         with it and compare the requests google-auth sent with its own.
@@ -104,10 +104,20 @@ def resolve_adc():
 
 
 def external_account(path, scopes):
-    import google.auth
     import google.auth.transport.requests
+    from google.auth import aws, identity_pool, pluggable
 
-    credentials, _ = google.auth.load_credentials_from_file(path, scopes=scopes or None)
+    # Not google.auth.load_credentials_from_file: for external accounts it asks Cloud Resource
+    # Manager (a Google host) for the project id, and no test may reach outside loopback.
+    with open(path) as handle:
+        source = json.load(handle).get("credential_source", {})
+    if "environment_id" in source:
+        kind = aws.Credentials
+    elif "executable" in source:
+        kind = pluggable.Credentials
+    else:
+        kind = identity_pool.Credentials
+    credentials = kind.from_file(path, scopes=scopes or None)
     credentials.refresh(google.auth.transport.requests.Request())
     return {"type": type(credentials).__module__ + "." + type(credentials).__name__, "token": credentials.token}
 

@@ -9,7 +9,7 @@ public import OAuth2
 ///    with `GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1`), or a signed AWS request.
 /// 2. **The Security Token Service** exchanges it (RFC 8693) for a Google access token:
 ///    `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` with the file's `audience`,
-///    the scopes, `subject_token_type`, `requested_token_type=...:access_token`, the client's
+///    the scopes (``iamScope`` when the token is only used to impersonate), `subject_token_type`, `requested_token_type=...:access_token`, the client's
 ///    HTTP Basic authentication when the file names one, and a workforce pool's
 ///    `workforce_pool_user_project` as `options`.
 /// 3. **Impersonation**, when the file names a `service_account_impersonation_url`: that token
@@ -24,6 +24,10 @@ public import OAuth2
 public struct ExternalAccountTokenSource: GoogleTokenSource {
     /// The scope asked for when none is given: Google's libraries ask for it too.
     public static let cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+    /// The scope of the Security Token Service's token when it is only used to impersonate a
+    /// service account: enough to call the IAM Credentials API.
+    public static let iamScope = "https://www.googleapis.com/auth/iam"
 
     /// The credentials.
     public let credentials: ExternalAccountCredentials
@@ -120,7 +124,9 @@ public struct ExternalAccountTokenSource: GoogleTokenSource {
         let exchange = TokenExchange(
             audience: credentials.audience,
             subjectTokenType: credentials.subjectTokenType,
-            scopes: scopes,
+            // The federated token only has to call IAM Credentials when it impersonates; the
+            // scopes asked for go on the impersonated token (google-auth does the same).
+            scopes: credentials.serviceAccountImpersonationURL == nil ? scopes : [Self.iamScope],
             workforcePoolUserProject: credentials.workforcePoolUserProject,
             hasClient: credentials.clientID != nil
         )

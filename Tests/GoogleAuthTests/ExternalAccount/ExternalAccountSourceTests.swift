@@ -62,9 +62,13 @@ struct ExternalAccountSourceTests {
 
         let credentials = try ExternalAccountTests.credentials(file: file, environment: Self.allow)
         let response = try await federation.google.call(credentials)
-        #expect(response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main"))
+        #expect(
+            response.message.username == federation.principal(subject: "repo:octo-org/octo-repo:ref:refs/heads/main")
+        )
         #expect(Self.runs(calls) == 1)
-        let seen = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: environment))) as? [String: String]
+        let seen =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: environment)))
+            as? [String: String]
         #expect(
             seen == [
                 "GOOGLE_EXTERNAL_ACCOUNT_AUDIENCE": federation.audience(),
@@ -82,7 +86,9 @@ struct ExternalAccountSourceTests {
         #expect(Self.runs(calls) == 1)
     }
 
-    @Test("a helper that hangs is killed at its timeout; one that prints 10 MB, exits 3, fails or answers expired is reported")
+    @Test(
+        "a helper that hangs is killed at its timeout; one that prints 10 MB, exits 3, fails or answers expired is reported"
+    )
     func hostileExecutables() async throws {
         let federation = try await FederationSandbox.make()
         let scratch = try ScratchDirectory()
@@ -97,7 +103,12 @@ struct ExternalAccountSourceTests {
         for (mode, says) in cases {
             let (file, _, _) = try await Self.executableFile(federation, scratch, mode: mode, name: mode)
             let error = try #require(try await ExternalAccountTests.fetch(file: file, environment: Self.allow).failure)
-            #expect(error.message.contains("(executable source): reading the subject token from \(PackageRoot.python.path)"), "\(mode): \(error.message)")
+            #expect(
+                error.message.contains(
+                    "(executable source): reading the subject token from \(PackageRoot.python.path)"
+                ),
+                "\(mode): \(error.message)"
+            )
             #expect(error.message.contains(says), "\(mode): \(error.message)")
             #expect(error.message.utf8.count < 8192, "\(mode): \(error.message.utf8.count) bytes")
             #expect(!error.message.contains("eyJ"), "\(mode): \(error.message)")
@@ -108,7 +119,12 @@ struct ExternalAccountSourceTests {
     }
 
     /// An AWS source file; the metadata URLs are the emulator's when `imds`.
-    static func awsFile(_ federation: FederationSandbox, _ scratch: ScratchDirectory, imds: Bool, name: String) throws -> String {
+    static func awsFile(
+        _ federation: FederationSandbox,
+        _ scratch: ScratchDirectory,
+        imds: Bool,
+        name: String
+    ) throws -> String {
         var source: [String: any Sendable] = [
             "environment_id": "aws1",
             "regional_cred_verification_url":
@@ -129,25 +145,40 @@ struct ExternalAccountSourceTests {
         )
     }
 
-    @Test("aws source with IMDSv2: the session token goes with every metadata request, and botocore accepts our signature")
+    @Test(
+        "aws source with IMDSv2: the session token goes with every metadata request, and botocore accepts our signature"
+    )
     func awsIMDSv2() async throws {
         let federation = try await FederationSandbox.make()
         let scratch = try ScratchDirectory()
         let file = try Self.awsFile(federation, scratch, imds: true, name: "imds")
         let response = try await federation.google.call(try ExternalAccountTests.credentials(file: file))
-        #expect(response.message.username.hasPrefix(federation.principal(subject: "arn:aws:sts::")), "\(response.message.username)")
+        #expect(
+            response.message.username.hasPrefix(federation.principal(subject: "arn:aws:sts::")),
+            "\(response.message.username)"
+        )
         let requests = try await federation.awsMetadataRequests()
         #expect(requests.contains { $0["method"] as? String == "PUT" })
         for request in requests where request["method"] as? String == "GET" {
             let headers = (request["headers"] as? [String: String]) ?? [:]
             #expect(headers.keys.contains { $0.lowercased() == "x-aws-ec2-metadata-token" }, "\(request)")
         }
-        let exchange = try #require(try await federation.exchanges(for: federation.audience(provider: "aws-prod")).first)
+        let exchange = try #require(
+            try await federation.exchanges(for: federation.audience(provider: "aws-prod")).first
+        )
         let subject = try #require(exchange["subject"] as? [String: Any])
         #expect(subject["method"] as? String == "POST")
-        #expect(subject["url"] as? String == "https://sts.\(federation.awsRegion).amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15")
+        #expect(
+            subject["url"] as? String
+                == "https://sts.\(federation.awsRegion).amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15"
+        )
         let names = ((subject["headers"] as? [[String: String]]) ?? []).compactMap { $0["key"] }
-        #expect(Set(names) == ["Authorization", "host", "x-amz-date", "x-amz-security-token", "x-goog-cloud-target-resource"], "\(names)")
+        #expect(
+            Set(names) == [
+                "Authorization", "host", "x-amz-date", "x-amz-security-token", "x-goog-cloud-target-resource",
+            ],
+            "\(names)"
+        )
     }
 
     @Test("aws source with environment credentials; a wrong secret is refused by botocore's check and named")
@@ -166,7 +197,10 @@ struct ExternalAccountSourceTests {
         let error = try #require(try await ExternalAccountTests.fetch(file: file, environment: wrong).failure)
         #expect(error.oauthErrorCode == "invalid_grant", "\(error.message)")
         #expect(error.message.contains("(aws source): exchanging the subject token"), "\(error.message)")
-        #expect(!error.message.contains(keys["secret_access_key"]!) && !error.message.contains(wrong["AWS_SECRET_ACCESS_KEY"]!))
+        #expect(
+            !error.message.contains(keys["secret_access_key"]!)
+                && !error.message.contains(wrong["AWS_SECRET_ACCESS_KEY"]!)
+        )
     }
 
     @Test("impersonation: the federated token asks IAM Credentials for the service account's, with the file's lifetime")
@@ -175,14 +209,19 @@ struct ExternalAccountSourceTests {
         let scratch = try ScratchDirectory()
         let audience = federation.audience()
         let subject = "repo:octo-org/octo-repo:ref:refs/heads/main"
-        try await federation.allowImpersonation(of: federation.impersonationTarget, by: federation.principal(subject: subject))
+        try await federation.allowImpersonation(
+            of: federation.impersonationTarget,
+            by: federation.principal(subject: subject)
+        )
         let tokenPath = try scratch.write(Data(try await federation.mint(audience: audience).utf8), to: "token")
         let file = try scratch.write(
             federation.credentialFile(
                 audience: audience,
                 source: ["file": tokenPath],
                 extra: [
-                    "service_account_impersonation_url": federation.impersonationURL(of: federation.impersonationTarget),
+                    "service_account_impersonation_url": federation.impersonationURL(
+                        of: federation.impersonationTarget
+                    ),
                     "service_account_impersonation": ["token_lifetime_seconds": 1200],
                 ]
             ),
@@ -193,7 +232,9 @@ struct ExternalAccountSourceTests {
         let response = try await federation.google.call(credentials)
         #expect(response.message.username == federation.impersonationTarget)
         let request = try #require(
-            try await federation.iamRequests().last { $0["caller"] as? String == federation.principal(subject: subject) }
+            try await federation.iamRequests().last {
+                $0["caller"] as? String == federation.principal(subject: subject)
+            }
         )
         let body = try #require(request["body"] as? [String: Any])
         #expect(body["lifetime"] as? String == "1200s")
@@ -211,7 +252,10 @@ struct ExternalAccountSourceTests {
             to: "refused.json"
         )
         let error = try #require(try await ExternalAccountTests.fetch(file: refused).failure)
-        #expect(error.message.contains("(file source): impersonating \(other.impersonationTarget) at"), "\(error.message)")
+        #expect(
+            error.message.contains("(file source): impersonating \(other.impersonationTarget) at"),
+            "\(error.message)"
+        )
         #expect(error.kind == .authorization, "\(error.message)")
     }
 }
