@@ -56,12 +56,14 @@ struct GoogleCredentialsCLITests {
         func run(
             _ arguments: [String],
             environment: [String: String] = [:],
+            hostsFile: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
         ) async throws -> CLIResult {
             let result = try await workspace.run(
                 arguments,
                 extraSecrets: secrets,
                 environment: ["HOME": home].merging(environment) { $1 },
+                hostsFile: hostsFile,
                 sourceLocation: sourceLocation
             )
             #expect(

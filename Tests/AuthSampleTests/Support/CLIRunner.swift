@@ -56,9 +56,14 @@ enum CLIRunner {
     /// Runs `auth_sample arguments` with exactly `environment`, its stdout and stderr captured
     /// separately (through files, so neither stream can fill a pipe and stall the child). A run
     /// still going after `timeout` is terminated (then killed) and reported as `timedOut`.
+    ///
+    /// With `hostsFile`, the tool runs in a private mount namespace whose `/etc/hosts` is that
+    /// file (`unshare -m`, then a bind mount): a test reaches a peer on loopback by the
+    /// production-shaped name the file gives it, and the machine's own hosts file is untouched.
     static func run(
         _ arguments: [String],
         environment: [String: String],
+        hostsFile: String? = nil,
         timeout: Duration = .seconds(60)
     ) async throws -> CLIResult {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -76,8 +81,15 @@ enum CLIRunner {
         let stderr = try FileHandle(forWritingTo: stderrURL)
 
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let hostsFile {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments =
+                ["-m", "sh", "-c", #"mount --bind "$0" /etc/hosts && exec "$@""#, hostsFile, executable.path]
+                + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = stdout

@@ -161,12 +161,13 @@ final class CLIWorkspace: Sendable {
         _ arguments: [String],
         extraSecrets: [String: String] = [:],
         environment: [String: String] = [:],
+        hostsFile: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> CLIResult {
         rememberSessionSecrets()
         secrets.withLock { $0.merge(extraSecrets) { $1 } }
         let variables = CLIRunner.environment(configHome: configHome).merging(environment) { $1 }
-        let result = try await CLIRunner.run(arguments, environment: variables)
+        let result = try await CLIRunner.run(arguments, environment: variables, hostsFile: hostsFile)
         rememberSessionSecrets()
         expectClean(result, sourceLocation: sourceLocation)
         return result
