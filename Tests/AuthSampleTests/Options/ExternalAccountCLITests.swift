@@ -69,14 +69,17 @@ struct ExternalAccountCLITests {
         return try pool.write(object, name: "gha-creds-\(pool.name).json")
     }
 
-    @Test("call --adc with google-github-actions/auth's file calls as the pool's principal; status shows audience, source and impersonation")
+    @Test(
+        "call --adc with google-github-actions/auth's file calls as the pool's principal; status shows audience, source and impersonation"
+    )
     func gitHubActions() async throws {
         let google = try await Google.make()
         let pool = Pool(google: google)
         let file = try Self.gitHubActionsFile(pool)
         let requestToken = pool.process.string("actions_id_token_request_token")
         let call = try await google.run(
-            ["call", "--json", "--adc", "--scope", "https://www.googleapis.com/auth/cloud-platform"] + google.workspace.tls,
+            ["call", "--json", "--adc", "--scope", "https://www.googleapis.com/auth/cloud-platform"]
+                + google.workspace.tls,
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": file]
         )
         #expect(call.status == 0, "\(call)")
@@ -93,12 +96,17 @@ struct ExternalAccountCLITests {
         #expect(status.status == 0, "\(status)")
         #expect(status.stdout.contains("Type:          external_account"), "\(status)")
         #expect(status.stdout.contains("Audience:      \(pool.audience("github"))"), "\(status)")
-        #expect(status.stdout.contains("Subject token: url \(pool.process.string("oidc_issuer"))/_apis/actions/idtoken"), "\(status)")
+        #expect(
+            status.stdout.contains("Subject token: url \(pool.process.string("oidc_issuer"))/_apis/actions/idtoken"),
+            "\(status)"
+        )
         #expect(status.stdout.contains("Impersonates:  \(target)"), "\(status)")
         #expect(!status.stdout.contains(requestToken))
     }
 
-    @Test("call --adc with an AWS file naming instance-data.ec2.internal: IMDSv2 over plain http to exactly those URLs, in a namespace")
+    @Test(
+        "call --adc with an AWS file naming instance-data.ec2.internal: IMDSv2 over plain http to exactly those URLs, in a namespace"
+    )
     func awsByProductionName() async throws {
         let google = try await Google.make()
         let pool = Pool(google: google)
@@ -134,7 +142,8 @@ struct ExternalAccountCLITests {
         #expect(object["audience"] as? String == audience)
 
         let call = try await google.run(
-            ["call", "--json", "--adc", "--scope", "https://www.googleapis.com/auth/cloud-platform"] + google.workspace.tls,
+            ["call", "--json", "--adc", "--scope", "https://www.googleapis.com/auth/cloud-platform"]
+                + google.workspace.tls,
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": file],
             hostsFile: hosts
         )

@@ -148,8 +148,13 @@ struct ExternalAccountCrossCheckTests {
         try #require(exchanges.count == 2, "\(exchanges.count) exchanges")
         var oursForm = exchanges[0]["form"] as? [String: String] ?? [:]
         var theirsForm = exchanges[1]["form"] as? [String: String] ?? [:]
-        #expect(Self.comparable(exchanges[0]["subject"] as? [String: Any]) == Self.comparable(exchanges[1]["subject"] as? [String: Any]))
-        if source == .file || source == .executable { #expect(oursForm["subject_token"] == theirsForm["subject_token"]) }
+        #expect(
+            Self.comparable(exchanges[0]["subject"] as? [String: Any])
+                == Self.comparable(exchanges[1]["subject"] as? [String: Any])
+        )
+        if source == .file || source == .executable {
+            #expect(oursForm["subject_token"] == theirsForm["subject_token"])
+        }
         oursForm["subject_token"] = nil
         theirsForm["subject_token"] = nil
         #expect(oursForm == theirsForm)
@@ -180,7 +185,9 @@ struct ExternalAccountCrossCheckTests {
             // request and `null` in google-auth's; the API reads both as none.
             let bodies = requests.map { request in
                 var body = request["body"] as? [String: Any] ?? [:]
-                if body["delegates"] is NSNull || (body["delegates"] as? [Any])?.isEmpty == true { body["delegates"] = [] }
+                if body["delegates"] is NSNull || (body["delegates"] as? [Any])?.isEmpty == true {
+                    body["delegates"] = []
+                }
                 return NSDictionary(dictionary: body)
             }
             #expect(bodies[0] == bodies[1], "ours \(bodies[0]), google-auth's \(bodies[1])")

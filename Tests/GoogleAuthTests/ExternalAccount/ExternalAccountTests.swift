@@ -160,7 +160,7 @@ struct ExternalAccountTests {
         #expect(!error.message.contains(federation.actionsRequestToken))
     }
 
-    @Test("a url source that redirects or answers 10 MB is refused, bounded and named")
+    @Test("a url source that redirects, answers 10 MB or trickles is refused, bounded and named")
     func hostileURLSource() async throws {
         let federation = try await FederationSandbox.make()
         let scratch = try ScratchDirectory()
@@ -186,6 +186,13 @@ struct ExternalAccountTests {
         let huge = try #require(try await Self.fetch(file: file).failure)
         #expect(huge.message.contains("(url source): reading the subject token"), "\(huge.message)")
         #expect(huge.message.utf8.count < 2048)
+        // One byte every half second: the source's 30 s deadline ends it, however long the
+        // server would go on.
+        try await federation.oidcBehaviour("azure", "trickle")
+        let trickled = try #require(try await Self.fetch(file: file).failure)
+        #expect(trickled.kind == .transient, "\(trickled.message)")
+        #expect(trickled.message.contains("(url source): reading the subject token"), "\(trickled.message)")
+        #expect(trickled.message.contains("30"), "\(trickled.message)")
         try await federation.oidcBehaviour("azure", "normal")
     }
 
