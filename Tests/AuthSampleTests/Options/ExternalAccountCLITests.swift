@@ -104,6 +104,36 @@ struct ExternalAccountCLITests {
         #expect(!status.stdout.contains(requestToken))
     }
 
+    @Test("call --adc and status --adc with gcloud's external_account_authorized_user file (a workforce pool user)")
+    func workforceUser() async throws {
+        let google = try await Google.make()
+        let pool = Pool(google: google)
+        var request = URLRequest(url: URL(string: pool.process.string("sts_url") + "/sandbox/workforce-users")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(#"{"quota_project_id": "workforce-quota"}"#.utf8)
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let file = try pool.write(document, name: "workforce-\(pool.name).json")
+        let secrets = [document["refresh_token"] as? String ?? "?", document["client_secret"] as? String ?? "?"]
+
+        let call = try await google.run(
+            ["call", "--json", "--adc", "--metadata", "x-sandbox-echo-headers=1"] + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": file]
+        )
+        #expect(call.status == 0, "\(call)")
+        let object = try #require(call.jsonObject, "\(call)")
+        #expect((object["username"] as? String)?.hasSuffix("/subject/workforce-user@example.com") == true, "\(call)")
+        #expect((object["trailers"] as? [[String]])?.contains(["x-sandbox-user-project", "workforce-quota"]) == true)
+
+        let status = try await google.run(["status", "--adc"], environment: ["GOOGLE_APPLICATION_CREDENTIALS": file])
+        #expect(status.stdout.contains("Type:          external_account_authorized_user"), "\(status)")
+        #expect(status.stdout.contains("Audience:      \(document["audience"] as? String ?? "?")"), "\(status)")
+        for secret in secrets {
+            #expect(!call.stdout.contains(secret) && !call.stderr.contains(secret) && !status.stdout.contains(secret))
+        }
+    }
+
     @Test(
         "call --adc with an AWS file naming instance-data.ec2.internal: IMDSv2 over plain http to exactly those URLs, in a namespace"
     )

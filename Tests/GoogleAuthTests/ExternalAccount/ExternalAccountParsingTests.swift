@@ -44,7 +44,10 @@ struct ExternalAccountParsingTests {
             (["credential_source": [:] as [String: Any]], "names no file, url, executable or AWS environment_id"),
             (["token_url": "http://sts.googleapis.com/v1/token"], "token_url in creds.json is http://"),
             (
-                ["service_account_impersonation_url": "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/nobody"],
+                [
+                    "service_account_impersonation_url":
+                        "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/nobody"
+                ],
                 "does not end in /serviceAccounts/EMAIL:generateAccessToken"
             ),
             (
