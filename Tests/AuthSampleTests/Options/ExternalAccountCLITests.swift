@@ -36,11 +36,9 @@ struct ExternalAccountCLITests {
             return url.path
         }
 
-        /// A hosts file naming `name` as loopback (and keeping `localhost`).
-        func hostsFile(naming name: String) throws -> String {
-            let url = google.workspace.configHome.appendingPathComponent("hosts")
-            try Data("127.0.0.1 localhost\n::1 localhost\n127.0.0.1 \(name)\n".utf8).write(to: url)
-            return url.path
+        /// A hosts file's text naming `name` as loopback (and keeping `localhost`).
+        func hosts(naming name: String) -> String {
+            "127.0.0.1 localhost\n::1 localhost\n127.0.0.1 \(name)\n"
         }
     }
 
@@ -160,11 +158,11 @@ struct ExternalAccountCLITests {
             ],
             name: "aws-\(pool.name).json"
         )
-        let hosts = try pool.hostsFile(naming: Self.awsName)
+        let hosts = pool.hosts(naming: Self.awsName)
         let status = try await google.run(
             ["status", "--adc", "--json"],
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": file],
-            hostsFile: hosts
+            hosts: hosts
         )
         let object = try #require(status.jsonObject, "\(status)")
         #expect(object["credential_type"] as? String == "external_account")
@@ -175,7 +173,7 @@ struct ExternalAccountCLITests {
             ["call", "--json", "--adc", "--scope", "https://www.googleapis.com/auth/cloud-platform"]
                 + google.workspace.tls,
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": file],
-            hostsFile: hosts
+            hosts: hosts
         )
         #expect(call.status == 0, "\(call)")
         let answer = try #require(call.jsonObject, "\(call)")

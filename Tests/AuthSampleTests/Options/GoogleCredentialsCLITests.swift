@@ -56,14 +56,14 @@ struct GoogleCredentialsCLITests {
         func run(
             _ arguments: [String],
             environment: [String: String] = [:],
-            hostsFile: String? = nil,
+            hosts: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
         ) async throws -> CLIResult {
             let result = try await workspace.run(
                 arguments,
                 extraSecrets: secrets,
                 environment: ["HOME": home].merging(environment) { $1 },
-                hostsFile: hostsFile,
+                hosts: hosts,
                 sourceLocation: sourceLocation
             )
             #expect(
