@@ -54,6 +54,15 @@ struct GoogleCredentialOptions: ParsableArguments {
     )
     var userTokenEndpoint: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The universe of the target's endpoints; Google credentials of another universe (their file's universe_domain) are refused before anything is sent.",
+            valueName: "domain"
+        )
+    )
+    var universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain
+
     /// The flags that choose Google credentials, for messages.
     static let selectingFlags = "--adc, --service-account-key and --authorized-user"
 
@@ -68,6 +77,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             for (given, flag) in [
                 (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
                 (userTokenEndpoint != nil, "--user-token-endpoint"),
+                (universeDomain != GoogleCredentialIdentity.defaultUniverseDomain, "--universe-domain"),
             ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }
@@ -97,7 +107,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             let origin = "--service-account-key \(serviceAccountKey)"
             if selfSignedJwt {
                 let credentials = try Self.commandLine { () throws(OAuthError) in
-                    try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, logger: logger)
+                    try GoogleCredentials(
+                        selfSignedJWTsFor: key,
+                        scopes: self.scopes,
+                        universeDomain: universeDomain,
+                        logger: logger
+                    )
                 }
                 return GoogleSelection(
                     credentials: credentials,
@@ -108,6 +123,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
                     source: ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger),
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -130,6 +146,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                         transport: transport,
                         logger: logger
                     ),
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -155,6 +172,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                     selfSignedJWTsFor: key,
                     scopes: self.scopes,
                     quotaProjectID: resolved.quotaProjectID,
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -167,6 +185,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 scopes: scopes,
                 userTokenEndpoint: endpoint,
                 transport: transport,
+                universeDomain: universeDomain,
                 logger: logger
             )
         }
@@ -247,11 +266,11 @@ struct GoogleCredentialOptions: ParsableArguments {
     }
 
     private static func grantTokens(_ key: ServiceAccountKey, _ scopes: [String]) -> String {
-        "JWT bearer grant at \(key.tokenURI.absoluteString), scopes: \(scopes.joined(separator: " "))"
+        "JWT bearer grant at \(GrantRequest.redacted(key.tokenURI)), scopes: \(scopes.joined(separator: " "))"
     }
 
     private static func refreshTokens(_ endpoint: URL) -> String {
-        "refresh-token grant at \(endpoint.absoluteString)"
+        "refresh-token grant at \(GrantRequest.redacted(endpoint))"
     }
 
     private static func selfSignedTokens(_ scopes: [String]) -> String {

@@ -46,6 +46,8 @@ final class ConnectionLoop: @unchecked Sendable {
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
     let inbox = Locked(ConnectionInbox())
+    /// The address the socket connected to, set before the connection is reported ready.
+    let peer = Locked<SocketAddress?>(nil)
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
@@ -76,9 +78,17 @@ final class ConnectionLoop: @unchecked Sendable {
     private var gracefulShutdown = false
     /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
     private var protocolFailure: String?
+    /// How many of the server's first four bytes (its first frame's length and type) were seen,
+    /// and whether that frame is SETTINGS, as an HTTP/2 server's must be: a server that answers
+    /// in another protocol (HTTP/1.1's `HTTP/1.1 400`) is told apart from one that breaks HTTP/2,
+    /// whichever way its bytes and its close are split across reads.
+    private var serverPrefixBytesSeen = 0
+    private var serverFirstFrameIsSettings = true
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
+    /// Since when no stream has been open (with an idle timeout only).
+    private var idleSince: ContinuousClock.Instant?
 
     init(
         route: HTTP2Route,
@@ -172,6 +182,8 @@ final class ConnectionLoop: @unchecked Sendable {
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let (socket, early) = try RouteConnector.open(route, deadline: deadline, abortFD: wakeup.readFD)
         self.socket = socket
+        let connected = SocketAddress.peer(of: socket.fd)
+        peer.withLock { $0 = connected }
         var tunnelBytes = early
         if let context = configuration.tls {
             let name = configuration.tlsServerNameOverride ?? serverName
@@ -196,6 +208,13 @@ final class ConnectionLoop: @unchecked Sendable {
             // The server broke the protocol (say, SETTINGS with a window over 2^31-1): nghttp2 has
             // said so with GOAWAY, and no SETTINGS will ever count. End here, not at the deadline.
             if let protocolFailure {
+                guard serverFirstFrameIsSettings else {
+                    throw .connectFailed(
+                        target: route.description,
+                        reason: "the server did not speak HTTP/2 (its first frame is not SETTINGS)",
+                        kind: .notHTTP2
+                    )
+                }
                 throw .connectFailed(target: route.description, reason: protocolFailure, kind: .protocolViolation)
             }
             if let shutdown = shutdownRequested() { throw shutdown }
@@ -277,6 +296,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 close(error)
                 break
             }
+            checkIdle()
             if shouldStop() { break }
         }
     }
@@ -303,11 +323,16 @@ final class ConnectionLoop: @unchecked Sendable {
         takeCommands()
     }
 
-    /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
+    /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
+    /// forever.
     private func pollTimeout() -> Int32 {
         var next = deadlines.nextDeadline
         if let interval = configuration.keepaliveInterval, !streams.isEmpty {
             let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
+            next = next.map { min($0, event) } ?? event
+        }
+        if let since = idleSince, let timeout = configuration.idleTimeout {
+            let event = since + timeout
             next = next.map { min($0, event) } ?? event
         }
         guard let next else { return -1 }
@@ -346,14 +371,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 cancel(stream)
             case .shutdown(let graceful):
                 if graceful {
-                    gracefulShutdown = true
-                    inbox.withLock { inbox in
-                        if case .ready = inbox.phase {
-                            inbox.phase = .draining(
-                                .connectionClosed(reason: "the channel is closing", streamWasSent: false)
-                            )
-                        }
-                    }
+                    beginGracefulShutdown(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
                 } else {
                     close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
                 }
@@ -362,6 +380,34 @@ final class ConnectionLoop: @unchecked Sendable {
             }
         }
         takenCommands.removeAll(keepingCapacity: true)
+    }
+
+    /// No new streams (they fail with `refusal`, marked not sent); the open ones finish, then
+    /// GOAWAY and close.
+    private func beginGracefulShutdown(_ refusal: HTTP2Error) {
+        gracefulShutdown = true
+        inbox.withLock { inbox in
+            if case .ready = inbox.phase { inbox.phase = .draining(refusal) }
+        }
+    }
+
+    /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
+    /// Called after each turn's write, so a stream opened and answered within one turn's jobs
+    /// is seen; the clock is read only while no stream is open.
+    private func checkIdle() {
+        guard let timeout = configuration.idleTimeout, !gracefulShutdown else { return }
+        guard streams.isEmpty else {
+            idleSince = nil
+            return
+        }
+        let now = ContinuousClock.now
+        guard let since = idleSince else {
+            idleSince = now
+            return
+        }
+        if now - since >= timeout {
+            beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
+        }
     }
 
     private func failQueuedCommands(with error: HTTP2Error) {
@@ -582,6 +628,11 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func feed(_ bytes: UnsafeRawBufferPointer) -> HTTP2Error? {
         guard let session else { return nil }
+        if serverPrefixBytesSeen < 4, !bytes.isEmpty {
+            let typeIndex = 3 - serverPrefixBytesSeen
+            if typeIndex < bytes.count { serverFirstFrameIsSettings = bytes[typeIndex] == 0x04 }
+            serverPrefixBytesSeen += min(4 - serverPrefixBytesSeen, bytes.count)
+        }
         let result = nghttp2_session_mem_recv(
             session,
             bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),

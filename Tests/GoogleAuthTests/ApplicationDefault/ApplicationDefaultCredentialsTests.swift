@@ -74,7 +74,10 @@ struct ApplicationDefaultCredentialsTests {
                 "holds a \"impersonated_service_account\" credential; supported: service_account, authorized_user, external_account, external_account_authorized_user"
             ),
             (externalWithoutAudience, "has no audience"),
-            (machine.scratch.path, "GOOGLE_APPLICATION_CREDENTIALS: \(machine.scratch.path) is not a regular file"),
+            (
+                machine.scratch.path,
+                "GOOGLE_APPLICATION_CREDENTIALS: cannot read \(machine.scratch.path): it is a directory, not a regular file"
+            ),
         ]
         for (path, says) in cases {
             let error = try #require(throws: OAuthError.self) {

@@ -137,7 +137,7 @@ struct ExternalAccountCrossCheckTests {
             "this package got no token"
         )
         let oursEnvironment = try? Data(contentsOf: URL(fileURLWithPath: environmentFile(file)))
-        let theirs = try GoogleAuthReference.externalAccountToken(
+        let theirs = try await GoogleAuthReference.externalAccountToken(
             file: file,
             scopes: [ExternalAccountTests.scope],
             environment: environment

@@ -206,26 +206,44 @@ struct GoogleSandbox: Sendable {
 }
 
 /// `google_auth_check.py`: google-auth's opinion, in a child process with exactly the
-/// environment given (plus PATH).
+/// environment given (plus PATH), run without holding a thread of the cooperative pool
+/// (``ChildProcess``): a blocking wait for Python starved other tests' tasks under `--parallel`.
 enum GoogleAuthReference {
     /// What `google.auth.default()` finds in `environment`: `type` (nil for nothing), `principal`,
     /// `quota_project_id`, or `error`.
-    static func resolveADC(environment: [String: String]) throws -> [String: Any] {
-        try run(["adc"], environment: environment)
+    static func resolveADC(environment: [String: String]) async throws -> [String: Any] {
+        try await run(["adc"], environment: environment)
     }
 
     /// The header and claims of `token` once google-auth verified it against the certificate,
     /// checking `audience` when given.
-    static func verifyJWT(_ token: String, certificatePath: String, audience: String?) throws -> [String: Any] {
-        var arguments = ["verify-jwt", "--cert", certificatePath]
+    static func verifyJWT(
+        _ token: String,
+        certificatePath: String,
+        audience: String?
+    ) async throws -> [String: Any] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jwt-\(UUID().uuidString)")
+        try Data(token.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var arguments = ["verify-jwt", "--cert", certificatePath, "--token-file", file.path]
         if let audience { arguments += ["--audience", audience] }
-        return try run(arguments, environment: [:], stdin: token)
+        return try await run(arguments, environment: [:])
+    }
+
+    /// The self-signed JWT google-auth makes with the key file at `keyPath` for `audience`, decoded:
+    /// `header` and `claims`.
+    static func selfSignedJWT(keyPath: String, audience: String) async throws -> [String: Any] {
+        try await run(["self-signed-jwt", "--key", keyPath, "--audience", audience], environment: [:])
     }
 
     /// The access token google-auth got for the external_account `file` in `environment`
-    /// (refreshed with its own `identity_pool` or `aws` credentials).
-    static func externalAccountToken(file: String, scopes: [String], environment: [String: String]) throws -> String {
-        let object = try run(
+    /// (refreshed with its own `identity_pool`, `pluggable` or `aws` credentials).
+    static func externalAccountToken(
+        file: String,
+        scopes: [String],
+        environment: [String: String]
+    ) async throws -> String {
+        let object = try await run(
             ["external-account", file] + scopes.flatMap { ["--scope", $0] },
             environment: environment
         )
@@ -235,43 +253,20 @@ enum GoogleAuthReference {
         return token
     }
 
-    private static func run(
-        _ arguments: [String],
-        environment: [String: String],
-        stdin: String = ""
-    ) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = PackageRoot.python
-        process.arguments =
-            [PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path] + arguments
+    private static func run(_ arguments: [String], environment: [String: String]) async throws -> [String: Any] {
         var variables = environment
         variables["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        process.environment = variables
-        let input = Pipe()
-        let output = Pipe()
-        // stderr goes to a file, so a chatty child never blocks on a pipe nobody reads.
-        let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "google-auth-check-\(UUID().uuidString).log"
+        let script = PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path
+        let result = try await ChildProcess.run(
+            PackageRoot.python,
+            [script] + arguments,
+            environment: variables,
+            timeout: .seconds(120)
         )
-        _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorsURL) }
-        let errors = try FileHandle(forWritingTo: errorsURL)
-        defer { try? errors.close() }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
-            throw PeerError(
-                "google_auth_check.py \(arguments.first ?? "") failed (\(process.terminationStatus)): \(stderr)"
-            )
+        guard result.status == 0 else {
+            throw PeerError("google_auth_check.py \(arguments.first ?? "") failed (\(result.status)): \(result.stderr)")
         }
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw PeerError("google_auth_check.py printed no JSON object")
         }
         return object
