@@ -48,6 +48,10 @@ HOSTILE_TEXT = ("\x1b[2J\x1b[31m\x1b]0;title\x07\u009b31m\u202eevil\u202c\u2066\
                 "\r\nauth_sample: error: FORGED LINE\n\x00")
 
 
+#: The audience google-auth puts in every service-account assertion.
+GOOGLE_TOKEN_ENDPOINT = "https://oauth2.googleapis.com/token"
+
+
 class Client(ClientMixin):
     def __init__(self, client_id, secret=None, grant_types=None, token_lifetime=None,
                  auth_methods=None, device_interval=None, rotates_refresh_tokens=True):
@@ -187,6 +191,9 @@ class Issuer:
         self.signing_key = RSAKey.generate_key(2048, parameters={"kid": "sandbox-1", "use": "sig", "alg": "RS256"})
         self.service_accounts = service_accounts_registry or service_accounts.ServiceAccounts()
         self._seen_jwt_access = set()  # sha256 of every self-signed JWT accepted (guarded by store.lock)
+        #: The Google-style ID-token signer (id_tokens.IDTokenSigner) for assertions with a
+        #: `target_audience`; None refuses them.
+        self.id_tokens = None
         self.url = None
         self._server = None
         self._thread = None
@@ -472,7 +479,9 @@ class Issuer:
             }
 
             def get_audiences(self):
-                return [f"{issuer.url}/token"]
+                # google-auth always names Google's token endpoint as the audience, whatever the
+                # key's token_uri says (and Google's endpoint takes it): so does the sandbox.
+                return [f"{issuer.url}/token", GOOGLE_TOKEN_ENDPOINT]
 
             def resolve_issuer_client(self, iss):
                 if issuer.service_accounts.get(iss) is None:
@@ -498,6 +507,17 @@ class Issuer:
                 problem = service_accounts.check_lifetime(claims)
                 if problem is not None:
                     raise InvalidGrantError(description=f"invalid assertion: {problem}")
+                target_audience = claims.get("target_audience")
+                self.request.assertion_target_audience = None
+                if target_audience is not None:
+                    # Google's ID-token grant: the answer is {"id_token": ...} for that audience.
+                    if not isinstance(target_audience, str) or not target_audience or issuer.id_tokens is None:
+                        raise InvalidGrantError(description="invalid assertion: target_audience must be a non-empty string")
+                    if account is not None:
+                        store.count(account.email, "id_token_requests")
+                    self.request.assertion_target_audience = target_audience
+                    self.request.assertion_scope = None
+                    return claims
                 scope = claims.get("scope")
                 if not isinstance(scope, str) or not scope.strip():
                     raise InvalidScopeError(description="the assertion has no scope claim")
@@ -512,6 +532,11 @@ class Issuer:
                 return True
 
             def create_token_response(self):
+                audience = getattr(self.request, "assertion_target_audience", None)
+                if audience is not None:
+                    account = issuer.service_accounts.get(self.request.client.client_id)
+                    return 200, {"id_token": issuer.id_tokens.issue(account.email, account.client_id, audience)}, \
+                        self.TOKEN_RESPONSE_HEADER
                 token = self.generate_token(scope=self.request.assertion_scope, user=self.request.user,
                                             include_refresh_token=False)
                 self.save_token(token)

@@ -3,17 +3,21 @@
     GET /                                                        (google-auth's "am I on GCE?" ping)
     GET /computeMetadata/v1/instance/service-accounts/default/token[?scopes=a,b]
     GET /computeMetadata/v1/instance/service-accounts/default/email
+    GET /computeMetadata/v1/instance/service-accounts/default/identity?audience=AUD[&format=full]
     GET /computeMetadata/v1/instance/service-accounts/default/[?recursive=true]
     GET /computeMetadata/v1/project/project-id
 
 `<email>` may stand for `default` in the service-account paths (google-auth asks by email once
 it knows it). Like the real server, every request must carry `Metadata-Flavor: Google` (403
 otherwise) and every answer carries it. Tokens come from the sandbox issuer, so the gRPC test
-service accepts them as the instance's service account. Tokens are never logged.
+service accepts them as the instance's service account; ID tokens (`identity`, a JWT as plain
+text, 400 without an audience; `format=full` adds the `google.compute_engine` claim) from the
+sandbox's Google-style signer. Tokens are never logged.
 
 Test-only endpoints, under /sandbox/ (no Metadata-Flavor needed):
 
-    GET  /sandbox/stats              {"token_requests", "requests_without_flavor"}
+    GET  /sandbox/stats              {"token_requests", "identity_requests", "requests_without_flavor"}
+    GET  /sandbox/identity-requests  the query of every identity request, oldest first (at most 100)
     POST /sandbox/omit-flavor        {"enabled": bool}: answer without Metadata-Flavor (a
                                      server that is not the metadata server)
     POST /sandbox/fail-tokens        {"status": N, "count": K}: the next K token requests get
@@ -37,13 +41,16 @@ MAX_BODY_BYTES = 4096
 class MetadataServer:
     """The emulator; `mint(scope)` returns the issuer's token answer for the instance's account."""
 
-    def __init__(self, host, port, email, project_id, default_scopes, mint):
+    def __init__(self, host, port, email, project_id, default_scopes, mint, identity=None):
         self.email = email
         self.project_id = project_id
         self.default_scopes = list(default_scopes)
         self.mint = mint
+        #: `identity(audience, include_email, extra_claims)` signs an ID token for the account.
+        self.identity = identity
         self._lock = threading.Lock()
-        self._stats = {"token_requests": 0, "requests_without_flavor": 0}
+        self._stats = {"token_requests": 0, "identity_requests": 0, "requests_without_flavor": 0}
+        self._identity_queries = []
         self._omit_flavor = False
         self._failures = []  # HTTP statuses for the next token requests
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
@@ -96,6 +103,9 @@ class MetadataServer:
                 if url.path == "/sandbox/stats":
                     with emulator._lock:
                         return self.answer_json(200, dict(emulator._stats), flavor=False)
+                if url.path == "/sandbox/identity-requests":
+                    with emulator._lock:
+                        return self.answer_json(200, list(emulator._identity_queries), flavor=False)
                 if self.headers.get(FLAVOR_HEADER) != FLAVOR:
                     emulator._count("requests_without_flavor")
                     return self.answer(403, "Missing Metadata-Flavor:Google header.\n", "text/html")
@@ -109,6 +119,8 @@ class MetadataServer:
                         return self.answer(404, "not found\n", "text/html")
                     if rest == "token":
                         return self.token(query)
+                    if rest == "identity" and emulator.identity is not None:
+                        return self.identity(query)
                     if rest == "email":
                         return self.answer(200, emulator.email)
                     if rest == "" and query.get("recursive") == ["true"]:
@@ -126,6 +138,22 @@ class MetadataServer:
                 minted = emulator.mint(" ".join(scopes or emulator.default_scopes))
                 return self.answer_json(200, {"access_token": minted["access_token"],
                                               "expires_in": minted["expires_in"], "token_type": "Bearer"})
+
+            def identity(self, query):
+                emulator._count("identity_requests")
+                with emulator._lock:
+                    emulator._identity_queries.append({key: values for key, values in query.items()})
+                    del emulator._identity_queries[:-100]
+                audience = query.get("audience", [""])[0]
+                if not audience:
+                    return self.answer(400, "non-empty audience parameter required\n", "text/html")
+                extra = None
+                if query.get("format", ["standard"])[0] == "full":
+                    extra = {"google": {"compute_engine": {
+                        "project_id": emulator.project_id, "project_number": 123456789012,
+                        "zone": "sandbox-zone-a", "instance_id": "1234567890123456789",
+                        "instance_name": "sandbox-instance"}}}
+                return self.answer(200, emulator.identity(audience, True, extra))
 
             def do_POST(self):
                 url = urllib.parse.urlsplit(self.path)

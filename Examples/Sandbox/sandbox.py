@@ -22,10 +22,15 @@ import ssl
 import sys
 import threading
 
+import aws_emulator
 import certs
 import google_services
+import iam_credentials
+import id_tokens
 import metadata_server
+import oidc_provider
 import service_accounts
+import sts_emulator
 import test_service
 
 USER_EMAIL = "sandbox-user@example.com"
@@ -36,6 +41,14 @@ SERVICE_ACCOUNT_CERT_FILE = "service-account-cert.pem"
 AUTHORIZED_USER_FILE = "authorized-user.json"
 QUOTA_PROJECT = "sandbox-quota-project"
 METADATA_ACCOUNT = "sandbox-compute"
+IMPERSONATION_TARGET = "sandbox-target"
+IMPERSONATION_DELEGATE = "sandbox-delegate"
+IMPERSONATION_FORBIDDEN = "sandbox-forbidden"
+IMPERSONATED_ADC_FILE = "impersonated-service-account.json"
+ID_TOKEN_PUBLIC_KEY_FILE = "id-token-signer.pem"
+#: The audience the gRPC test service takes ID tokens for (a Cloud Run service's URL), besides
+#: `https://<name>/` for each name it answers to.
+ID_TOKEN_AUDIENCE = "https://sandbox-service.a.run.app"
 
 log = logging.getLogger("sandbox")
 
@@ -55,6 +68,14 @@ def parse_arguments(argv=None):
     parser.add_argument("--issuer-port", type=int, default=0, help="OAuth issuer over http (0: any free port)")
     parser.add_argument("--metadata-port", type=int, default=0,
                         help="Compute Engine metadata-server emulator over http (0: any free port)")
+    parser.add_argument("--oidc-port", type=int, default=0,
+                        help="the OIDC provider of subject tokens (GitHub Actions and Azure URL sources) (0: any free port)")
+    parser.add_argument("--sts-port", type=int, default=0,
+                        help="the Security Token Service emulator (0: any free port)")
+    parser.add_argument("--aws-port", type=int, default=0,
+                        help="the AWS emulator: instance metadata (IMDSv2) and STS GetCallerIdentity (0: any free port)")
+    parser.add_argument("--iam-port", type=int, default=0,
+                        help="IAM Credentials API emulator over http (0: any free port)")
     parser.add_argument("--token-lifetime", type=int, default=3600, help="access-token lifetime in seconds")
     parser.add_argument("--auto-approve-device-after", type=float, default=None, metavar="SECONDS",
                         help="approve device-flow codes on the sandbox user's behalf after this long")
@@ -75,7 +96,8 @@ def parse_arguments(argv=None):
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
 
-    for name in ("tls_port", "plaintext_port", "issuer_port", "metadata_port"):
+    for name in ("tls_port", "plaintext_port", "issuer_port", "metadata_port", "iam_port", "oidc_port", "sts_port",
+                 "aws_port"):
         if not 0 <= getattr(arguments, name) <= 65535:
             parser.error(f"--{name.replace('_', '-')} must be between 0 and 65535")
     if arguments.token_lifetime <= 0:
@@ -148,7 +170,7 @@ def _write_json_atomically(path, document):
     os.replace(temporary, path)
 
 
-def _token_validator(static_tokens, issuer, jwt_audiences=()):
+def _token_validator(static_tokens, issuer, jwt_audiences=(), id_token_signer=None, id_token_audiences=()):
     static = [token.encode() for token in static_tokens]
 
     def validate(token):
@@ -156,6 +178,14 @@ def _token_validator(static_tokens, issuer, jwt_audiences=()):
         if any(hmac.compare_digest(candidate, known) for known in static):
             return {"user": USER_EMAIL, "sub": USER_SUB, "scope": test_service.TEST_SCOPE, "client_id": None}
         identity = issuer.validate_access_token(token)
+        if identity is None and id_token_signer is not None and id_token_signer.is_ours(token):
+            # A Google-style ID token (private Cloud Run, IAP): google-auth checks its signature,
+            # times and audience.
+            claims = id_token_signer.verify(token, id_token_audiences)
+            if claims is None:
+                return None
+            return {"user": claims.get("email") or claims["sub"], "sub": claims["sub"], "scope": "",
+                    "client_id": claims.get("azp"), "audience": claims["aud"]}
         if identity is None and token.count(".") == 2:
             # A service account's self-signed JWT ("JWT access"), checked against the hosts served.
             identity = issuer.verify_jwt_access(token, jwt_audiences)
@@ -183,6 +213,59 @@ def _write_google_credentials(state_dir, issuer):
     user_path = os.path.join(state_dir, AUTHORIZED_USER_FILE)
     service_accounts.write_private_json(user_path, issuer.authorized_user(quota_project_id=QUOTA_PROJECT))
     return account, key_path, cert_path, user_path
+
+
+def _start_iam(arguments, issuer, signer, validate, key_account, compute_account, state_dir, user_path):
+    """The IAM Credentials emulator, with three more service accounts: a target that the sandbox
+    user, the key's account, the metadata server's account and the delegate may impersonate; a
+    delegate that the user and the key's account may impersonate (for a chain); and an account
+    nobody may impersonate. Also writes gcloud's impersonated_service_account ADC file (the
+    sandbox user as source, the target as the account). Returns the emulator and the sandbox.json
+    fields it adds."""
+    target = issuer.add_service_account(IMPERSONATION_TARGET)
+    delegate = issuer.add_service_account(IMPERSONATION_DELEGATE)
+    forbidden = issuer.add_service_account(IMPERSONATION_FORBIDDEN)
+
+    def account_id(email):
+        account = issuer.service_accounts.get(email)
+        return account.client_id if account is not None else None
+
+    try:
+        iam = iam_credentials.IAMCredentials(
+            arguments.host, arguments.iam_port, validate,
+            lambda email, scope, lifetime: issuer.mint_access_token(email, scope, lifetime),
+            signer, account_id)
+    except OSError as error:
+        raise StartupError(f"the IAM Credentials emulator did not start on {arguments.host}:{arguments.iam_port}: {error}") from None
+    for principal in (USER_EMAIL, key_account.email, compute_account.email, delegate.email):
+        iam.allow(target.email, principal)
+    for principal in (USER_EMAIL, key_account.email):
+        iam.allow(delegate.email, principal)
+    iam.start()
+    with open(user_path) as handle:
+        source = json.load(handle)
+    adc_path = os.path.join(state_dir, IMPERSONATED_ADC_FILE)
+    # What `gcloud auth application-default login --impersonate-service-account TARGET` writes.
+    service_accounts.write_private_json(adc_path, {
+        "delegates": [],
+        "service_account_impersonation_url": iam.endpoint(target.email),
+        "source_credentials": source,
+        "type": "impersonated_service_account",
+    })
+    return iam, {
+        "iam_endpoint": iam.url,
+        "impersonation_target": target.email,
+        "impersonation_delegate": delegate.email,
+        "impersonation_forbidden": forbidden.email,
+        "impersonated_adc_file": adc_path,
+    }
+
+
+def _write_public_key(state_dir, signer):
+    path = os.path.join(state_dir, ID_TOKEN_PUBLIC_KEY_FILE)
+    with open(path, "w") as handle:
+        handle.write(signer.public_pem)
+    return path
 
 
 def _watch_stdin(stop):
@@ -225,6 +308,10 @@ def run(arguments):
         public_name=arguments.public_name, ssl_context=_issuer_tls(paths) if arguments.issuer_tls else None)
     servers = []
     metadata = None
+    federation = []
+    iam = None
+    signer = id_tokens.IDTokenSigner()
+    issuer.id_tokens = signer
     try:
         try:
             issuer.start()
@@ -236,13 +323,29 @@ def run(arguments):
             metadata = metadata_server.MetadataServer(
                 arguments.host, arguments.metadata_port, compute_account.email, service_accounts.PROJECT_ID,
                 ["https://www.googleapis.com/auth/cloud-platform", test_service.TEST_SCOPE],
-                lambda scope: issuer.mint_access_token(compute_account.email, scope))
+                lambda scope: issuer.mint_access_token(compute_account.email, scope),
+                identity=lambda audience, include_email, extra: signer.issue(
+                    compute_account.email, compute_account.client_id, audience, include_email, extra))
         except OSError as error:
             raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
         metadata.start()
-        jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES, *arguments.tls_name))
         try:
-            validate = _token_validator(static_tokens, issuer, jwt_audiences)
+            oidc = oidc_provider.OIDCProvider(arguments.host, arguments.oidc_port)
+            aws = aws_emulator.AWSEmulator(arguments.host, arguments.aws_port)
+            sts = sts_emulator.SecurityTokenService(
+                arguments.host, arguments.sts_port, oidc, aws,
+                lambda principal, scope, lifetime: issuer.mint_access_token(principal, scope, lifetime))
+        except OSError as error:
+            raise StartupError(f"the federation peers did not start on {arguments.host}: {error}") from None
+        federation = [oidc, aws, sts]
+        for peer in federation:
+            peer.start()
+        jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES, *arguments.tls_name))
+        id_token_audiences = [ID_TOKEN_AUDIENCE] + jwt_audiences
+        validate = _token_validator(static_tokens, issuer, jwt_audiences, signer, id_token_audiences)
+        iam, impersonation = _start_iam(arguments, issuer, signer, validate, account, compute_account,
+                                        state_dir, user_path)
+        try:
             generated = os.path.join(state_dir, "generated")
             servers, tls_port, plaintext_port = test_service.start(
                 arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
@@ -272,6 +375,18 @@ def run(arguments):
             "metadata_host": metadata.authority,
             "metadata_email": compute_account.email,
             "jwt_audiences": jwt_audiences,
+            "oidc_issuer": oidc.issuer,
+            "actions_id_token_request_url": oidc.github_token_url,
+            "actions_id_token_request_token": oidc.actions_request_token,
+            "sts_url": sts.url,
+            "sts_token_url": sts.token_url,
+            "sts_project_number": sts_emulator.PROJECT_NUMBER,
+            "aws_url": aws.url,
+            "aws_region": aws.region,
+            **impersonation,
+            "id_token_audience": ID_TOKEN_AUDIENCE,
+            "id_token_audiences": id_token_audiences,
+            "id_token_public_key": _write_public_key(state_dir, signer),
         })
         log.info("gRPC TLS on %s:%d, plaintext on %s:%d, issuer at %s, %d static token(s)",
                  arguments.host, tls_port, arguments.host, plaintext_port, issuer.url, len(static_tokens))
@@ -285,6 +400,10 @@ def run(arguments):
             done.wait(3)
         if metadata is not None:
             metadata.stop()
+        for peer in federation:
+            peer.stop()
+        if iam is not None:
+            iam.stop()
         try:
             issuer.stop()
         except Exception:

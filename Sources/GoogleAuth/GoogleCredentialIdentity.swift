@@ -10,6 +10,8 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
             case serviceAccount = "service_account"
             case authorizedUser = "authorized_user"
             case computeEngine = "compute_engine"
+            case externalAccount = "external_account"
+            case externalAccountAuthorizedUser = "external_account_authorized_user"
         }
 
         let wrapped: Wrapped
@@ -25,6 +27,12 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         /// The service account of a Compute Engine instance, through its metadata server
         /// (`compute_engine`, a name of this package's: no file holds it).
         public static let computeEngine = Self(.computeEngine)
+        /// Workload or workforce identity federation (`"type": "external_account"`): a token
+        /// from another identity provider exchanged at Google's Security Token Service.
+        public static let externalAccount = Self(.externalAccount)
+        /// A workforce pool user's refresh token from gcloud
+        /// (`"type": "external_account_authorized_user"`).
+        public static let externalAccountAuthorizedUser = Self(.externalAccountAuthorizedUser)
 
         /// The kind's name: a credential file's `type` (`service_account`, `authorized_user`),
         /// or `compute_engine`.
@@ -43,8 +51,9 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// The kind of credential.
     public var kind: Kind
     /// Who it acts as: a service account's `client_email`, an authorized user's OAuth
-    /// `client_id` (the file does not say which user), or the metadata server's account
-    /// (`default` until asked).
+    /// `client_id` (the file does not say which user), the metadata server's account
+    /// (`default` until asked), or for federation the impersonated service account, else the
+    /// pool provider's audience (the external identity is known only to the provider).
     public var principal: String
     /// Where it came from: a file's path, or `metadata server at HOST`.
     public var source: String?

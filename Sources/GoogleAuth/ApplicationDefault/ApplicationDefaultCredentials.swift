@@ -6,7 +6,9 @@ public import OAuth2
 /// Application Default Credentials: the credential a program finds in its environment, looked
 /// for in the order Google's libraries use.
 ///
-/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the key or authorized_user file it names. Set but
+/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the credential file it names (a service account's key,
+///    gcloud's authorized_user, an external_account file of workload or workforce identity
+///    federation, or a workforce pool user's external_account_authorized_user). Set but
 ///    unreadable or unusable is an error, not a reason to look further.
 /// 2. gcloud's well-known file: `$CLOUDSDK_CONFIG/application_default_credentials.json`, or
 ///    `$HOME/.config/gcloud/application_default_credentials.json`.
@@ -50,16 +52,19 @@ public enum ApplicationDefaultCredentials {
         }
     }
 
-    /// A credential found: a service account's key, a user's gcloud credentials, or the metadata
-    /// server. ``Resolved/identity`` says which kind; the properties below hold what it is made of.
+    /// A credential found: a service account's key, a user's gcloud credentials, workload or
+    /// workforce identity federation, a workforce pool user's credentials, or the metadata server.
+    /// ``Resolved/identity`` says which kind; the properties below hold what it is made of.
     ///
     /// A struct rather than an enum so that later versions can find more kinds (impersonated
-    /// service accounts, external accounts, ...) without breaking code that reads it.
+    /// service accounts, X.509 workload certificates, ...) without breaking code that reads it.
     public struct Credential: Sendable, CustomStringConvertible {
         enum Wrapped: Sendable {
             case serviceAccount(ServiceAccountKey)
             case authorizedUser(AuthorizedUserCredentials)
             case computeEngine(metadataHost: String)
+            case externalAccount(ExternalAccountCredentials)
+            case externalAccountAuthorizedUser(ExternalAccountAuthorizedUserCredentials)
         }
 
         let wrapped: Wrapped
@@ -80,6 +85,14 @@ public enum ApplicationDefaultCredentials {
             Self(.computeEngine(metadataHost: metadataHost))
         }
 
+        static func externalAccount(_ credentials: ExternalAccountCredentials) -> Self {
+            Self(.externalAccount(credentials))
+        }
+
+        static func externalAccountAuthorizedUser(_ credentials: ExternalAccountAuthorizedUserCredentials) -> Self {
+            Self(.externalAccountAuthorizedUser(credentials))
+        }
+
         /// The key, for a service account's key file; `nil` for the other kinds.
         public var serviceAccountKey: ServiceAccountKey? {
             if case .serviceAccount(let key) = wrapped { return key }
@@ -98,12 +111,27 @@ public enum ApplicationDefaultCredentials {
             return nil
         }
 
+        /// The federation credentials, for an external_account file; `nil` for the other kinds.
+        public var externalAccountCredentials: ExternalAccountCredentials? {
+            if case .externalAccount(let credentials) = wrapped { return credentials }
+            return nil
+        }
+
+        /// The workforce pool user's credentials, for an external_account_authorized_user file;
+        /// `nil` for the other kinds.
+        public var externalAccountAuthorizedUserCredentials: ExternalAccountAuthorizedUserCredentials? {
+            if case .externalAccountAuthorizedUser(let credentials) = wrapped { return credentials }
+            return nil
+        }
+
         /// The credential, without secrets.
         public var description: String {
             switch wrapped {
             case .serviceAccount(let key): return key.description
             case .authorizedUser(let credentials): return credentials.description
             case .computeEngine(let host): return "the Compute Engine metadata server at \(host)"
+            case .externalAccount(let credentials): return credentials.description
+            case .externalAccountAuthorizedUser(let credentials): return credentials.description
             }
         }
     }
@@ -136,10 +164,14 @@ public enum ApplicationDefaultCredentials {
         /// The project billed for the calls (`x-goog-user-project`): `GOOGLE_CLOUD_QUOTA_PROJECT`
         /// when set, else the credential's own (an authorized_user file's `quota_project_id`).
         public var quotaProjectID: String?
+        /// The environment variables resolution saw: an external_account source reads its own
+        /// from them (`GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES`, AWS's).
+        let variables: [String: String]
 
-        init(credential: Credential, origin: Origin, quotaProjectOverride: String?) {
+        init(credential: Credential, origin: Origin, quotaProjectOverride: String?, variables: [String: String]) {
             self.credential = credential
             self.origin = origin
+            self.variables = variables
             quotaProjectID = quotaProjectOverride ?? Self.identity(of: credential).quotaProjectID
         }
 
@@ -161,16 +193,21 @@ public enum ApplicationDefaultCredentials {
                     principal: "default",
                     source: "metadata server at \(host)"
                 )
+            case .externalAccount(let credentials): return credentials.identity
+            case .externalAccountAuthorizedUser(let credentials): return credentials.identity
             }
         }
 
         /// A source of access tokens for this credential: the JWT bearer grant for a service
-        /// account, the refresh-token grant for a user, the metadata server for Compute Engine.
+        /// account, the refresh-token grant for a user, the metadata server for Compute Engine,
+        /// the subject token exchanged at the Security Token Service (then impersonation, if the
+        /// file says) for an external_account file, the refresh-token grant at the file's
+        /// `token_url` for a workforce pool user.
         ///
         /// - Parameters:
         ///   - scopes: The scopes to ask for (a service account needs at least one; a user's
         ///     refresh token keeps the scopes it was granted; empty asks the metadata server for
-        ///     the instance's own).
+        ///     the instance's own, and an external account for `cloud-platform`).
         ///   - userTokenEndpoint: Where a user's refresh goes: Google's token endpoint, whatever
         ///     the file says.
         ///   - transport: How token requests are sent.
@@ -194,6 +231,20 @@ public enum ApplicationDefaultCredentials {
                 )
             case .computeEngine(let host):
                 return try ComputeEngineTokenSource(host: host, scopes: scopes, transport: transport, logger: logger)
+            case .externalAccount(let credentials):
+                return try ExternalAccountTokenSource(
+                    credentials: credentials,
+                    scopes: scopes,
+                    environment: variables,
+                    transport: transport,
+                    logger: logger
+                )
+            case .externalAccountAuthorizedUser(let credentials):
+                return ExternalAccountAuthorizedUserTokenSource(
+                    credentials: credentials,
+                    transport: transport,
+                    logger: logger
+                )
             }
         }
 
@@ -252,7 +303,12 @@ public enum ApplicationDefaultCredentials {
             }
             quotaProject = value
         }
-        return Resolved(credential: credential, origin: origin, quotaProjectOverride: quotaProject)
+        return Resolved(
+            credential: credential,
+            origin: origin,
+            quotaProjectOverride: quotaProject,
+            variables: environment.variables
+        )
     }
 
     /// The credential and where it was found, in Google's order.
@@ -327,10 +383,14 @@ public enum ApplicationDefaultCredentials {
             return .serviceAccount(try ServiceAccountKey(file, source: path))
         case "authorized_user":
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
+        case ExternalAccountCredentials.fileType:
+            return .externalAccount(try ExternalAccountCredentials(file, source: path))
+        case ExternalAccountAuthorizedUserCredentials.fileType:
+            return .externalAccountAuthorizedUser(try ExternalAccountAuthorizedUserCredentials(file, source: path))
         default:
             throw OAuthError(
                 .invalidConfiguration,
-                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user"
+                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, external_account, external_account_authorized_user"
             )
         }
     }

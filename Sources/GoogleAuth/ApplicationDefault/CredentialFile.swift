@@ -14,7 +14,7 @@ struct CredentialFile {
 
     /// Where the JSON came from, for messages (a path, or "the JSON given").
     let source: String
-    private let object: [String: Any]
+    let object: [String: Any]
     /// The decoded `private_key`, when the file has one.
     let privateKeyPEM: SecretBytes?
 
