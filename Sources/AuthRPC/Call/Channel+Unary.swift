@@ -128,7 +128,7 @@ extension Channel {
             case .waitForConnection(let attempt):
                 progress.connection = try await connections.wait(for: attempt, deadline: call.deadline)
             case .invalidate(let provider, let token):
-                await provider.invalidate(token: token)
+                try await TokenResolution.invalidate(token, of: provider, deadline: call.deadline)
             }
         }
     }
