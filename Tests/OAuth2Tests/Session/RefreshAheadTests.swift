@@ -10,7 +10,9 @@ import Testing
 /// its time, and refreshes in the background.
 @Suite("AuthSession refreshes ahead of expiry (sandbox issuer)")
 struct RefreshAheadTests {
-    @Test("a stale token while the token endpoint takes 2 s: calls with a 1 s deadline succeed, one refresh runs behind")
+    @Test(
+        "a stale token while the token endpoint takes 2 s: calls with a 1 s deadline succeed, one refresh runs behind"
+    )
     func staleTokenDoesNotMakeCallsWait() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
@@ -38,7 +40,9 @@ struct RefreshAheadTests {
         _ = try await issuer.whoAmI(on: channel, options: options)
     }
 
-    @Test("a background refresh the issuer fails (503): calls keep the token, nothing is lost, the session is not stopped")
+    @Test(
+        "a background refresh the issuer fails (503): calls keep the token, nothing is lost, the session is not stopped"
+    )
     func failedRefreshAheadKeepsTheToken() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
