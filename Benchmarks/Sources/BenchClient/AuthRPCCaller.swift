@@ -14,6 +14,25 @@ struct AuthRPCCaller: UnaryCaller {
     let preferredExecutor: (any TaskExecutor)?
 
     init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false) throws {
+        try self.init(setup, session: useSession ? Self.freshSession() : nil, onChannelExecutor: onChannelExecutor)
+    }
+
+    /// An `AuthSession` holding an hour-long token.
+    static func freshSession() -> AuthSession {
+        let state = AuthState(
+            configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
+            client: OAuthClient(id: "bench"),
+            scopes: [],
+            grant: GrantRecord(type: .deviceCode),
+            accessToken: BenchSetup.token,
+            accessTokenExpiresAt: Date().addingTimeInterval(3600),
+            accessTokenIssuedAt: Date()
+        )
+        return AuthSession(state: state)
+    }
+
+    /// Calls with `session` as the token provider, or with a static token when `nil`.
+    init(_ setup: BenchSetup, session: AuthSession?, onChannelExecutor: Bool = false) throws {
         let security: TransportSecurity =
             setup.tls
             ? .tls(
@@ -31,17 +50,8 @@ struct AuthRPCCaller: UnaryCaller {
             maxResponseMessageBytes: BenchSetup.maxMessageBytes,
             allowsInsecureCredentials: true
         )
-        if useSession {
-            let state = AuthState(
-                configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
-                client: OAuthClient(id: "bench"),
-                scopes: [],
-                grant: GrantRecord(type: .deviceCode),
-                accessToken: BenchSetup.token,
-                accessTokenExpiresAt: Date().addingTimeInterval(3600),
-                accessTokenIssuedAt: Date()
-            )
-            options.authTokenProvider = AuthSession(state: state)
+        if let session {
+            options.authTokenProvider = session
         } else {
             options.oauth2AccessToken = BenchSetup.token
         }

@@ -52,7 +52,10 @@ package struct TokenFreshness: Sendable, Equatable {
     ) {
         func moment(_ at: Date) -> Moment {
             // The same remaining lifetime on the continuous clock; a moment already passed stays passed.
-            Moment(date: at, instant: instant + .milliseconds(Int64((max(-1, at.timeIntervalSince(date)) * 1000).rounded())))
+            Moment(
+                date: at,
+                instant: instant + .milliseconds(Int64((max(-1, at.timeIntervalSince(date)) * 1000).rounded()))
+            )
         }
         guard
             let usableUntil = ExpiryMargin.freshUntil(issuedAt: issuedAt, expiresAt: expiresAt, tolerance: tolerance)
