@@ -188,7 +188,8 @@ struct CredentialsAndDeadlineTests {
         let channel = try await FaultChannel.make()
         let provider = ScriptedProvider(.answer("first"), then: ["second"], invalidationHangs: true)
         let options = CallOptions(
-            timeout: .milliseconds(500),
+            // Long enough for the call to reach the invalidation on a busy machine.
+            timeout: .seconds(5),
             credentials: .provider(provider),
             allowsInsecureCredentials: true
         )
@@ -198,8 +199,8 @@ struct CredentialsAndDeadlineTests {
                 return nil
             } catch { return error }
         }
-        let outcome = await value(of: call, waitingAtMost: .seconds(20))
-        #expect(outcome != nil, "the call was still waiting for invalidate(token:) after 20 s")
+        let outcome = await value(of: call, waitingAtMost: .seconds(30))
+        #expect(outcome != nil, "the call was still waiting for invalidate(token:) after 30 s")
         #expect(outcome??.code == .deadlineExceeded, "\(String(describing: outcome))")
         #expect(provider.invalidated == ["first"])
 
