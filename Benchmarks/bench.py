@@ -13,6 +13,8 @@ servers (h2c and TLS on loopback), and measures:
     a bare continuation in the same process shape;
   * 1,000,000 sequential calls on one channel, RSS, live heap and open descriptors every 10,000;
   * 4 MiB requests and responses at 1 and 8 in flight, in GB/s;
+  * swift-authrpc with round-robin over three C++ servers against pick-first to one, at 100 in
+    flight (h2c): calls/s, CPU and mallocs per call;
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
 figure exceeds the allocation budget. `--quick` measures only swift-authrpc's CPU and
@@ -44,8 +46,13 @@ SERVERS = ["grpc-c++", "grpc-swift-2"]
 TRANSPORTS = ["h2c", "tls"]
 BIG = 4 << 20  # bytes of payload in a big message
 BIG_RUNS = ((1, 96), (8, 192))  # (in flight, calls) per 4 MiB run: 0.4 to 0.8 GiB each
-QUICK_CLIENTS = ("authrpc", "authrpc-io")  # the swift-authrpc clients `--quick` measures
+# The swift-authrpc clients `--quick` measures: authrpc-retry is authrpc with a retry policy its calls
+# never need, for what a policy costs a call that succeeds at once.
+QUICK_CLIENTS = ("authrpc", "authrpc-io", "authrpc-retry")
+# What a retry policy may cost a call that succeeds at once, against the same call without one.
+RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
+BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
 EXPIRY_STALE_WINDOWS_MS = (0, 2000)  # before (refresh once expired) and after (refresh ahead)
 EXPIRY_TOKEN_DELAY_MS = 500  # how long the token endpoint takes in the expiry phase
 EXPIRY_RATE = 500  # calls a second in the expiry phase
@@ -69,7 +76,7 @@ def main():
     parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
     parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
     parser.add_argument("--only", metavar="PHASES",
-                        help="run only these phases (comma-separated: small, allocations, memory, big, million, expiry); "
+                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing, expiry); "
                              "prints their figures and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     parser.add_argument("--render", metavar="RESULTS_JSON",
@@ -105,6 +112,9 @@ def main():
         else:
             servers["grpc-swift-2"] = Server("grpc-swift-2", [os.path.join(bin_dir, "BenchServer"),
                                                               paths["server_cert"], paths["server_key"]])
+            if not arguments.only or "balancing" in arguments.only.split(","):
+                for name in BALANCED:
+                    servers[name] = Server(name, [cxx_server, paths["server_cert"], paths["server_key"]])
             over = full(arguments, runner, servers, started)
     finally:
         for server in servers.values():
@@ -152,7 +162,23 @@ def quick(arguments, runner, server):
         print(f"{client:11} {transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} "
               f"{their_switches:7.2f} {counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} "
               f"{counted['malloc_bytes_per_call']:8.0f} {'-' if limit is None else limit:>7}")
+    print_retry_policy_cost(rows)
     return settle_budget(arguments, mallocs, server.name)
+
+
+def print_retry_policy_cost(rows):
+    """authrpc-retry against authrpc, run by run: what a retry policy costs a call that needs no retry."""
+    by_key = {(client, transport, concurrency): (cpu, counted)
+              for client, transport, concurrency, cpu, _, _, _, counted in rows}
+    print(f"\nretry policy, calls that succeed at once (authrpc-retry vs authrpc; allowed: "
+          f"+{RETRY_POLICY_ALLOWANCE['mallocs']} malloc, +{RETRY_POLICY_ALLOWANCE['cpu_percent']} % CPU)")
+    for (client, transport, concurrency), (cpu, counted) in sorted(by_key.items()):
+        if client != "authrpc-retry" or ("authrpc", transport, concurrency) not in by_key:
+            continue
+        plain_cpu, plain = by_key[("authrpc", transport, concurrency)]
+        extra_mallocs = counted["mallocs_per_call"] - plain["mallocs_per_call"]
+        extra_cpu = (cpu / plain_cpu - 1) * 100
+        print(f"  {transport:4} {concurrency:3} in flight: {extra_mallocs:+.2f} mallocs/call, {extra_cpu:+.1f} % CPU/call")
 
 
 def settle_budget(arguments, mallocs, server_name):
@@ -235,6 +261,28 @@ def big_messages(arguments, runner, servers):
     return records
 
 
+def balancing(arguments, runner, servers):
+    """Round-robin over three C++ servers (one connection each) against pick-first to one, at 100
+    in flight over h2c, interleaved rounds; then each one's allocations."""
+    first = servers[BUDGET_SERVER]
+    ports = ",".join(str(servers[name].ports["h2c"]) for name in (BUDGET_SERVER,) + BALANCED)
+    runs = {"authrpc": {}, "authrpc-rr": {"ports": ports, "lb": "round_robin"}}
+    records = []
+    for round_number in range(arguments.rounds):
+        for label, extra in runs.items():
+            result = runner.load("authrpc", first, "h2c", 100, arguments.calls, **extra)
+            result.update(impl=label, server="grpc-c++", phase="balancing")
+            records.append(result)
+            progress(f"round {round_number + 1} balancing h2c c=100 {label}", result,
+                     "calls_per_second", "p50_us", "cpu_us_per_call")
+    for label, extra in runs.items():
+        result = runner.load("authrpc", first, "h2c", 100, arguments.calls, count_mallocs=True, **extra)
+        result.update(impl=label, server="grpc-c++", phase="balancing", counted=True)
+        records.append(result)
+        progress(f"mallocs balancing h2c c=100 {label}", result, "mallocs_per_call")
+    return records
+
+
 def sequential_calls(arguments, runner, servers):
     """A million calls one after another on one channel, sampled every 10,000."""
     print(f"{arguments.million} sequential calls (authrpc, grpc-c++, h2c) ...", flush=True)
@@ -266,6 +314,7 @@ PHASES = {
     "memory": ("inflight", memory_in_flight),
     "big": ("big", big_messages),
     "million": ("million", sequential_calls),
+    "balancing": ("balancing", balancing),
     "expiry": ("expiry", token_expiry),
 }
 
@@ -283,7 +332,7 @@ def full(arguments, runner, servers, started):
         key, measure = PHASES[name]
         results[key] = measure(arguments, runner, servers)
         results["phases"].append([name, time.monotonic() - phase_started])
-    results["flow_control"] = report.flow_control(servers)
+    results["flow_control"] = report.flow_control({name: servers[name] for name in SERVERS if name in servers})
     results["duration_seconds"] = time.monotonic() - started
 
     over = []

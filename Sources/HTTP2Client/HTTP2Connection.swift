@@ -15,11 +15,15 @@ import Darwin
 package final class HTTP2Connection: Sendable {
     private let loop: ConnectionLoop
 
-    /// Where this connection goes.
-    package var target: HTTP2Target { loop.target }
+    /// How this connection reached its server.
+    package var route: HTTP2Route { loop.route }
+
+    /// The server's leaf certificate as the handshake verified it; nil over plaintext.
+    package let peerCertificate: PeerCertificate?
 
     private init(loop: ConnectionLoop) {
         self.loop = loop
+        peerCertificate = loop.inbox.withLock { $0.peerCertificate }
     }
 
     /// Nobody can open streams any more: let the open ones finish, then end the I/O thread.
@@ -27,8 +31,9 @@ package final class HTTP2Connection: Sendable {
         _ = loop.enqueue(.shutdown(graceful: true))
     }
 
-    /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
-    /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
+    /// Resolves `target`, connects (Happy Eyeballs over its addresses), runs the TLS handshake
+    /// when configured (verifying `target.host` unless the configuration overrides the name),
+    /// and waits for the server's SETTINGS, all within the configured connect timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
     /// ends; it must not block.
@@ -37,17 +42,67 @@ package final class HTTP2Connection: Sendable {
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
-        let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
-            let thread = Thread {
-                CurrentThread.setName(Self.threadName)
-                loop.run { error in continuation.resume(returning: error) }
+        try await connect(
+            via: .resolving(target),
+            serverName: target.host,
+            configuration: configuration,
+            onEvent: onEvent
+        )
+    }
+
+    /// Connects as `route` says: to a host's addresses, to given addresses (IP or unix-domain),
+    /// or through an HTTP CONNECT proxy; then the TLS handshake when configured, verifying
+    /// `serverName` (and sending it in SNI) unless the configuration overrides it, and the
+    /// server's SETTINGS, all within the configured connect timeout. Any failure on the way,
+    /// a protocol violation by the server included, ends the attempt at once.
+    ///
+    /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
+    /// ends; it must not block.
+    package static func connect(
+        via route: HTTP2Route,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
+    ) async throws(HTTP2Error) -> HTTP2Connection {
+        let result = await withUnsafeContinuation { continuation in
+            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) {
+                continuation.resume(returning: $0)
             }
-            thread.name = "\(Self.threadName) \(target)"
-            thread.start()
         }
-        if let result { throw result }
-        return HTTP2Connection(loop: loop)
+        return try result.get()
+    }
+
+    /// Connects as ``connect(via:serverName:configuration:onEvent:)`` does, and answers with
+    /// `completion`, called on the connection's own thread (or at once, when the connection
+    /// cannot even start): no task of the cooperative pool takes part, so connecting goes on
+    /// however busy the pool is. `completion` must not block.
+    package static func start(
+        via route: HTTP2Route,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void,
+        completion: @escaping @Sendable (Result<HTTP2Connection, HTTP2Error>) -> Void
+    ) {
+        let loop: ConnectionLoop
+        do throws(HTTP2Error) {
+            loop = try ConnectionLoop(
+                route: route,
+                serverName: serverName,
+                configuration: configuration,
+                onEvent: onEvent
+            )
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let thread = Thread {
+            CurrentThread.setName(Self.threadName)
+            loop.run { error in
+                completion(error.map { .failure($0) } ?? .success(HTTP2Connection(loop: loop)))
+            }
+        }
+        thread.name = "\(Self.threadName) \(route)"
+        thread.start()
     }
 
     /// What `top -H`, perf and debuggers call a connection's I/O thread.
@@ -60,6 +115,17 @@ package final class HTTP2Connection: Sendable {
     /// is reset with CANCEL and everything it held is released.
     nonisolated(nonsending) package func send(
         _ request: consuming HTTP2Request
+    ) async throws(HTTP2Error) -> HTTP2Response {
+        var headersReceived = false
+        return try await send(request, headersReceived: &headersReceived)
+    }
+
+    /// ``send(_:)``, also telling whether the response's final header block had arrived when the
+    /// exchange ended: after a failure, `true` means the server certainly processed the request
+    /// and started answering (gRPC then calls the call committed: it is never sent again).
+    nonisolated(nonsending) package func send(
+        _ request: consuming HTTP2Request,
+        headersReceived: inout Bool
     ) async throws(HTTP2Error) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
@@ -74,6 +140,7 @@ package final class HTTP2Connection: Sendable {
         } onCancel: {
             _ = loop.enqueue(.cancel(stream))
         }
+        headersReceived = stream.answeredAfterHeaders
         return try result.get()
     }
 
@@ -91,6 +158,11 @@ package final class HTTP2Connection: Sendable {
     /// the caller must then run the job elsewhere.
     package func enqueue(_ job: UnownedJob, runningOn executor: UnownedTaskExecutor) -> Bool {
         loop.enqueue(job, on: executor)
+    }
+
+    /// The address the connection reached.
+    package var remoteAddress: SocketAddress? {
+        loop.peer.withLock { $0 }
     }
 
     /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).

@@ -4,7 +4,8 @@ import Foundation
 import OAuth2
 
 /// swift-authrpc: one `Channel`, a static token or an `AuthSession` whose token is fresh; its
-/// tasks on the default executor, or on the channel's (the connection's I/O thread).
+/// tasks on the default executor, or on the channel's (the connection's I/O thread); with or
+/// without a retry policy (which the calls never need: they succeed at once).
 struct AuthRPCCaller: UnaryCaller {
     let client: Grpc_Testing_TestServiceClient
     let options: CallOptions
@@ -13,8 +14,14 @@ struct AuthRPCCaller: UnaryCaller {
     let request: Grpc_Testing_SimpleRequest
     let preferredExecutor: (any TaskExecutor)?
 
-    init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false) throws {
-        try self.init(setup, session: useSession ? Self.freshSession() : nil, onChannelExecutor: onChannelExecutor)
+    init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false, retryPolicy: RetryPolicy? = nil) throws
+    {
+        try self.init(
+            setup,
+            session: useSession ? Self.freshSession() : nil,
+            onChannelExecutor: onChannelExecutor,
+            retryPolicy: retryPolicy
+        )
     }
 
     /// An `AuthSession` holding an hour-long token.
@@ -32,23 +39,35 @@ struct AuthRPCCaller: UnaryCaller {
     }
 
     /// Calls with `session` as the token provider, or with a static token when `nil`.
-    init(_ setup: BenchSetup, session: AuthSession?, onChannelExecutor: Bool = false) throws {
-        let security: TransportSecurity =
-            setup.tls
-            ? .tls(
-                TLSConfiguration(
-                    trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))
-                )
-            )
-            : .plaintext
-        let channel = try Channel(
-            target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
-            transportSecurity: security
+    init(
+        _ setup: BenchSetup,
+        session: AuthSession?,
+        onChannelExecutor: Bool = false,
+        retryPolicy: RetryPolicy? = nil
+    ) throws {
+        let trustRoots = TLSConfiguration.TrustRoots.certificates(
+            pem: setup.tls ? try String(contentsOfFile: setup.caPath, encoding: .utf8) : ""
         )
+        let channel: Channel
+        if setup.ports.isEmpty {
+            channel = try Channel(
+                target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
+                transportSecurity: setup.tls ? .tls(TLSConfiguration(trustRoots: trustRoots)) : .plaintext
+            )
+        } else {
+            // Several servers on 127.0.0.1, one connection each (or the first, with pick-first).
+            channel = try Channel(
+                target: "ipv4:" + setup.ports.map { "127.0.0.1:\($0)" }.joined(separator: ","),
+                transportSecurity: setup.tls
+                    ? .tls(TLSConfiguration(trustRoots: trustRoots, serverHostnameOverride: "localhost")) : .plaintext,
+                loadBalancing: setup.loadBalancing == "round_robin" ? .roundRobin : .pickFirst
+            )
+        }
         var options = CallOptions(
             timeout: .seconds(120),
             maxResponseMessageBytes: BenchSetup.maxMessageBytes,
-            allowsInsecureCredentials: true
+            allowsInsecureCredentials: true,
+            retryPolicy: retryPolicy
         )
         if let session {
             options.authTokenProvider = session

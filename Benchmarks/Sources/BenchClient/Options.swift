@@ -20,6 +20,11 @@ struct Options {
         return value
     }
 
+    /// The value, or nil when the option is not given.
+    func optionalString(_ name: String) -> String? {
+        values[name]
+    }
+
     func int(_ name: String, default fallback: Int? = nil) -> Int {
         guard let text = values[name] else {
             guard let fallback else { Self.fail("--\(name) is required") }
@@ -43,8 +48,11 @@ struct Options {
                 authrpc-expiring (AuthSession whose token expires during the run: --stale-window-ms S
                 [--usable-for-ms U] [--token-delay-ms D]; for the expiry mode)
           load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
-                      N calls with C in flight on one connection; calls/s, latency, CPU and (when
-                      libMallocCounter.so is preloaded) allocations per call over the timed calls
+                      [--ports P1,P2,... --lb pick_first|round_robin]
+                      N calls with C in flight on one connection (swift-authrpc with --ports: one
+                      channel to those servers on 127.0.0.1, balanced by --lb); calls/s, latency,
+                      CPU and (when libMallocCounter.so is preloaded) allocations per call over the
+                      timed calls
           inflight    --calls N   N calls parked by the server at once (x-bench-hold), against
                       IMPL baseline: N tasks waiting on a bare continuation; RSS and heap growth
           expiry      --calls 0 [--rate R] [--seconds T]   R calls a second for T seconds, each timed from

@@ -84,7 +84,7 @@ struct GoogleCredentialOptions: ParsableArguments {
 
     /// The credentials asked for, read now. Only `status` with the metadata server sends a
     /// request (``metadataPrincipal()``); building the provider sends nothing.
-    func resolve(logger: Logger) throws(ToolFailure) -> GoogleSelection {
+    func resolve(logger: Logger, transport: any OAuthTransport) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
         if let serviceAccountKey {
             let key = try Self.readFile(
@@ -107,7 +107,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             }
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
-                    source: ServiceAccountTokenSource(key: key, scopes: scopes, logger: logger),
+                    source: ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger),
                     logger: logger
                 )
             }
@@ -124,7 +124,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             let endpoint = try userEndpoint()
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
-                    source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: endpoint, logger: logger),
+                    source: AuthorizedUserTokenSource(
+                        credentials: user,
+                        tokenEndpoint: endpoint,
+                        transport: transport,
+                        logger: logger
+                    ),
                     logger: logger
                 )
             }
@@ -157,7 +162,13 @@ struct GoogleCredentialOptions: ParsableArguments {
         }
         let endpoint = try userEndpoint()
         let credentials = try Self.setUp { () throws(OAuthError) in
-            try GoogleCredentials(resolved, scopes: scopes, userTokenEndpoint: endpoint, logger: logger)
+            try GoogleCredentials(
+                resolved,
+                scopes: scopes,
+                userTokenEndpoint: endpoint,
+                transport: transport,
+                logger: logger
+            )
         }
         if let key = resolved.credential.serviceAccountKey {
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
