@@ -47,7 +47,8 @@ struct RefreshAheadTests {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
         let grant = try await issuer.signIn(client)
-        let session = AuthSession(state: stale(grant))
+        // A backoff longer than the test, so no second attempt however slow the machine is.
+        let session = AuthSession(state: stale(grant), refreshBackoff: RefreshBackoff(initial: .seconds(600)))
         try await issuer.tokenBehaviour(of: client, status: 503)
         defer { Task { try? await issuer.tokenBehaviour(of: client) } }
         let before = try await issuer.counters(of: client)["token_requests", default: 0]
@@ -63,7 +64,7 @@ struct RefreshAheadTests {
         #expect(session.cachedToken() == grant.accessToken)
         #expect(await session.state.refreshToken == grant.refreshToken)
         #expect(await session.state.authorizationError == nil)
-        // The backoff (1 s) keeps the calls meanwhile from asking again.
+        // The backoff keeps the calls meanwhile from asking again.
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] - before == 1)
     }
 
