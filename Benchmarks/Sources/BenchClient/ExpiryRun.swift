@@ -43,7 +43,7 @@ enum ExpiryRun {
         let clock = ContinuousClock()
         let count = rate * seconds
         let interval = Duration.seconds(1) / rate
-        let latencies = Mutex([Double](repeating: 0, count: count))
+        let latencies = Latencies(count: count)
         let start = clock.now
         try await withThrowingDiscardingTaskGroup { group in
             for index in 0..<count {
@@ -52,11 +52,11 @@ enum ExpiryRun {
                 group.addTask {
                     try await caller.call()
                     let latency = (clock.now - due).seconds * 1e6
-                    latencies.withLock { $0[index] = latency }
+                    latencies.record(latency, at: index)
                 }
             }
         }
-        let sorted = latencies.withLock { $0 }.sorted()
+        let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         return [
             "calls": count, "rate": rate,
@@ -65,6 +65,23 @@ enum ExpiryRun {
             "token_requests": endpoint.requests,
             "expiry_after_start_s": (madeAt + usableFor - start).seconds,
         ]
+    }
+}
+
+/// Each call's latency, in microseconds, by its number.
+private final class Latencies: Sendable {
+    private let values: Mutex<[Double]>
+
+    init(count: Int) {
+        values = Mutex([Double](repeating: 0, count: count))
+    }
+
+    func record(_ latency: Double, at index: Int) {
+        values.withLock { $0[index] = latency }
+    }
+
+    func sorted() -> [Double] {
+        values.withLock { $0 }.sorted()
     }
 }
 
