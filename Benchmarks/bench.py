@@ -53,6 +53,9 @@ QUICK_CLIENTS = ("authrpc", "authrpc-io", "authrpc-retry")
 RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
+EXPIRY_STALE_WINDOWS_MS = (0, 2000)  # before (refresh once expired) and after (refresh ahead)
+EXPIRY_TOKEN_DELAY_MS = 500  # how long the token endpoint takes in the expiry phase
+EXPIRY_RATE = 500  # calls a second in the expiry phase
 
 
 def main():
@@ -73,7 +76,7 @@ def main():
     parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
     parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
     parser.add_argument("--only", metavar="PHASES",
-                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing); "
+                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing, expiry); "
                              "prints their figures and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     parser.add_argument("--render", metavar="RESULTS_JSON",
@@ -287,6 +290,23 @@ def sequential_calls(arguments, runner, servers):
                                timeout=3600, calls=arguments.million, sample_every=10000)
 
 
+def token_expiry(arguments, runner, servers):
+    """Calls at a steady rate across a token expiry while the token endpoint takes 500 ms: stale
+    window 0 (refresh only once the token expires: the old behaviour) against a stale window
+    (refresh ahead), interleaved rounds."""
+    records = []
+    for round_number in range(arguments.rounds):
+        for stale_window_ms in EXPIRY_STALE_WINDOWS_MS:
+            result = runner.bench_client("expiry", "authrpc-expiring", servers["grpc-c++"], "h2c", calls=0, warmup=50,
+                                         stale_window_ms=stale_window_ms, token_delay_ms=EXPIRY_TOKEN_DELAY_MS,
+                                         usable_for_ms=2500, rate=EXPIRY_RATE, seconds=4)
+            result.update(stale_window_ms=stale_window_ms)
+            records.append(result)
+            progress(f"round {round_number + 1} expiry stale window {stale_window_ms} ms", result,
+                     "p50_us", "p99_us", "max_us", "calls_over_100ms")
+    return records
+
+
 # name: (results key, what the phase measures)
 PHASES = {
     "small": ("load", small_calls),
@@ -295,6 +315,7 @@ PHASES = {
     "big": ("big", big_messages),
     "million": ("million", sequential_calls),
     "balancing": ("balancing", balancing),
+    "expiry": ("expiry", token_expiry),
 }
 
 

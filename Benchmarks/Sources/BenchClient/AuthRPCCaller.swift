@@ -16,6 +16,35 @@ struct AuthRPCCaller: UnaryCaller {
 
     init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false, retryPolicy: RetryPolicy? = nil) throws
     {
+        try self.init(
+            setup,
+            session: useSession ? Self.freshSession() : nil,
+            onChannelExecutor: onChannelExecutor,
+            retryPolicy: retryPolicy
+        )
+    }
+
+    /// An `AuthSession` holding an hour-long token.
+    static func freshSession() -> AuthSession {
+        let state = AuthState(
+            configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
+            client: OAuthClient(id: "bench"),
+            scopes: [],
+            grant: GrantRecord(type: .deviceCode),
+            accessToken: BenchSetup.token,
+            accessTokenExpiresAt: Date().addingTimeInterval(3600),
+            accessTokenIssuedAt: Date()
+        )
+        return AuthSession(state: state)
+    }
+
+    /// Calls with `session` as the token provider, or with a static token when `nil`.
+    init(
+        _ setup: BenchSetup,
+        session: AuthSession?,
+        onChannelExecutor: Bool = false,
+        retryPolicy: RetryPolicy? = nil
+    ) throws {
         let trustRoots = TLSConfiguration.TrustRoots.certificates(
             pem: setup.tls ? try String(contentsOfFile: setup.caPath, encoding: .utf8) : ""
         )
@@ -40,17 +69,8 @@ struct AuthRPCCaller: UnaryCaller {
             allowsInsecureCredentials: true,
             retryPolicy: retryPolicy
         )
-        if useSession {
-            let state = AuthState(
-                configuration: ServiceConfiguration(tokenEndpoint: URL(string: "https://issuer.invalid/token")!),
-                client: OAuthClient(id: "bench"),
-                scopes: [],
-                grant: GrantRecord(type: .deviceCode),
-                accessToken: BenchSetup.token,
-                accessTokenExpiresAt: Date().addingTimeInterval(3600),
-                accessTokenIssuedAt: Date()
-            )
-            options.authTokenProvider = AuthSession(state: state)
+        if let session {
+            options.authTokenProvider = session
         } else {
             options.oauth2AccessToken = BenchSetup.token
         }

@@ -44,7 +44,9 @@ struct Options {
     static let usage = """
         usage: BenchClient MODE --impl IMPL --transport h2c|tls --port PORT --ca CA.pem [--name value ...]
           IMPL: authrpc (static token), authrpc-io (static token, tasks prefer the channel's
-                executor: its connection's I/O thread), authrpc-session (AuthSession, cached token), grpc-swift, noop
+                executor: its connection's I/O thread), authrpc-session (AuthSession, cached token), grpc-swift, noop,
+                authrpc-expiring (AuthSession whose token expires during the run: --stale-window-ms S
+                [--usable-for-ms U] [--token-delay-ms D]; for the expiry mode)
           load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
                       [--ports P1,P2,... --lb pick_first|round_robin]
                       N calls with C in flight on one connection (swift-authrpc with --ports: one
@@ -53,6 +55,8 @@ struct Options {
                       timed calls
           inflight    --calls N   N calls parked by the server at once (x-bench-hold), against
                       IMPL baseline: N tasks waiting on a bare continuation; RSS and heap growth
+          expiry      --calls 0 [--rate R] [--seconds T]   R calls a second for T seconds, each timed from
+                      when it was due, across the token's expiry; p50, p99, max, calls over 100 ms
           sequential  --calls N --sample-every K   N calls one after another; RSS, heap and open
                       descriptors every K calls
 

@@ -33,8 +33,20 @@ guard ["pick_first", "round_robin"].contains(setup.loadBalancing) else {
 let calls = options.int("calls")
 let warmup = options.int("warmup", default: 200)
 
+// The expiry mode's session: its token endpoint, and when the token was made.
+let tokenEndpoint = DelayedTokenEndpoint(delay: .milliseconds(options.int("token-delay-ms", default: 500)))
+let usableFor = Duration.milliseconds(options.int("usable-for-ms", default: 2500))
+let sessionMadeAt = ContinuousClock.now
+
 let caller: any UnaryCaller
 switch implementation {
+case "authrpc-expiring":
+    let session = ExpiryRun.makeSession(
+        usableFor: usableFor,
+        staleWindow: .milliseconds(options.int("stale-window-ms")),
+        endpoint: tokenEndpoint
+    )
+    caller = try AuthRPCCaller(setup, session: session)
 case "authrpc", "baseline": caller = try AuthRPCCaller(setup, useSession: false)
 case "authrpc-session": caller = try AuthRPCCaller(setup, useSession: true)
 case "authrpc-io": caller = try AuthRPCCaller(setup, useSession: false, onChannelExecutor: true)
@@ -53,6 +65,16 @@ nonisolated func measure(_ caller: any UnaryCaller) async throws -> [String: Any
             .json(implementation: implementation, transport: transport, concurrency: concurrency)
     case "inflight":
         return try await InFlightRun.run(caller, calls: calls, warmup: warmup, baseline: implementation == "baseline")
+    case "expiry":
+        return try await ExpiryRun.run(
+            caller,
+            endpoint: tokenEndpoint,
+            madeAt: sessionMadeAt,
+            usableFor: usableFor,
+            rate: options.int("rate", default: 500),
+            seconds: options.int("seconds", default: 4),
+            warmup: warmup
+        )
     case "sequential":
         return try await SequentialRun.run(
             caller,

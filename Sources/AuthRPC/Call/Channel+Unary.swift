@@ -207,7 +207,7 @@ extension Channel {
             case .waitForConnection(let signal):
                 try await connections.wait(for: signal, deadline: call.deadline)
             case .invalidate(let provider, let token):
-                await provider.invalidate(token: token)
+                try await TokenResolution.invalidate(token, of: provider, deadline: call.deadline)
             case .backOff(let instant):
                 try await Self.backOff(until: instant)
             }

@@ -47,7 +47,9 @@ extension AuthTokenProvider {
 ///
 /// When a server answers `unauthenticated` to a call whose token came from such a provider, the
 /// channel calls ``invalidate(token:)`` and retries the call once with the token it gets next,
-/// within the same deadline (``CallOptions/retriesUnauthenticatedOnce`` turns this off).
+/// within the same deadline (``CallOptions/retriesUnauthenticatedOnce`` turns this off). Like
+/// the token request, ``invalidate(token:)`` runs under the call's deadline and cancellation: a
+/// provider slow to return ends the call with `deadlineExceeded` (or `cancelled`).
 public protocol InvalidatableAuthTokenProvider: AuthTokenProvider {
     /// Marks `token` as no longer usable, so the next ``AuthTokenProvider/token()`` fetches a new one.
     ///

@@ -44,6 +44,29 @@ enum TokenResolution {
         }
     }
 
+    /// Tells the provider a server rejected `token`, in a task of its own raced against the
+    /// deadline and cancellation: a provider that is slow to take the news (an actor busy with a
+    /// refresh, a lock) cannot keep the call past its deadline.
+    // Never inlined: its frame exists only while a rejected token is invalidated.
+    @inline(never)
+    nonisolated(nonsending) static func invalidate(
+        _ token: String,
+        of provider: any InvalidatableAuthTokenProvider,
+        deadline: ContinuousClock.Instant?
+    ) async throws(RPCError) {
+        switch await race(deadline: deadline, { await provider.invalidate(token: token) }) {
+        case .value, .failed:
+            return
+        case .deadlineExceeded:
+            throw RPCError(
+                code: .deadlineExceeded,
+                message: "deadline exceeded while the token provider invalidated a rejected token"
+            )
+        case .cancelled:
+            throw RPCError(code: .cancelled, message: "cancelled while the token provider invalidated a rejected token")
+        }
+    }
+
     /// A token goes into a header: it must be non-empty printable ASCII without spaces
     /// (RFC 6750's b64token is stricter still). The token itself never appears in the error.
     private static func checked(_ token: String) throws(RPCError) -> String {

@@ -14,11 +14,14 @@ import Synchronization
 /// let response = try await client.unaryCall(request, options: options)
 /// ```
 ///
-/// - A token is fresh when present, a valid Bearer token, not marked stale, and expiring more
-///   than ``expiryTolerance`` from now (at most half its lifetime, so short-lived tokens are
-///   still used).
-/// - Otherwise it refreshes: **one refresh in flight, shared by every caller waiting at that
-///   moment**. A rotated refresh token replaces the old one, and the new state is saved to the
+/// - A token is handed out while present, a valid Bearer token, not marked stale, and expiring
+///   more than ``expiryTolerance`` from now (at most half its lifetime, so short-lived tokens are
+///   still used), judged on the wall clock and on the continuous clock.
+/// - **Refresh ahead**: within ``staleWindow`` of its expiry the token is still handed out at
+///   once, and one refresh starts in the background; should it fail, the token stays in use until
+///   it expires.
+/// - Without a usable token it refreshes before answering: **one refresh in flight, shared by
+///   every caller waiting at that moment**. A rotated refresh token replaces the old one, and the new state is saved to the
 ///   store and published on ``stateChanges()``, before any waiter resumes.
 /// - With a ``SharedAuthSessionStore`` (the file store), a refresh happens under the store's
 ///   inter-process lock after re-reading it, so two processes never spend the same rotated
@@ -26,9 +29,12 @@ import Synchronization
 ///   old grant's refresh.
 /// - A refresh whose state was replaced while it waited (``replaceState(_:)``, ``revoke()``)
 ///   is dropped: neither its tokens nor its error touch the new state.
-/// - An authorization error (`invalid_grant`, …) stops the session: it hands out no token until
-///   signed in again, and it never deletes the stored session. Transient errors change nothing,
-///   and the next attempts wait for ``refreshBackoff``.
+/// - An authorization error (`invalid_grant`, …) stops the session, even during a refresh ahead:
+///   it hands out no token until signed in again, and it never deletes the stored session.
+///   Transient errors change nothing, and the next attempts wait for ``refreshBackoff``.
+/// - A server's `unauthenticated` answer (``invalidate(token:)``) drops the token and the call is
+///   retried once with a refreshed one; the next rejection drops a token only 30 s later, so a
+///   server that rejects every call causes at most one refresh per 30 s, not one per call.
 ///
 /// The fast path, the shared refresh, the expiry margin and the backoff are the package's one
 /// token engine, which the Google credentials (GoogleAuth) run on too.
@@ -38,6 +44,19 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     /// How long before expiry a token stops counting as fresh (at most half its lifetime).
     public nonisolated let expiryTolerance: Duration
+
+    /// How long before its expiry a token turns stale: it is still handed out at once, and the
+    /// first request in this window starts one refresh in the background.
+    ///
+    /// 3 min 45 s by default, as google-auth (Python) and Google's Go and Java libraries (Node's
+    /// uses 5 min): long enough for a slow token endpoint, or a few failed attempts spaced by
+    /// ``refreshBackoff``, to finish before calls would have to wait. It is capped at half the
+    /// token's lifetime, so a short-lived token is not refreshed as soon as it arrives. A window
+    /// no longer than ``expiryTolerance`` (`.zero`, say) turns refreshing ahead off: calls then
+    /// wait for the refresh once the token expires. A refresh ahead that fails keeps the token in
+    /// use until it expires (unless the grant was refused: that stops the session), and the next
+    /// one waits for ``refreshBackoff``.
+    public nonisolated let staleWindow: Duration
 
     /// How long to wait after transient refresh failures before asking the token endpoint again.
     public nonisolated let refreshBackoff: RefreshBackoff
@@ -76,7 +95,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     ///   - store: Where every change is saved (refreshed tokens, an authorization error). `nil`
     ///     keeps the state in memory; observe ``stateChanges()`` to persist it yourself.
     ///   - transport: How requests reach the token endpoint.
-    ///   - expiryTolerance: How long before expiry a token is refreshed; 60 s by default.
+    ///   - expiryTolerance: How long before expiry a token stops being handed out; 60 s by default.
+    ///   - staleWindow: How long before expiry a token is refreshed in the background while
+    ///     still handed out; 3 min 45 s by default (see ``staleWindow``).
     ///   - refreshBackoff: How long to wait after transient refresh failures.
     ///   - logger: Where refreshes and failures are logged (never a token or secret).
     public init(
@@ -84,6 +105,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         store: (any AuthSessionStore)? = nil,
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
+        staleWindow: Duration = .seconds(225),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) {
@@ -97,6 +119,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             isPersisted: isPersisted,
             transport: transport,
             expiryTolerance: expiryTolerance,
+            staleWindow: staleWindow,
             refreshBackoff: refreshBackoff,
             logger: logger
         )
@@ -108,6 +131,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         isPersisted: Bool,
         transport: any OAuthTransport,
         expiryTolerance: Duration,
+        staleWindow: Duration,
         refreshBackoff: RefreshBackoff,
         logger: Logger
     ) {
@@ -116,11 +140,13 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
         self.isPersisted = isPersisted
         self.transport = transport
         self.expiryTolerance = expiryTolerance
+        self.staleWindow = staleWindow
         self.refreshBackoff = refreshBackoff
         self.logger = logger
         self.engine = TokenEngine(
             holding: Self.holding(for: state, tolerance: expiryTolerance),
             expiryTolerance: expiryTolerance,
+            staleWindow: staleWindow,
             refreshBackoff: refreshBackoff,
             backoffScope: .transientFailures
         )
@@ -128,11 +154,14 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     /// The session saved in `store`, or `nil` when the store holds none.
     ///
+    /// The other parameters are those of ``init(state:store:transport:expiryTolerance:staleWindow:refreshBackoff:logger:)``.
+    ///
     /// - Throws: ``OAuthError/Kind/storage`` when the stored session cannot be read.
     public static func restore(
         from store: any AuthSessionStore,
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
+        staleWindow: Duration = .seconds(225),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
     ) throws(OAuthError) -> AuthSession? {
@@ -143,6 +172,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
             isPersisted: true,
             transport: transport,
             expiryTolerance: expiryTolerance,
+            staleWindow: staleWindow,
             refreshBackoff: refreshBackoff,
             logger: logger
         )
@@ -150,7 +180,8 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
 
     // MARK: - Tokens
 
-    /// A fresh access token, refreshing first when the current one is stale or about to expire.
+    /// A usable access token: the current one while it has not expired (within ``staleWindow``
+    /// of its expiry, a refresh starts in the background), else a refreshed one.
     ///
     /// - Throws: ``OAuthError``: an authorization error or ``OAuthError/Kind/noRefreshToken``
     ///   when the user must sign in again, ``OAuthError/Kind/transient`` when the token endpoint
@@ -179,9 +210,10 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     }
 
     /// Marks `token` stale if it is still the current one (a server rejected it). When another
-    /// caller already refreshed past it, nothing changes.
+    /// caller already refreshed past it, or a rejection already dropped a token less than 30 s ago
+    /// (a server that rejects every call must not cause a refresh per call), nothing changes.
     public func invalidate(token: String) {
-        guard state.accessToken == token else { return }
+        guard state.accessToken == token, engine.invalidate(token: token) else { return }
         invalidate()
     }
 
@@ -207,7 +239,9 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// another sign-in), refresh only if that is not fresh either.
     private func refreshHoldingLock(_ shared: any SharedAuthSessionStore, generation: UInt64) async -> RefreshOutcome {
         guard engine.isCurrent(generation) else { return .superseded }
-        switch readStore(shared).beforeRefresh(tolerance: expiryTolerance, now: Date()) {
+        // A stored token counts only when it is not stale too: a refresh ahead must not adopt the
+        // stale token it was started for.
+        switch readStore(shared).beforeRefresh(tolerance: max(expiryTolerance, staleWindow), now: Date()) {
         case .signOut:
             return signedOutElsewhere()
         case .adoptStopped(let stored, let error):
@@ -444,7 +478,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     private static func holding(for state: AuthState, tolerance: Duration) -> TokenEngine.Holding {
         if let error = state.authorizationError { return .stopped(stopped(by: error)) }
         guard state.isAccessTokenFresh(tolerance: tolerance), let token = state.accessToken else { return .nothing }
-        return .token(token, freshUntil: state.freshUntil(tolerance: tolerance))
+        return .token(token, issuedAt: state.accessTokenIssuedAt, expiresAt: state.accessTokenExpiresAt)
     }
 
     // MARK: - Identity

@@ -182,4 +182,41 @@ struct CredentialsAndDeadlineTests {
         }
         #expect(once.tokenCalls == 1 && once.invalidated.isEmpty)
     }
+
+    @Test("a provider whose invalidate(token:) never returns: the call still ends at its deadline, or when cancelled")
+    func invalidationIsBoundedByTheDeadline() async throws {
+        let channel = try await FaultChannel.make()
+        let provider = ScriptedProvider(.answer("first"), then: ["second"], invalidationHangs: true)
+        let options = CallOptions(
+            // Long enough for the call to reach the invalidation on a busy machine.
+            timeout: .seconds(15),
+            credentials: .provider(provider),
+            allowsInsecureCredentials: true
+        )
+        let call = Task { () -> RPCError? in
+            do throws(RPCError) {
+                try await FaultChannel.call(channel, "TrailersOnly", options: options)
+                return nil
+            } catch { return error }
+        }
+        let outcome = await value(of: call, waitingAtMost: .seconds(60))
+        #expect(outcome != nil, "the call was still waiting for invalidate(token:) after 60 s")
+        #expect(outcome??.code == .deadlineExceeded, "\(String(describing: outcome))")
+        #expect(provider.invalidated == ["first"])
+
+        var noDeadline = options
+        noDeadline.timeout = nil
+        let cancelled = Task { () -> RPCError? in
+            do throws(RPCError) {
+                try await FaultChannel.call(channel, "TrailersOnly", options: noDeadline)
+                return nil
+            } catch { return error }
+        }
+        // Cancel once the call is inside the invalidation (the provider has recorded it).
+        for _ in 0..<2000 where provider.invalidated.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        cancelled.cancel()
+        let cancelledOutcome = await value(of: cancelled, waitingAtMost: .seconds(20))
+        #expect(cancelledOutcome != nil, "a cancelled call was still waiting for invalidate(token:) after 20 s")
+        #expect(cancelledOutcome??.code == .cancelled, "\(String(describing: cancelledOutcome))")
+    }
 }

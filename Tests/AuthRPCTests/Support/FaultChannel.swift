@@ -116,11 +116,14 @@ final class ScriptedProvider: InvalidatableAuthTokenProvider {
 
     private let behaviour: Behaviour
     private let tokens: [String]
+    /// Whether `invalidate(token:)` never returns (and ignores cancellation).
+    private let invalidationHangs: Bool
     private let state = Locked(State())
 
-    init(_ behaviour: Behaviour, then tokens: [String] = []) {
+    init(_ behaviour: Behaviour, then tokens: [String] = [], invalidationHangs: Bool = false) {
         self.behaviour = behaviour
         self.tokens = tokens
+        self.invalidationHangs = invalidationHangs
     }
 
     var tokenCalls: Int { state.withLock { $0.tokenCalls } }
@@ -146,6 +149,9 @@ final class ScriptedProvider: InvalidatableAuthTokenProvider {
 
     func invalidate(token: String) async {
         state.withLock { $0.invalidated.append(token) }
+        if invalidationHangs {
+            await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+        }
     }
 }
 

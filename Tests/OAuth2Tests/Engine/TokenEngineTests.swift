@@ -14,13 +14,17 @@ struct TokenEngineTests {
     /// A backoff without jitter: 10 s after the first failure, doubling, at most a minute.
     static let backoff = RefreshBackoff(initial: .seconds(10), multiplier: 2, maximum: .seconds(60), jitter: 0)
 
+    /// An engine on the test's clock; without a stale window unless a test asks for one (the
+    /// rules before refreshing ahead).
     func makeEngine(
         holding: TokenEngine.Holding = .nothing,
-        scope: TokenEngine.BackoffScope = .transientFailures
+        scope: TokenEngine.BackoffScope = .transientFailures,
+        staleWindow: Duration = .zero
     ) -> TokenEngine {
         TokenEngine(
             holding: holding,
             expiryTolerance: .seconds(60),
+            staleWindow: staleWindow,
             refreshBackoff: Self.backoff,
             backoffScope: scope,
             clock: clock.engineClock
@@ -81,13 +85,13 @@ struct TokenEngineTests {
 
     @Test("a fresh token is handed out without fetching, on the fast path and the slow one")
     func freshTokenWithoutFetching() async {
-        let engine = makeEngine(holding: .token("held", freshUntil: clock.date.addingTimeInterval(600)))
+        let engine = makeEngine(holding: .token("held", issuedAt: nil, expiresAt: clock.date.addingTimeInterval(660)))
         #expect(engine.cachedToken() == "held")
         #expect(await request(engine, fetchingTokens(into: engine)) == .token("held"))
         #expect(fetchCount == 0)
 
         // A token without a known expiry stays fresh until someone says otherwise.
-        let forever = makeEngine(holding: .token("forever", freshUntil: nil))
+        let forever = makeEngine(holding: .token("forever", issuedAt: nil, expiresAt: nil))
         clock.advance(by: .seconds(86_400 * 365))
         #expect(forever.cachedToken() == "forever")
         #expect(await request(forever, fetchingTokens(into: forever)) == .token("forever"))
@@ -170,7 +174,7 @@ struct TokenEngineTests {
 
     @Test("invalidating the held token makes the next request fetch; invalidating another changes nothing")
     func invalidateForcesAFetch() async {
-        let engine = makeEngine(holding: .token("held", freshUntil: clock.date.addingTimeInterval(600)))
+        let engine = makeEngine(holding: .token("held", issuedAt: nil, expiresAt: clock.date.addingTimeInterval(660)))
         engine.invalidate(token: "some-older-token")
         #expect(engine.cachedToken() == "held")
         engine.invalidate(token: "held")

@@ -1,0 +1,77 @@
+package import Foundation
+
+/// When a held token turns stale (still handed out, but refreshed in the background) and when it
+/// expires (no longer handed out), on the wall clock and on the continuous clock at once.
+///
+/// The wall clock says when the server's expiry comes; the continuous clock carries the same
+/// remaining lifetime, measured when the token was taken in, so a step of the wall clock
+/// backwards (an NTP correction, a VM restored from a snapshot) cannot keep an expired token in
+/// use. A moment has passed as soon as either clock says so.
+package struct TokenFreshness: Sendable, Equatable {
+    /// What a token is worth at one moment.
+    package enum Verdict: Sendable, Equatable {
+        /// Hand it out.
+        case fresh
+        /// Hand it out, and have it refreshed in the background.
+        case stale
+        /// Do not hand it out: refresh first.
+        case expired
+    }
+
+    /// A moment on both clocks.
+    package struct Moment: Sendable, Equatable {
+        package var date: Date
+        package var instant: ContinuousClock.Instant
+
+        /// Whether the moment has passed by either clock.
+        func hasPassed(date now: Date, instant nowInstant: ContinuousClock.Instant) -> Bool {
+            now >= date || nowInstant >= instant
+        }
+    }
+
+    /// When the token turns stale; `nil` when it never does before it expires (or never expires).
+    package var staleAt: Moment?
+    /// When the token expires (the expiry minus ``ExpiryMargin``); `nil` without a known expiry.
+    package var expiresAt: Moment?
+
+    /// The freshness of a token issued at `issuedAt` that expires at `expiresAt`, read at `date`
+    /// on the wall clock and `instant` on the continuous clock.
+    ///
+    /// - Parameters:
+    ///   - tolerance: The expiry margin (``ExpiryMargin``): the token expires this long before
+    ///     the server's expiry (at most half its lifetime).
+    ///   - staleWindow: How long before the server's expiry the token turns stale (at most half
+    ///     its lifetime). A window no longer than the margin leaves no stale phase.
+    package init(
+        issuedAt: Date?,
+        expiresAt: Date?,
+        tolerance: Duration,
+        staleWindow: Duration,
+        date: Date,
+        instant: ContinuousClock.Instant
+    ) {
+        func moment(_ at: Date) -> Moment {
+            // The same remaining lifetime on the continuous clock; a moment already passed stays passed.
+            Moment(
+                date: at,
+                instant: instant + .milliseconds(Int64((max(-1, at.timeIntervalSince(date)) * 1000).rounded()))
+            )
+        }
+        guard
+            let usableUntil = ExpiryMargin.freshUntil(issuedAt: issuedAt, expiresAt: expiresAt, tolerance: tolerance)
+        else { return }
+        self.expiresAt = moment(usableUntil)
+        if let staleFrom = ExpiryMargin.freshUntil(issuedAt: issuedAt, expiresAt: expiresAt, tolerance: staleWindow),
+            staleFrom < usableUntil
+        {
+            staleAt = moment(staleFrom)
+        }
+    }
+
+    /// What the token is worth at `date` (wall clock) and `instant` (continuous clock).
+    package func verdict(date: Date, instant: ContinuousClock.Instant) -> Verdict {
+        if let expiresAt, expiresAt.hasPassed(date: date, instant: instant) { return .expired }
+        if let staleAt, staleAt.hasPassed(date: date, instant: instant) { return .stale }
+        return .fresh
+    }
+}
