@@ -49,18 +49,13 @@ public enum ChildProcess {
             try? stderr.close()
         }
         try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning {
+        guard let exit = await ChildExit.wait(for: process, until: ContinuousClock.now + timeout) else {
             kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+            _ = await ChildExit.wait(for: process, until: ContinuousClock.now + .seconds(30))
             throw PeerError("\(executable.lastPathComponent) did not finish within \(timeout)")
         }
-        process.waitUntilExit()
         return ChildProcessResult(
-            status: process.terminationStatus,
+            status: exit.code,
             stdout: String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self),
             stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self)
         )

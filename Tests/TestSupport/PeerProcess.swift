@@ -90,14 +90,14 @@ public final class PeerProcess: Sendable {
     public func stop() {
         try? stdin.fileHandleForWriting.close()
         process.terminate()
-        process.waitUntilExit()
+        ChildExit.waitBlocking(for: process)
     }
 
     /// Ends the peer with SIGKILL, as a crash would (no GOAWAY, no orderly close: the kernel
     /// resets or closes its connections), and waits for it to exit.
     public func kill() {
         sendSignal(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        ChildExit.waitBlocking(for: process)
         try? stdin.fileHandleForWriting.close()
     }
 

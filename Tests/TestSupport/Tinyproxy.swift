@@ -130,7 +130,7 @@ public final class Tinyproxy: Sendable {
     /// Stops tinyproxy and waits for it.
     public func stop() {
         try? stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
+        ChildExit.waitBlocking(for: process)
     }
 
     deinit {

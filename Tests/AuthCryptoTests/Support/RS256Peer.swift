@@ -36,8 +36,7 @@ enum RS256Peer {
         stdin.fileHandleForWriting.write(input)
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard ChildExit.waitBlocking(for: process).code == 0 else {
             let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
             throw PeerError("rs256_peer.py \(command) failed (\(process.terminationStatus)): \(stderr)")
         }

@@ -105,27 +105,23 @@ enum CLIRunner {
         try? stdout.close()
         try? stderr.close()
 
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        let timedOut = process.isRunning
+        var exit = await ChildExit.wait(for: process, until: ContinuousClock.now + timeout)
+        let timedOut = exit == nil
         if timedOut {
             process.terminate()
-            let grace = ContinuousClock.now + .seconds(5)
-            while process.isRunning, ContinuousClock.now < grace {
-                try? await Task.sleep(for: .milliseconds(20))
+            exit = await ChildExit.wait(for: process, until: ContinuousClock.now + .seconds(5))
+            if exit == nil {
+                kill(process.processIdentifier, SIGKILL)
+                exit = await ChildExit.wait(for: process, until: ContinuousClock.now + .seconds(30))
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        process.waitUntilExit()
 
         let stdoutBytes = [UInt8]((try? Data(contentsOf: stdoutURL)) ?? Data())
         let stderrBytes = [UInt8]((try? Data(contentsOf: stderrURL)) ?? Data())
         return CLIResult(
             arguments: arguments,
-            status: process.terminationStatus,
-            signalled: process.terminationReason == .uncaughtSignal,
+            status: exit?.code ?? -1,
+            signalled: exit?.signalled ?? false,
             timedOut: timedOut,
             stdout: String(validating: stdoutBytes, as: UTF8.self) ?? "<stdout not UTF-8>",
             stderr: String(validating: stderrBytes, as: UTF8.self) ?? "<stderr not UTF-8>",

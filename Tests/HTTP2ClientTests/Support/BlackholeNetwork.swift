@@ -96,7 +96,7 @@ final class BlackholeNetwork: Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let exit = ChildExit.waitBlocking(for: process)
+        return (exit.code, String(decoding: data, as: UTF8.self))
     }
 }
