@@ -34,7 +34,7 @@ enum IDTokenExpiry {
                 "\(server) answered with an ID token that has already expired (is this machine's clock right?)"
             )
         }
-        guard seconds <= maximumLifetime.seconds else {
+        guard seconds <= Double(maximumLifetime.components.seconds) else {
             throw OAuthError(.transient, "\(server) answered with an ID token whose exp is more than a day away")
         }
         return FetchedAccessToken(

@@ -61,7 +61,7 @@ enum IAMCredentials {
             )
         }
         let body: [String: Any] = ["delegates": delegates, "scope": scopes, "lifetime": "\(seconds)s"]
-        let (answer, receivedAt) = try await post(body, to: url, sourceToken: sourceToken)
+        let (answer, receivedAt) = try await post(body, to: url, sourceToken: sourceToken, transport: transport)
         let server = "the IAM Credentials endpoint \(GrantRequest.redacted(url))"
         guard let token = answer["accessToken"] as? String, TokenSyntax.isBearerToken(token) else {
             throw OAuthError(.transient, "\(server) answered without a usable accessToken")
@@ -96,7 +96,7 @@ enum IAMCredentials {
             throw OAuthError(.invalidConfiguration, "an ID token's audience must be 1 to 2048 bytes")
         }
         let body: [String: Any] = ["delegates": delegates, "audience": audience, "includeEmail": includeEmail]
-        let (answer, receivedAt) = try await post(body, to: url, sourceToken: sourceToken)
+        let (answer, receivedAt) = try await post(body, to: url, sourceToken: sourceToken, transport: transport)
         let server = "the IAM Credentials endpoint \(GrantRequest.redacted(url))"
         guard let token = answer["token"] as? String else {
             throw OAuthError(.transient, "\(server) answered without a token")
@@ -110,7 +110,8 @@ enum IAMCredentials {
     private static func post(
         _ body: [String: Any],
         to url: URL,
-        sourceToken: String
+        sourceToken: String,
+        transport: any OAuthTransport
     ) async throws(OAuthError) -> (answer: [String: Any], receivedAt: Date) {
         let server = "the IAM Credentials endpoint \(GrantRequest.redacted(url))"
         guard TokenSyntax.isBearerToken(sourceToken) else {
@@ -191,7 +192,7 @@ enum IAMCredentials {
                 "\(server) answered with a token that has already expired (is this machine's clock right?)"
             )
         }
-        guard seconds <= maximumLifetime.seconds + 300 else {
+        guard seconds <= Double(maximumLifetime.components.seconds) + 300 else {
             throw OAuthError(.transient, "\(server) answered with an expireTime more than 12 hours away")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
