@@ -10,6 +10,7 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
             case serviceAccount = "service_account"
             case authorizedUser = "authorized_user"
             case computeEngine = "compute_engine"
+            case impersonatedServiceAccount = "impersonated_service_account"
         }
 
         let wrapped: Wrapped
@@ -25,6 +26,10 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         /// The service account of a Compute Engine instance, through its metadata server
         /// (`compute_engine`, a name of this package's: no file holds it).
         public static let computeEngine = Self(.computeEngine)
+        /// A service account impersonated through the IAM Credentials API by another credential
+        /// (`"type": "impersonated_service_account"`, what `gcloud auth application-default login
+        /// --impersonate-service-account` writes).
+        public static let impersonatedServiceAccount = Self(.impersonatedServiceAccount)
 
         /// The kind's name: a credential file's `type` (`service_account`, `authorized_user`),
         /// or `compute_engine`.
@@ -53,6 +58,9 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// The project billed for quota (`quota_project_id`), when the credential names one; send it
     /// as `x-goog-user-project`.
     public var quotaProjectID: String?
+    /// Who impersonates whom, for an impersonated service account: the source credential's
+    /// principal, each delegate, then ``principal``. Empty for the other kinds.
+    public var chain: [String] = []
 
     /// Creates an identity.
     public init(
@@ -72,6 +80,7 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// `service_account sa@project.iam.gserviceaccount.com (from /path/key.json)`.
     public var description: String {
         var text = "\(kind.rawValue) \(principal)"
+        if chain.count > 1 { text += " via \(chain.dropLast().joined(separator: " -> "))" }
         if let source { text += " (from \(source))" }
         if let quotaProjectID { text += ", quota project \(quotaProjectID)" }
         return text

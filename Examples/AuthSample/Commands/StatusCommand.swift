@@ -92,6 +92,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let source = identity.source { object["source"] = source }
             if let project = identity.projectID { object["project_id"] = project }
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
+            if !identity.chain.isEmpty { object["chain"] = identity.chain }
             Output.printJSON(object)
             return
         }
@@ -100,6 +101,7 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("  Principal:     \(principal)\(principalNote)")
         Output.line("  Source:        \(identity.source ?? "unknown")")
         Output.line("  Found in:      \(selection.origin)")
+        if !identity.chain.isEmpty { Output.line("  Chain:         \(identity.chain.joined(separator: " -> "))") }
         if let project = identity.projectID { Output.line("  Project:       \(project)") }
         if let quota = identity.quotaProjectID {
             Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")

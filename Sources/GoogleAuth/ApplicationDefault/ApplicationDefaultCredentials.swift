@@ -5,7 +5,8 @@ public import OAuth2
 /// Application Default Credentials: the credential a program finds in its environment, looked
 /// for in the order Google's libraries use.
 ///
-/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the key or authorized_user file it names. Set but
+/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the key, authorized_user or impersonated_service_account
+///    file it names. Set but
 ///    unreadable or unusable is an error, not a reason to look further.
 /// 2. gcloud's well-known file: `$CLOUDSDK_CONFIG/application_default_credentials.json`, or
 ///    `$HOME/.config/gcloud/application_default_credentials.json`.
@@ -59,6 +60,7 @@ public enum ApplicationDefaultCredentials {
             case serviceAccount(ServiceAccountKey)
             case authorizedUser(AuthorizedUserCredentials)
             case computeEngine(metadataHost: String)
+            indirect case impersonated(ImpersonatedServiceAccountCredentials)
         }
 
         let wrapped: Wrapped
@@ -77,6 +79,16 @@ public enum ApplicationDefaultCredentials {
 
         static func computeEngine(metadataHost: String) -> Self {
             Self(.computeEngine(metadataHost: metadataHost))
+        }
+
+        static func impersonated(_ credentials: ImpersonatedServiceAccountCredentials) -> Self {
+            Self(.impersonated(credentials))
+        }
+
+        /// The impersonation, for an impersonated_service_account file; `nil` for the other kinds.
+        public var impersonatedServiceAccount: ImpersonatedServiceAccountCredentials? {
+            if case .impersonated(let credentials) = wrapped { return credentials }
+            return nil
         }
 
         /// The key, for a service account's key file; `nil` for the other kinds.
@@ -103,6 +115,7 @@ public enum ApplicationDefaultCredentials {
             case .serviceAccount(let key): return key.description
             case .authorizedUser(let credentials): return credentials.description
             case .computeEngine(let host): return "the Compute Engine metadata server at \(host)"
+            case .impersonated(let credentials): return credentials.description
             }
         }
     }
@@ -160,11 +173,25 @@ public enum ApplicationDefaultCredentials {
                     principal: "default",
                     source: "metadata server at \(host)"
                 )
+            case .impersonated(let impersonation):
+                let sourceIdentity = identity(of: impersonation.sourceCredential)
+                var identity = GoogleCredentialIdentity(
+                    kind: .impersonatedServiceAccount,
+                    principal: impersonation.targetPrincipal,
+                    source: impersonation.source,
+                    quotaProjectID: impersonation.quotaProjectID ?? sourceIdentity.quotaProjectID
+                )
+                identity.chain =
+                    [sourceIdentity.principal] + impersonation.delegates.map(ServiceAccountName.email(ofDelegate:))
+                    + [impersonation.targetPrincipal]
+                return identity
             }
         }
 
         /// A source of access tokens for this credential: the JWT bearer grant for a service
-        /// account, the refresh-token grant for a user, the metadata server for Compute Engine.
+        /// account, the refresh-token grant for a user, the metadata server for Compute Engine,
+        /// IAM Credentials' `generateAccessToken` for an impersonated service account (its source
+        /// asking for the `cloud-platform` scope; `scopes` empty asks for `cloud-platform` too).
         ///
         /// - Parameters:
         ///   - scopes: The scopes to ask for (a service account needs at least one; a user's
@@ -193,6 +220,16 @@ public enum ApplicationDefaultCredentials {
                 )
             case .computeEngine(let host):
                 return try ComputeEngineTokenSource(host: host, scopes: scopes, transport: transport, logger: logger)
+            case .impersonated(let impersonation):
+                return try ImpersonatedTokenSource(
+                    source: impersonationSource(impersonation, userTokenEndpoint, transport, logger),
+                    targetPrincipal: impersonation.targetPrincipal,
+                    delegates: impersonation.delegates,
+                    scopes: scopes.isEmpty ? [ImpersonatedServiceAccountCredentials.sourceScope] : scopes,
+                    endpoint: impersonation.impersonationURL,
+                    transport: transport,
+                    logger: logger
+                )
             }
         }
 
@@ -329,10 +366,12 @@ public enum ApplicationDefaultCredentials {
             return .serviceAccount(try ServiceAccountKey(file, source: path))
         case "authorized_user":
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
+        case "impersonated_service_account":
+            return .impersonated(try ImpersonatedServiceAccountCredentials(file, source: path))
         default:
             throw OAuthError(
                 .invalidConfiguration,
-                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user"
+                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, impersonated_service_account"
             )
         }
     }

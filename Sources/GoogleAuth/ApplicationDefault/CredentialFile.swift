@@ -9,7 +9,7 @@ struct CredentialFile {
 
     /// Where the JSON came from, for messages (a path, or "the JSON given").
     let source: String
-    private let object: [String: Any]
+    let object: [String: Any]
 
     /// Parses `data`.
     init(json data: Data, source: String) throws(OAuthError) {
