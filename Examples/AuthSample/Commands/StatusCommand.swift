@@ -26,6 +26,25 @@ struct StatusCommand: AsyncParsableCommand {
                 await showGoogleCredentials(try google.resolve(logger: logger), logger: logger)
                 return
             }
+            if google.impersonatesWithSession {
+                // What `call --impersonate-service-account` would use over the stored session; nothing is sent.
+                let handle = try common.store()
+                let session = AuthSession(
+                    state: try handle.require(),
+                    store: handle.store,
+                    logger: common.logger(label: "auth_sample.session")
+                )
+                let logger = common.logger(label: "auth_sample.google")
+                let selection = try google.impersonating(
+                    session,
+                    origin: "session '\(handle.name)'",
+                    sourceTokens: "the session's access token",
+                    quotaProjectID: nil,
+                    logger: logger
+                )
+                await showGoogleCredentials(selection, logger: logger)
+                return
+            }
             let handle = try common.store()
             let state = try handle.require()
             let formatter = ISO8601DateFormatter()

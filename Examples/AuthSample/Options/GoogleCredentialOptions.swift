@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthRPC
 import Foundation
 import GoogleAuth
 import Logging
@@ -89,19 +90,25 @@ struct GoogleCredentialOptions: ParsableArguments {
     /// Whether Google credentials were asked for.
     var isSelected: Bool { adc || serviceAccountKey != nil || authorizedUser != nil }
 
+    /// Whether the stored session is to impersonate a service account (no Google credentials named).
+    var impersonatesWithSession: Bool { !isSelected && impersonateServiceAccount != nil }
+
     func validate() throws {
         guard [adc, serviceAccountKey != nil, authorizedUser != nil].filter({ $0 }).count <= 1 else {
             throw ValidationError("give only one of \(Self.selectingFlags)")
         }
-        if !isSelected {
+        // --impersonate-service-account alone impersonates with the stored session (`call`).
+        if !isSelected && impersonateServiceAccount == nil {
             for (given, flag) in [
                 (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
                 (userTokenEndpoint != nil, "--user-token-endpoint"),
-                (impersonateServiceAccount != nil, "--impersonate-service-account"),
                 (idTokenAudience != nil, "--id-token-audience"),
             ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }
+        }
+        if !isSelected, selfSignedJwt || userTokenEndpoint != nil {
+            throw ValidationError("--self-signed-jwt and --user-token-endpoint only apply with \(Self.selectingFlags)")
         }
         if userTokenEndpoint != nil, serviceAccountKey != nil {
             throw ValidationError(
@@ -128,11 +135,32 @@ struct GoogleCredentialOptions: ParsableArguments {
     /// request (``metadataPrincipal()``); building the provider sends nothing.
     func resolve(logger: Logger) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
-        guard let impersonateServiceAccount else {
+        guard impersonateServiceAccount != nil else {
             if let idTokenAudience { return try idTokens(for: idTokenAudience, logger: logger) }
             return try resolve(scopes: scopes, logger: logger)
         }
-        let chain = impersonateServiceAccount.split(separator: ",", omittingEmptySubsequences: false).map {
+        // The source asks for what the IAM Credentials API takes; --scope is for the account acted as.
+        let source = try resolve(scopes: [ImpersonatedServiceAccountCredentials.sourceScope], logger: logger)
+        return try impersonating(
+            source.credentials,
+            origin: source.origin,
+            sourceTokens: source.tokens,
+            quotaProjectID: source.credentials.identity.quotaProjectID,
+            logger: logger
+        )
+    }
+
+    /// `source` impersonating the accounts of --impersonate-service-account (gcloud's comma
+    /// chain: the last is acted as), for access tokens or, with --id-token-audience, ID tokens.
+    func impersonating(
+        _ source: any InvalidatableAuthTokenProvider,
+        origin: String,
+        sourceTokens: String,
+        quotaProjectID: String?,
+        logger: Logger
+    ) throws(ToolFailure) -> GoogleSelection {
+        let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
+        let chain = (impersonateServiceAccount ?? "").split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
         }
         guard let target = chain.last, chain.allSatisfy({ !$0.isEmpty }) else {
@@ -141,8 +169,6 @@ struct GoogleCredentialOptions: ParsableArguments {
                 message: "--impersonate-service-account needs one or more emails, separated by commas"
             )
         }
-        // The source asks for what the IAM Credentials API takes; --scope is for the account acted as.
-        let source = try resolve(scopes: [ImpersonatedServiceAccountCredentials.sourceScope], logger: logger)
         let delegates = Array(chain.dropLast())
         let tokenSource: any GoogleTokenSource
         let tokens: String
@@ -150,7 +176,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             let endpoint = try iamURL(target, "generateIdToken")
             tokenSource = try Self.commandLine { () throws(OAuthError) in
                 try ImpersonatedIDTokenSource(
-                    source: source.credentials,
+                    source: source,
                     targetPrincipal: target,
                     delegates: delegates,
                     audience: idTokenAudience,
@@ -163,7 +189,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             let endpoint = try iamURL(target, "generateAccessToken")
             tokenSource = try Self.commandLine { () throws(OAuthError) in
                 try ImpersonatedTokenSource(
-                    source: source.credentials,
+                    source: source,
                     targetPrincipal: target,
                     delegates: delegates,
                     scopes: scopes,
@@ -174,16 +200,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             tokens = "generateAccessToken at \(Self.shown(tokenSource)), scopes: \(scopes.joined(separator: " "))"
         }
         let credentials = try Self.commandLine { () throws(OAuthError) in
-            try GoogleCredentials(
-                source: tokenSource,
-                quotaProjectID: source.credentials.identity.quotaProjectID,
-                logger: logger
-            )
+            try GoogleCredentials(source: tokenSource, quotaProjectID: quotaProjectID, logger: logger)
         }
         return GoogleSelection(
             credentials: credentials,
-            origin: "--impersonate-service-account over \(source.origin)",
-            tokens: "\(tokens); source tokens: \(source.tokens)"
+            origin: "--impersonate-service-account over \(origin)",
+            tokens: "\(tokens); source tokens: \(sourceTokens)"
         )
     }
 

@@ -28,6 +28,24 @@ struct GoogleImpersonationCLITests {
         #expect((object["credentials"] as? String)?.contains("generateAccessToken at") == true, "\(result)")
     }
 
+    @Test(
+        "call --impersonate-service-account over the stored session (gcloud's flag over a login): the server sees the target"
+    )
+    func impersonateWithTheSession() async throws {
+        let google = try await Google.make()
+        try await google.workspace.login()
+        let target = value(google, "impersonation_target")
+        let arguments = ["--impersonate-service-account", target, "--iam-endpoint", value(google, "iam_endpoint")]
+        let result = try await google.run(["call", "--json"] + arguments + google.workspace.tls)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.jsonObject?["username"] as? String == target, "\(result)")
+        let status = try await google.run(["status", "--json"] + arguments)
+        #expect(status.status == 0, "\(status)")
+        #expect((status.jsonObject?["chain"] as? [String])?.last == target, "\(status)")
+        let mixed = try await google.run(["call", "--token", "abc"] + arguments + google.workspace.tls)
+        #expect(mixed.status != 0)
+    }
+
     @Test("call --adc with gcloud's impersonated_service_account file; status shows type, principal and chain")
     func adcImpersonatedFile() async throws {
         let google = try await Google.make()
