@@ -2,9 +2,9 @@
 public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The kinds of Google credential, named as in the credential files' `type`.
     ///
-    /// A struct rather than an enum so that later versions can add kinds (impersonated service
-    /// accounts, external accounts, ...) without breaking code that compares them. Compare with
-    /// `==`, or `switch` with a `default` case.
+    /// A struct rather than an enum so that later versions can add kinds (external accounts, ...)
+    /// without breaking code that compares them. Compare with `==`, or `switch` with a `default`
+    /// case.
     public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
             case serviceAccount = "service_account"

@@ -118,6 +118,7 @@ struct GoogleImpersonationCLITests {
         #expect(forbidden.status != 0)
         #expect(forbidden.stderr.contains("PERMISSION_DENIED"), "\(forbidden)")
         #expect(forbidden.stderr.contains(":generateAccessToken"), "\(forbidden)")
+        #expect(forbidden.stderr.contains("roles/iam.serviceAccountTokenCreator"), "\(forbidden)")
 
         let user = try await google.run(
             ["call", "--authorized-user", google.userPath, "--id-token-audience", "https://x"] + google.workspace.tls
