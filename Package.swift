@@ -24,11 +24,18 @@ let package = Package(
         .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
         .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
         .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
+        .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
+        .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
+        .library(name: "GooglePubSub", targets: ["GooglePubSub"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Only the AuthRPCTracing and AuthRPCMetrics products (and their tests) use these; AuthRPC
+        // does not, so its dependency graph stays as small as it was.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // C shims: module maps and the few macros Swift cannot import. Each is imported
@@ -84,6 +91,21 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
+        // A client span per call (OpenTelemetry's rpc.* attributes, the trace context injected into
+        // the request metadata), as an interceptor, on swift-distributed-tracing.
+        .target(
+            name: "AuthRPCTracing",
+            dependencies: ["AuthRPC", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // Call durations, attempts and token requests per method, as an interceptor, on swift-metrics.
+        .target(
+            name: "AuthRPCMetrics",
+            dependencies: ["AuthRPC", .product(name: "CoreMetrics", package: "swift-metrics")],
+            swiftSettings: defaultSwiftSettings
+        ),
+
         // Generated messages and typed clients for grpc.testing.TestService.
         .target(
             name: "AuthSampleService",
@@ -95,9 +117,21 @@ let package = Package(
         ),
 
         // Generated messages and clients for Google's common services (google.longrunning.Operations,
-        // google.cloud.location.Locations) from the vendored googleapis protos in Protos/google.
+        // google.cloud.location.Locations, google.iam.v1.IAMPolicy) from the vendored googleapis
+        // protos in Protos/google, and typed long-running operations (LongRunning/).
         .target(
             name: "GoogleCommonProtos",
+            dependencies: [
+                "AuthRPC",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // Generated messages and clients for Google Cloud Pub/Sub (google.pubsub.v1) from the protos
+        // google-cloud-pubsub ships (Protos/google/pubsub).
+        .target(
+            name: "GooglePubSub",
             dependencies: [
                 "AuthRPC",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -108,7 +142,10 @@ let package = Package(
         // The client generator: typed AuthRPC clients for the services of any .proto file.
         .target(
             name: "AuthRPCCodeGen",
-            dependencies: [.product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")],
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .executableTarget(
@@ -163,6 +200,15 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
+        // Pub/Sub and IAM with Application Default Credentials, through the generated clients
+        // (Examples/GoogleAPIs; the interop tests run it against the sandbox by Google's name).
+        .executableTarget(
+            name: "GoogleAPIsExample",
+            dependencies: ["AuthRPC", "GoogleAuth", "GoogleCommonProtos", "GooglePubSub", "OAuth2"],
+            path: "Examples/GoogleAPIs",
+            swiftSettings: defaultSwiftSettings
+        ),
+
         // Starts the real peers the tests talk to (the sandbox and the HTTP/2 fault server).
         .target(
             name: "TestSupport",
@@ -177,6 +223,14 @@ let package = Package(
             path: "Tests/ChaosSoak",
             swiftSettings: defaultSwiftSettings
         ),
+        // Connects with HTTP2Client where the test runner cannot go: inside a network namespace
+        // the Happy Eyeballs test makes (Tests/HTTP2ClientTests/Network).
+        .executableTarget(
+            name: "ConnectProbe",
+            dependencies: ["HTTP2Client"],
+            path: "Tests/ConnectProbe",
+            swiftSettings: defaultSwiftSettings
+        ),
         .testTarget(
             name: "AuthRPCSystemTests",
             dependencies: ["AuthRPCSystem"],
@@ -189,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTP2ClientTests",
-            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport"],
+            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport", "ConnectProbe"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -198,8 +252,30 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
+            name: "AuthRPCTracingTests",
+            dependencies: [
+                "AuthRPCTracing", "AuthRPC", "AuthRPCSystem", "TestSupport",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCMetricsTests",
+            dependencies: [
+                "AuthRPCMetrics", "AuthRPC", "AuthRPCSystem", "TestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
             name: "InteropTests",
-            dependencies: ["AuthRPC", "AuthSampleService", "GoogleCommonProtos", "OAuth2", "TestSupport"],
+            dependencies: [
+                "AuthRPC", "AuthSampleService", "GoogleCommonProtos", "GooglePubSub", "OAuth2", "GoogleAuth",
+                "TestSupport",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

@@ -44,7 +44,11 @@ SERVERS = ["grpc-c++", "grpc-swift-2"]
 TRANSPORTS = ["h2c", "tls"]
 BIG = 4 << 20  # bytes of payload in a big message
 BIG_RUNS = ((1, 96), (8, 192))  # (in flight, calls) per 4 MiB run: 0.4 to 0.8 GiB each
-QUICK_CLIENTS = ("authrpc", "authrpc-io")  # the swift-authrpc clients `--quick` measures
+# The swift-authrpc clients `--quick` measures: authrpc-retry is authrpc with a retry policy its calls
+# never need, for what a policy costs a call that succeeds at once.
+QUICK_CLIENTS = ("authrpc", "authrpc-io", "authrpc-retry")
+# What a retry policy may cost a call that succeeds at once, against the same call without one.
+RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 
 
@@ -149,7 +153,23 @@ def quick(arguments, runner, server):
         print(f"{client:11} {transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} "
               f"{their_switches:7.2f} {counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} "
               f"{counted['malloc_bytes_per_call']:8.0f} {'-' if limit is None else limit:>7}")
+    print_retry_policy_cost(rows)
     return settle_budget(arguments, mallocs, server.name)
+
+
+def print_retry_policy_cost(rows):
+    """authrpc-retry against authrpc, run by run: what a retry policy costs a call that needs no retry."""
+    by_key = {(client, transport, concurrency): (cpu, counted)
+              for client, transport, concurrency, cpu, _, _, _, counted in rows}
+    print(f"\nretry policy, calls that succeed at once (authrpc-retry vs authrpc; allowed: "
+          f"+{RETRY_POLICY_ALLOWANCE['mallocs']} malloc, +{RETRY_POLICY_ALLOWANCE['cpu_percent']} % CPU)")
+    for (client, transport, concurrency), (cpu, counted) in sorted(by_key.items()):
+        if client != "authrpc-retry" or ("authrpc", transport, concurrency) not in by_key:
+            continue
+        plain_cpu, plain = by_key[("authrpc", transport, concurrency)]
+        extra_mallocs = counted["mallocs_per_call"] - plain["mallocs_per_call"]
+        extra_cpu = (cpu / plain_cpu - 1) * 100
+        print(f"  {transport:4} {concurrency:3} in flight: {extra_mallocs:+.2f} mallocs/call, {extra_cpu:+.1f} % CPU/call")
 
 
 def settle_budget(arguments, mallocs, server_name):

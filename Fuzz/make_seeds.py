@@ -375,6 +375,40 @@ def zero_gzip_times(raw):
     return bytes(data)
 
 
+def proxy_connect_answer():
+    """A piece-size byte, then a proxy's answer to CONNECT."""
+    seeds = {
+        "tinyproxy-200": b"HTTP/1.0 200 Connection established\r\nProxy-agent: tinyproxy/1.11.1\r\n\r\n",
+        "200-with-server-bytes": b"HTTP/1.1 200 OK\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00",
+        "407": b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"x\"\r\n\r\n",
+        "lf-only": b"HTTP/1.1 200 OK\nVia: proxy\n\n",
+        "interim": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n",
+        "garbage": b"SSH-2.0-OpenSSH_9.2 \x1b[2J\x00\xff\r\n",
+        "folded": b"HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n",
+        "endless": b"HTTP/1.1 200 OK\r\nX: " + b"a" * 2000,
+    }
+    for index, (name, answer) in enumerate(seeds.items()):
+        write("proxy-connect-answer", name, bytes([index * 13 % 256]) + answer)
+
+
+def http1_response():
+    """A byte (bit 0: HEAD; the rest: piece size - 1), then an HTTP/1.1 response."""
+    seeds = {
+        "content-length": (0, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
+        "chunked-trailers": (6, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nT: t\r\n\r\n"),
+        "to-the-close": (14, b"HTTP/1.0 400 Bad Request\r\n\r\n{\"error\":\"invalid_grant\"}"),
+        "head": (1, b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n"),
+        "interim": (2, b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"),
+        "redirect": (8, b"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/\r\nContent-Length: 0\r\n\r\n"),
+        "two-lengths": (4, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy"),
+        "te-and-length": (4, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n"),
+        "over-limit": (254, b"HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n" + b"a" * 1001),
+        "bad-chunk": (10, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+    }
+    for name, (selector, response) in seeds.items():
+        write("http1-response", name, bytes([selector]) + response)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--h2-client", action="store_true", help="record the h2-client seeds from the fault server")
@@ -396,6 +430,8 @@ def main():
     loopback_request()
     oauth_syntax()
     google()
+    proxy_connect_answer()
+    http1_response()
 
 
 if __name__ == "__main__":

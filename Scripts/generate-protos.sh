@@ -33,37 +33,59 @@ well_known="$tools/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
 [[ -f "$well_known/google/protobuf/any.proto" ]] || { echo "no well-known types at $well_known" >&2; exit 1; }
 
 mappings="$root/Protos/module_mappings.asciipb"
-generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleCommonProtos/Generated)
+generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleCommonProtos/Generated
+    Sources/GooglePubSub/Generated Sources/AuthRPCCodeGen/Generated Tests/InteropTests/Generated)
 
 # Everything is generated into a temporary directory first: a failed run changes nothing.
 out_root="$(mktemp -d)"
 trap 'rm -rf "$out_root"' EXIT
 
-# generate OUTPUT_DIR WHAT PROTO...: one protoc run per file (auth_sample.proto and interop.proto
-# both define grpc.testing.TestService, which one descriptor pool cannot hold twice).
-# WHAT is "messages" or "messages+clients".
+# generate OUTPUT_DIR WHAT VISIBILITY PROTO...: one protoc run per file (auth_sample.proto and
+# interop.proto both define grpc.testing.TestService, which one descriptor pool cannot hold twice).
+# WHAT is "messages", "messages+clients" or "messages-unmapped" (the generator's own copy of the
+# annotations it reads, with every type in its module). The service configs in SERVICE_CONFIGS
+# (gRPC's JSON, paths under Protos) are embedded in the clients of the services they name.
+SERVICE_CONFIGS=()
 generate() {
-    local out="$out_root/$1" what="$2"; shift 2
+    local out="$out_root/$1" what="$2" visibility="$3"; shift 3
     mkdir -p "$out"
     for proto in "$@"; do
         local arguments=(-I Protos -I "$well_known"
             --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out"
-            --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath
-            --swift_opt=ProtoPathModuleMappings="$mappings" --swift_opt=UseAccessLevelOnImports=true)
+            --swift_opt=Visibility="$visibility" --swift_opt=FileNaming=DropPath --swift_opt=UseAccessLevelOnImports=true)
+        if [[ "$what" != messages-unmapped ]]; then
+            arguments+=(--swift_opt=ProtoPathModuleMappings="$mappings")
+        fi
         if [[ "$what" == messages+clients ]]; then
             arguments+=(--plugin=protoc-gen-authrpc-swift="$bin/protoc-gen-authrpc-swift" --authrpc-swift_out="$out"
-                --authrpc-swift_opt=Visibility=Public --authrpc-swift_opt=FileNaming=DropPath
+                --authrpc-swift_opt=Visibility="$visibility" --authrpc-swift_opt=FileNaming=DropPath
                 --authrpc-swift_opt=ProtoPathModuleMappings="$mappings" --authrpc-swift_opt=UseAccessLevelOnImports=true)
+            for config in "${SERVICE_CONFIGS[@]}"; do
+                arguments+=(--authrpc-swift_opt=ServiceConfig="$root/Protos/$config")
+            done
         fi
         protoc "${arguments[@]}" "$proto"
     done
 }
 
-generate Sources/AuthRPC/Generated messages google/rpc/status.proto
-generate Sources/AuthSampleService/Generated messages+clients grpc/testing/auth_sample.proto grpc/testing/interop.proto
-generate Sources/GoogleCommonProtos/Generated messages google/rpc/error_details.proto
-generate Sources/GoogleCommonProtos/Generated messages+clients \
-    google/longrunning/operations_proto.proto google/cloud/location/locations.proto
+generate Sources/AuthRPC/Generated messages Public google/rpc/status.proto
+generate Sources/AuthSampleService/Generated messages+clients Public \
+    grpc/testing/auth_sample.proto grpc/testing/interop.proto
+generate Sources/GoogleCommonProtos/Generated messages Public \
+    google/rpc/error_details.proto google/iam/v1/policy.proto google/iam/v1/options.proto google/type/expr.proto
+SERVICE_CONFIGS=(service_configs/longrunning_grpc_service_config.json service_configs/iam_policy_grpc_service_config.json)
+generate Sources/GoogleCommonProtos/Generated messages+clients Public \
+    google/longrunning/operations_proto.proto google/cloud/location/locations.proto google/iam/v1/iam_policy.proto
+SERVICE_CONFIGS=(service_configs/pubsub_grpc_service_config.json)
+generate Sources/GooglePubSub/Generated messages+clients Public google/pubsub/v1/pubsub.proto google/pubsub/v1/schema.proto
+SERVICE_CONFIGS=()
+# The annotations protoc-gen-authrpc-swift reads from the descriptors it is given.
+generate Sources/AuthRPCCodeGen/Generated messages-unmapped Internal \
+    google/api/http.proto google/api/annotations.proto google/api/routing.proto google/api/client.proto \
+    google/api/launch_stage.proto google/longrunning/operations_proto.proto google/rpc/status.proto
+# The test services the interop tests call on the sandbox (AIP-4222's routing examples, a
+# long-running method).
+generate Tests/InteropTests/Generated messages+clients Internal authrpc/testing/google_api_examples.proto
 
 if [[ "$mode" == --check ]]; then
     status=0

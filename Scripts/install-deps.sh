@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what `make demo` and `make test` need and a fresh Debian machine with the Swift
 # toolchain lacks: the C libraries (nghttp2, OpenSSL, zlib, libcurl for URLSession), protoc,
-# Python's venv and h2load.
+# Python's venv, h2load, tinyproxy (the HTTP CONNECT proxy the proxy tests start) and iproute2
+# (ip netns, for the Happy Eyeballs test).
 # `--bench` adds what only `make bench` needs: gRPC C++ (library, headers, protoc plugin) and g++
 # for the C++ bench server.
 # Uses apt-get when run as root; otherwise says what to install.
 set -euo pipefail
 
-packages=(libnghttp2-dev libssl-dev zlib1g-dev pkg-config protobuf-compiler python3-venv nghttp2-client libcurl4)
+packages=(libnghttp2-dev libssl-dev zlib1g-dev pkg-config protobuf-compiler python3-venv nghttp2-client libcurl4 tinyproxy iproute2)
 if [ "${1:-}" = "--bench" ]; then
     packages+=(g++ libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc)
 fi

@@ -10,7 +10,8 @@ import time
 from . import budget
 from .processes import ROOT
 
-CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on Channel.executor", "authrpc-session": "authrpc-session",
+CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on Channel.executor",
+                "authrpc-retry": "authrpc with a retry policy", "authrpc-session": "authrpc-session",
                 "grpc-swift": "grpc-swift-2", "noop": "harness alone"}
 KIB, MIB = 1024, 1024 * 1024
 

@@ -15,6 +15,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_COMMON_NAME = "swift-authrpc sandbox CA"
 SERVER_NAME = "localhost"
+# Another DNS name the certificate is valid for, as a virtual host: calls that send it as their
+# :authority are checked against this certificate and must pass (audience binding).
+SERVER_ALIASES = ("alias.sandbox.test",)
 SERVER_ADDRESSES = ("127.0.0.1", "::1")
 
 
@@ -35,8 +38,13 @@ def _write(path, data, mode):
         handle.write(data)
 
 
-def generate(state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES):
+def generate(
+    state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES, aliases=SERVER_ALIASES, extra_names=()
+):
     """Creates a CA and a server certificate it signed; writes ca.pem, server.pem, server.key.
+
+    The certificate names `server_name`, `aliases`, the `addresses` and `extra_names` (more DNS names, for a
+    test that reaches the sandbox by a production name through a hosts file of its own).
 
     Returns a dict with the absolute paths: ca_cert, server_cert, server_key.
     """
@@ -61,7 +69,7 @@ def generate(state_dir, server_name=SERVER_NAME, addresses=SERVER_ADDRESSES):
     )
 
     server_key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName(server_name)]
+    names = [x509.DNSName(name) for name in (server_name, *aliases, *extra_names)]
     names += [x509.IPAddress(ipaddress.ip_address(address)) for address in addresses]
     server_certificate = (
         x509.CertificateBuilder()

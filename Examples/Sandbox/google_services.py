@@ -1,13 +1,15 @@
-"""google.longrunning.Operations and google.cloud.location.Locations on grpcio, for the generated clients.
+"""Google APIs on grpcio, for the generated clients: google.longrunning.Operations,
+google.cloud.location.Locations, google.pubsub.v1 (google_pubsub.py), google.iam.v1.IAMPolicy and
+the test services of Protos/authrpc/testing (google_api_examples.py).
 
-Both services are served on the sandbox's TLS and plaintext ports beside grpc.testing.TestService,
-with servicers that grpcio-tools generates at every start from the vendored googleapis protos in
-Protos/google (the same files the Swift clients are generated from). Every call needs a bearer
-token, checked like TestService's (static tokens and the issuer's access tokens). The behaviour is
-in memory and simple; see README.md ("Google services").
+They are served on the sandbox's TLS and plaintext ports beside grpc.testing.TestService, with
+servicers that grpcio-tools generates at every start from the vendored protos in Protos (the same
+files the Swift clients are generated from). Every call first passes the front end's routing check
+(google_front_end.py), then needs a bearer token, checked like TestService's (static tokens and
+the issuer's access tokens). The behaviour is in memory and simple; see README.md ("Google
+services").
 """
 
-import base64
 import importlib
 import logging
 import os
@@ -18,6 +20,10 @@ import time
 
 import grpc
 
+import google_api_examples
+import google_front_end
+import google_pubsub
+import paging
 import test_service
 
 PROTO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "Protos"))
@@ -27,15 +33,22 @@ PROTOS = [
     "google/api/launch_stage.proto",
     "google/api/client.proto",
     "google/api/field_behavior.proto",
+    "google/api/resource.proto",
+    "google/api/routing.proto",
     "google/rpc/status.proto",
     "google/rpc/error_details.proto",
+    "google/type/expr.proto",
     "google/longrunning/operations_proto.proto",
     "google/cloud/location/locations.proto",
+    "google/iam/v1/policy.proto",
+    "google/iam/v1/options.proto",
+    "google/iam/v1/iam_policy.proto",
+    "google/pubsub/v1/schema.proto",
+    "google/pubsub/v1/pubsub.proto",
+    "authrpc/testing/google_api_examples.proto",
 ]
 
 ERROR_DOMAIN = "sandbox.swift-authrpc.local"
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 100
 MAX_WAIT_SECONDS = 30.0
 # How long the seeded "build-3" operation runs before it finishes by itself.
 QUICK_OPERATION_SECONDS = 0.5
@@ -60,7 +73,7 @@ log = logging.getLogger("sandbox.google")
 
 
 class Protos:
-    """The generated Python modules of the vendored googleapis protos."""
+    """The generated Python modules of the vendored protos."""
 
     def __init__(self, output_dir):
         from grpc_tools import protoc
@@ -87,14 +100,31 @@ class Protos:
         self.operations_grpc = importlib.import_module("google.longrunning.operations_proto_pb2_grpc")
         self.locations = importlib.import_module("google.cloud.location.locations_pb2")
         self.locations_grpc = importlib.import_module("google.cloud.location.locations_pb2_grpc")
+        self.policy = importlib.import_module("google.iam.v1.policy_pb2")
+        self.iam = importlib.import_module("google.iam.v1.iam_policy_pb2")
+        self.iam_grpc = importlib.import_module("google.iam.v1.iam_policy_pb2_grpc")
+        self.pubsub = importlib.import_module("google.pubsub.v1.pubsub_pb2")
+        self.pubsub_grpc = importlib.import_module("google.pubsub.v1.pubsub_pb2_grpc")
+        self.examples = importlib.import_module("authrpc.testing.google_api_examples_pb2")
+        self.examples_grpc = importlib.import_module("authrpc.testing.google_api_examples_pb2_grpc")
+        # The http and routing extensions, which the front end reads from method options.
+        self.annotations = _Annotations(importlib.import_module("google.api.annotations_pb2").http,
+                                        importlib.import_module("google.api.routing_pb2").routing)
         from google.protobuf import empty_pb2
         self.empty = empty_pb2
 
 
+class _Annotations:
+    def __init__(self, http, routing):
+        self.http = http
+        self.routing = routing
+
+
 class _Operation:
-    def __init__(self, message, finishes_at=None):
+    def __init__(self, message, finishes_at=None, on_look=None):
         self.message = message          # google.longrunning.Operation
         self.finishes_at = finishes_at  # monotonic time it finishes by itself, or None
+        self.on_look = on_look          # called (with this operation) each time a call looks at it
 
 
 class Store:
@@ -142,7 +172,12 @@ class Store:
         self.operations[endless.name] = _Operation(endless)
 
     def refresh(self, operation):
-        """Finishes an operation whose time has come. Call with the condition held."""
+        """Finishes an operation whose time has come, or moves a job a step. Call with the
+        condition held."""
+        if not operation.message.done and operation.on_look is not None:
+            operation.on_look(operation)
+            if operation.message.done:
+                self.condition.notify_all()
         if not operation.message.done and operation.finishes_at is not None and time.monotonic() >= operation.finishes_at:
             operation.message.done = True
             operation.message.response.Pack(self.protos.empty.Empty())
@@ -206,27 +241,6 @@ class GoogleServices:
         self.store.refresh(operation)
         return operation
 
-    @staticmethod
-    def _page(call, items, page_size, page_token):
-        """One page of `items` and the token of the next (empty on the last page)."""
-        if page_size < 0:
-            call.fail(grpc.StatusCode.INVALID_ARGUMENT, "page_size must not be negative")
-        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-        start = 0
-        if page_token:
-            try:
-                text = base64.urlsafe_b64decode(page_token.encode("ascii")).decode("ascii")
-                if not text.startswith("offset:"):
-                    raise ValueError
-                start = int(text[len("offset:"):])
-                if not 0 <= start <= len(items):
-                    raise ValueError
-            except (ValueError, UnicodeError):
-                call.fail(grpc.StatusCode.INVALID_ARGUMENT, "page_token is not one this server handed out")
-        end = start + size
-        next_token = base64.urlsafe_b64encode(f"offset:{end}".encode()).decode() if end < len(items) else ""
-        return items[start:end], next_token
-
     # -- google.longrunning.Operations ----------------------------------------------------------
 
     def _make_operations_servicer(self):
@@ -256,7 +270,7 @@ class GoogleServices:
                         service.store.refresh(operation)
                         if done_filter is None or operation.message.done == (done_filter["value"] == "true"):
                             matching.append(operation.message)
-                    page, next_token = service._page(call, matching, request.page_size, request.page_token)
+                    page, next_token = paging.page(call, matching, request.page_size, request.page_token)
                     response = pb.ListOperationsResponse(next_page_token=next_token)
                     response.operations.extend(page)
                 return response
@@ -339,7 +353,7 @@ class GoogleServices:
                 if label_filter is not None:
                     locations = [location for location in locations
                                  if location.labels.get(label_filter["key"]) == label_filter["value"]]
-                page, next_token = service._page(call, locations, request.page_size, request.page_token)
+                page, next_token = paging.page(call, locations, request.page_size, request.page_token)
                 response = pb.ListLocationsResponse(next_page_token=next_token)
                 response.locations.extend(page)
                 return response
@@ -354,14 +368,35 @@ class GoogleServices:
 
 
 def registrar(validate, output_dir):
-    """Returns `register(server, port_label)`, which adds both services to a grpcio server before it
-    starts. The protos are generated once; the operation store is shared by every port."""
+    """Returns `register(server, port_label)`, which adds every Google service to a grpcio server
+    before it starts, each behind the front end's routing check. The protos are generated once;
+    the operations, topics and subscriptions are shared by every port."""
     protos = Protos(output_dir)
     store = Store(protos)
+    pubsub = google_pubsub.PubSub(protos)
+    front_end = google_front_end.FrontEnd(protos.annotations)
+
+    def service(module, name):
+        return module.DESCRIPTOR.services_by_name[name]
 
     def register(server, port_label):
         services = GoogleServices(protos, store, validate, port_label)
-        protos.operations_grpc.add_OperationsServicer_to_server(services.operations_servicer, server)
-        protos.locations_grpc.add_LocationsServicer_to_server(services.locations_servicer, server)
+        wrap = front_end.wrap
+        protos.operations_grpc.add_OperationsServicer_to_server(
+            wrap(services.operations_servicer, service(protos.operations, "Operations")), server)
+        protos.locations_grpc.add_LocationsServicer_to_server(
+            wrap(services.locations_servicer, service(protos.locations, "Locations")), server)
+        servicers = google_pubsub.Servicers(pubsub, validate, port_label)
+        protos.pubsub_grpc.add_PublisherServicer_to_server(
+            wrap(servicers.publisher, service(protos.pubsub, "Publisher")), server)
+        protos.pubsub_grpc.add_SubscriberServicer_to_server(
+            wrap(servicers.subscriber, service(protos.pubsub, "Subscriber")), server)
+        protos.iam_grpc.add_IAMPolicyServicer_to_server(
+            wrap(servicers.iam_policy, service(protos.iam, "IAMPolicy")), server)
+        examples = google_api_examples.Servicers(protos, store, services, validate, port_label, _Operation,
+                                                 _LOCATION_NAME)
+        protos.examples_grpc.add_RoutingExamplesServicer_to_server(
+            wrap(examples.routing, service(protos.examples, "RoutingExamples")), server)
+        protos.examples_grpc.add_JobsServicer_to_server(wrap(examples.jobs, service(protos.examples, "Jobs")), server)
 
     return register

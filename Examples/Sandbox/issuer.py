@@ -173,8 +173,13 @@ class Store:
 
 class Issuer:
     def __init__(self, host, port, token_lifetime, auto_approve_after, state_dir, user_email, user_sub,
-                 device_interval=1, hostile_text=False, service_accounts_registry=None):
+                 device_interval=1, hostile_text=False, service_accounts_registry=None, public_name=None,
+                 ssl_context=None):
         self.host = host
+        # The name in the issuer's URL when it is not the listening address (the tests resolve it
+        # through a private hosts file), and TLS when an ssl.SSLContext is given.
+        self.public_name = public_name
+        self.ssl_context = ssl_context
         self.port = port
         self.token_lifetime = token_lifetime
         self.auto_approve_after = auto_approve_after
@@ -206,10 +211,10 @@ class Issuer:
 
     def start(self):
         self._app = self._make_app()
-        self._server = make_server(self.host, self.port, self._app, threaded=True)
+        self._server = make_server(self.host, self.port, self._app, threaded=True, ssl_context=self.ssl_context)
         self.port = self._server.server_port
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.url = f"http://{host}:{self.port}"
+        host = self.public_name or (f"[{self.host}]" if ":" in self.host else self.host)
+        self.url = f"{'https' if self.ssl_context else 'http'}://{host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="issuer", daemon=True)
         self._thread.start()
         return self.port
@@ -237,7 +242,8 @@ class Issuer:
             with self._lifecycle:
                 if self._stopped:
                     return
-                self._server = make_server(self.host, self.port, self._app, threaded=True)
+                self._server = make_server(self.host, self.port, self._app, threaded=True,
+                                           ssl_context=self.ssl_context)
                 threading.Thread(target=self._server.serve_forever, name="issuer", daemon=True).start()
             log.info("outage over: listening again")
 

@@ -15,8 +15,10 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 
@@ -70,9 +72,17 @@ def parse_arguments(argv=None):
                         help="approve device-flow codes on the sandbox user's behalf after this long")
     parser.add_argument("--static-token", action="append", default=[], metavar="TOKEN",
                         help="a bearer token accepted as the sandbox user with the test scope (repeatable)")
+    parser.add_argument("--tls-name", action="append", default=[], metavar="NAME",
+                        help="another DNS name the server certificate holds (repeatable), for clients that reach "
+                             "the sandbox by a production name through a hosts file of their own")
     parser.add_argument("--hostile-text", action="store_true",
                         help="the issuer's user codes, verification URIs, error descriptions and ID-token emails "
                              "carry terminal escape sequences and a forged line (for testing clients)")
+    parser.add_argument("--issuer-tls", action="store_true",
+                        help="serve the OAuth issuer over https, with the sandbox's CA-signed server certificate")
+    parser.add_argument("--public-name", metavar="NAME",
+                        help="a DNS name the server certificate also carries and the issuer's URL uses instead of "
+                             "--host (for clients that resolve it through a private hosts file, or a proxy that does)")
     parser.add_argument("--exit-with-stdin", action="store_true",
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
@@ -84,12 +94,27 @@ def parse_arguments(argv=None):
         parser.error("--token-lifetime must be a positive number of seconds")
     if arguments.auto_approve_device_after is not None and arguments.auto_approve_device_after < 0:
         parser.error("--auto-approve-device-after must not be negative")
+    for name in arguments.tls_name:
+        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+",
+                            name):
+            parser.error(f"--tls-name {name!r} is not a DNS name")
     for token in arguments.static_token:
         if not token or any(not 0x21 <= ord(character) <= 0x7E for character in token):
             parser.error("--static-token must be non-empty printable ASCII without spaces")
+    if arguments.public_name is not None and not re.fullmatch(
+            r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", arguments.public_name):
+        parser.error("--public-name must be a lower-case DNS name")
     if not _is_loopback(arguments.host):
         parser.error(f"--host {arguments.host!r} is not a loopback address; the sandbox only listens on loopback")
     return arguments
+
+
+def _issuer_tls(paths):
+    """The issuer's TLS: the sandbox's server certificate, HTTP/1.1."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(paths["server_cert"], paths["server_key"])
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 def _is_loopback(host):
@@ -159,9 +184,9 @@ def _token_validator(static_tokens, issuer, jwt_audiences=(), id_token_signer=No
     return validate
 
 
-def _jwt_audiences(host, server_name):
+def _jwt_audiences(host, server_names):
     """`https://<host>/` for every name the service answers to: what a self-signed JWT's aud must be."""
-    hosts = {server_name, host}
+    hosts = {*server_names, host}
     return sorted(f"https://[{name}]/" if ":" in name else f"https://{name}/" for name in hosts)
 
 
@@ -258,7 +283,8 @@ def run(arguments):
 
     Issuer = _load_issuer_class()
     state_dir = _prepare_state_dir(arguments.state_dir)
-    paths = certs.generate(state_dir)
+    public_names = [arguments.public_name] if arguments.public_name else []
+    paths = certs.generate(state_dir, extra_names=[*public_names, *arguments.tls_name])
     with open(paths["server_cert"], "rb") as handle:
         certificate_pem = handle.read()
     with open(paths["server_key"], "rb") as handle:
@@ -268,7 +294,8 @@ def run(arguments):
     issuer = Issuer(
         host=arguments.host, port=arguments.issuer_port, token_lifetime=arguments.token_lifetime,
         auto_approve_after=arguments.auto_approve_device_after, state_dir=state_dir,
-        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text)
+        user_email=USER_EMAIL, user_sub=USER_SUB, hostile_text=arguments.hostile_text,
+        public_name=arguments.public_name, ssl_context=_issuer_tls(paths) if arguments.issuer_tls else None)
     servers = []
     metadata = None
     iam = None
@@ -291,7 +318,7 @@ def run(arguments):
         except OSError as error:
             raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
         metadata.start()
-        jwt_audiences = _jwt_audiences(arguments.host, certs.SERVER_NAME)
+        jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES, *arguments.tls_name))
         id_token_audiences = [ID_TOKEN_AUDIENCE] + jwt_audiences
         validate = _token_validator(static_tokens, issuer, jwt_audiences, signer, id_token_audiences)
         iam, impersonation = _start_iam(arguments, issuer, signer, validate, account, compute_account,
@@ -312,6 +339,7 @@ def run(arguments):
             "grpc_plaintext_port": plaintext_port,
             "ca_cert": paths["ca_cert"],
             "server_name": certs.SERVER_NAME,
+            "server_aliases": list(certs.SERVER_ALIASES),
             "issuer": issuer.url,
             "user": USER_EMAIL,
             "scope": test_service.TEST_SCOPE,

@@ -258,7 +258,8 @@ class GoogleCredentialsTests(unittest.TestCase):
                 credentials.refresh(self.request)
                 token = credentials.token.decode() if isinstance(credentials.token, bytes) else credentials.token
                 self.assertEqual(self.call(token), (self.key["client_email"], ""))
-        self.assertEqual(self.info["jwt_audiences"], ["https://127.0.0.1/", "https://localhost/"])
+        self.assertEqual(self.info["jwt_audiences"],
+                         ["https://127.0.0.1/", "https://alias.sandbox.test/", "https://localhost/"])
 
     def test_self_signed_jwt_with_a_scope_claim_and_no_audience(self):
         credentials = google_jwt.Credentials.from_service_account_file(

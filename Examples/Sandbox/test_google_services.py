@@ -16,6 +16,7 @@ import grpc
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+import google_front_end  # noqa: E402
 import google_services  # noqa: E402
 from test_sandbox import SandboxProcess, bearer  # noqa: E402
 
@@ -53,7 +54,12 @@ class GoogleServicesTest(unittest.TestCase):
         self.channel.close()
 
     def call(self, method, request, token=STATIC_TOKEN):
-        return method(request, metadata=bearer(token) if token else None, timeout=10)
+        # Every method of both services routes by `name` (their google.api.http paths), and the
+        # front end refuses a call whose x-goog-request-params does not say it.
+        metadata = list(bearer(token)) if token else []
+        if request.name:
+            metadata.append((google_front_end.REQUEST_PARAMS_KEY, google_front_end.encode([("name", request.name)])))
+        return method(request, metadata=metadata, timeout=10)
 
     def fails(self, code, method, request, token=STATIC_TOKEN):
         with self.assertRaises(grpc.RpcError) as raised:

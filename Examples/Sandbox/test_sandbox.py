@@ -15,6 +15,7 @@ import queue
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -208,6 +209,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertNotEqual(info["grpc_tls_port"], info["grpc_plaintext_port"])
         self.assertEqual(info["ca_cert"], os.path.join(os.path.abspath(self.sandbox.state_dir), "ca.pem"))
         self.assertEqual(info["server_name"], "localhost")
+        self.assertEqual(info["server_aliases"], ["alias.sandbox.test"])
         self.assertTrue(info["issuer"].startswith("http://127.0.0.1:"), info["issuer"])
         self.assertEqual(info["user"], "sandbox-user@example.com")
         self.assertEqual(info["scope"], "https://www.googleapis.com/auth/xapi.zoo")
@@ -228,7 +230,7 @@ class SandboxServiceTests(unittest.TestCase):
         self.assertEqual(server.issuer, ca.subject)
         ca.public_key().verify(server.signature, server.tbs_certificate_bytes, ec.ECDSA(server.signature_hash_algorithm))
         names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost"])
+        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost", "alias.sandbox.test"])
         self.assertEqual(set(names.get_values_for_type(x509.IPAddress)),
                          {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")})
         self.assertIn(ExtendedKeyUsageOID.SERVER_AUTH, server.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
@@ -479,6 +481,41 @@ class SandboxHostileTextTests(unittest.TestCase):
         self.assertEqual(error["error_description"], HOSTILE_TEXT)
 
 
+class SandboxIssuerTLSTests(unittest.TestCase):
+    """--issuer-tls and --public-name: the issuer over https with the sandbox's CA, under a public name."""
+
+    def test_issuer_over_https_under_a_public_name(self):
+        sandbox = SandboxProcess("--issuer-tls", "--public-name", "sandbox.corp.example")
+        self.addCleanup(sandbox.close)
+        info = sandbox.wait_ready()
+        port = int(info["issuer"].rsplit(":", 1)[1])
+        self.assertEqual(info["issuer"], f"https://sandbox.corp.example:{port}")
+        context = ssl.create_default_context(cafile=info["ca_cert"])
+        # The name is not resolvable here: connect to the address, verify the certificate for the name.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="sandbox.corp.example") as tls:
+                tls.sendall(b"GET /.well-known/openid-configuration HTTP/1.1\r\nHost: sandbox.corp.example\r\n"
+                            b"Connection: close\r\n\r\n")
+                data = b""
+                while chunk := tls.recv(65536):
+                    data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        document = json.loads(body)
+        self.assertEqual(document["issuer"], info["issuer"])
+        self.assertEqual(document["token_endpoint"], info["issuer"] + "/token")
+        # Without the sandbox's CA the certificate is not trusted.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with self.assertRaises(ssl.SSLCertVerificationError):
+                ssl.create_default_context().wrap_socket(raw, server_hostname="sandbox.corp.example")
+
+    def test_public_name_must_be_a_dns_name(self):
+        sandbox = SandboxProcess("--public-name", "Not A Name")
+        self.addCleanup(sandbox.close)
+        self.assertEqual(sandbox.wait_exit(30), 2)
+        self.assertIn("--public-name", sandbox.log())
+
+
 class SandboxLifecycleTests(unittest.TestCase):
     def run_sandbox(self, *arguments, **keywords):
         sandbox = SandboxProcess(*arguments, **keywords)
@@ -513,6 +550,19 @@ class SandboxLifecycleTests(unittest.TestCase):
         sandbox = self.run_sandbox("--host", "0.0.0.0")
         self.assertEqual(sandbox.wait_exit(30), 2)
         self.assertIn("not a loopback address", sandbox.log())
+
+    def test_tls_names_join_the_certificate_and_bad_ones_are_refused(self):
+        sandbox = self.run_sandbox("--tls-name", "pubsub.googleapis.com", "--tls-name", "a-b.example.test")
+        info = sandbox.wait_ready()
+        with open(os.path.join(sandbox.state_dir, "server.pem"), "rb") as handle:
+            server = x509.load_pem_x509_certificate(handle.read())
+        names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        self.assertEqual(names.get_values_for_type(x509.DNSName), ["localhost", "alias.sandbox.test", "pubsub.googleapis.com", "a-b.example.test"])
+        self.assertIn("https://pubsub.googleapis.com/", info["jwt_audiences"])
+        for bad in ("-x.example", "under_score.example", "single", "a..b"):
+            refused = self.run_sandbox(f"--tls-name={bad}")
+            self.assertEqual(refused.wait_exit(30), 2, bad)
+            self.assertIn("is not a DNS name", refused.log())
 
     def test_missing_issuer_is_a_clear_error(self):
         prelude = ("import runpy, sys; sys.modules['issuer'] = None; sys.path.insert(0, %r); "

@@ -33,6 +33,8 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "authorized-user", maxLength: 4096, run: AuthorizedUserTarget.run),
         FuzzTarget(name: "adc-file", maxLength: 8192, run: ADCFileTarget.run),
         FuzzTarget(name: "h2-client", maxLength: 16384, run: HTTP2ClientTarget.run),
+        FuzzTarget(name: "proxy-connect-answer", maxLength: 20000, run: ProxyConnectAnswerTarget.run),
+        FuzzTarget(name: "http1-response", maxLength: 8192, run: HTTP1ResponseTarget.run),
     ]
 
     /// The target called `name`.

@@ -11,7 +11,8 @@ import Foundation
 ///   "importPaths": ["../../Protos"],
 ///   "protocPath": "/usr/bin/protoc",
 ///   "moduleMappings": "module_mappings.asciipb",
-///   "accessLevelOnImports": true
+///   "accessLevelOnImports": true,
+///   "serviceConfigs": ["pubsub_grpc_service_config.json"]
 /// }
 /// ```
 ///
@@ -23,6 +24,7 @@ struct GeneratorConfig: Equatable {
     /// The keys a config may have; any other key is an error (a typo would otherwise be ignored).
     static let keys = [
         "messages", "clients", "visibility", "importPaths", "protocPath", "moduleMappings", "accessLevelOnImports",
+        "serviceConfigs",
     ]
 
     /// The visibilities protoc-gen-swift and protoc-gen-authrpc-swift accept.
@@ -44,6 +46,11 @@ struct GeneratorConfig: Equatable {
     /// targets built with `InternalImportsByDefault`; default `false`. Both generators'
     /// `UseAccessLevelOnImports`.
     var accessLevelOnImports = false
+    /// gRPC service config files (gRFC A6 JSON, as Google publishes `*_grpc_service_config.json`
+    /// with its APIs): each client of a service one of them names embeds the file's text as
+    /// `serviceConfigJSON`. The generator checks them and names the file in any error. None by
+    /// default.
+    var serviceConfigs: [String] = []
 
     /// Parses `data`, the content of the config file at `path` (named in every error).
     init(json data: Data, path: String) throws(GeneratorConfigError) {
@@ -100,6 +107,14 @@ struct GeneratorConfig: Equatable {
             case ("moduleMappings", _): throw mismatch(key, "a path to a module mappings file")
             case ("accessLevelOnImports", .bool(let flag)): accessLevelOnImports = flag
             case ("accessLevelOnImports", _): throw mismatch(key, "true or false")
+            case ("serviceConfigs", .array(let items)):
+                serviceConfigs = try items.map { item throws(GeneratorConfigError) in
+                    guard case .string(let path) = item, !path.isEmpty else {
+                        throw mismatch(key, "an array of paths to service config files")
+                    }
+                    return path
+                }
+            case ("serviceConfigs", _): throw mismatch(key, "an array of paths to service config files")
             default: break
             }
         }

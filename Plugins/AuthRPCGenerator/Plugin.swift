@@ -7,7 +7,9 @@ import PackagePlugin
 /// One `protoc` run per `.proto` file, with protoc-gen-swift and protoc-gen-authrpc-swift (both
 /// built from source by SwiftPM). `protoc` itself is never built: it is the config's
 /// `protocPath`, else `PROTOC_PATH`, else `protoc` on `PATH`. Imports are looked up in the
-/// config's directory, then its `importPaths`, then swift-protobuf's well-known types.
+/// config's directory, then its `importPaths`, then swift-protobuf's well-known types. The files
+/// the target's files import from `importPaths` are generated too (their types are needed at
+/// compile time), unless `moduleMappings` gives them to another module.
 @main
 struct AuthRPCGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
@@ -62,44 +64,129 @@ struct AuthRPCGenerator: BuildToolPlugin {
             return url
         }
 
+        let serviceConfigs = try config.serviceConfigs.map { path throws(GeneratorConfigError) -> URL in
+            let url = URL(fileURLWithPath: path, relativeTo: base).standardizedFileURL
+            guard FileManager.default.isReadableFile(atPath: url.path) else {
+                throw GeneratorConfigError(
+                    path: configURL.path,
+                    problem: "lists \"\(path)\" in \"serviceConfigs\", which cannot be read (\(url.path))",
+                    fix: "point it at a gRPC service config (JSON), or remove the entry"
+                )
+            }
+            return url
+        }
+
         let swiftPlugin = try context.tool(named: "protoc-gen-swift").url
         let clientPlugin = try context.tool(named: "protoc-gen-authrpc-swift").url
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("GeneratedSources")
 
-        return try protos.map { proto throws -> Command in
+        // Written once, checked once: every import path, every option that carries a path.
+        var common = try importPaths.map { directory throws(GeneratorConfigError) in
+            try ProtocArguments.protoPath(
+                directory,
+                configPath: configURL.path,
+                origin: directory == base ? "the config's directory" : "the import path"
+            )
+        }
+        var swiftOptions = [
+            "--plugin=protoc-gen-swift=\(swiftPlugin.path)", ProtocArguments.output("swift", output),
+            "--swift_opt=Visibility=\(config.visibility)", "--swift_opt=FileNaming=PathToUnderscores",
+        ]
+        var clientOptions = [
+            "--plugin=protoc-gen-authrpc-swift=\(clientPlugin.path)", ProtocArguments.output("authrpc-swift", output),
+            "--authrpc-swift_opt=Visibility=\(config.visibility)", "--authrpc-swift_opt=FileNaming=PathToUnderscores",
+        ]
+        if let mappings {
+            for (plugin, index) in [("swift", 0), ("authrpc-swift", 1)] {
+                let option = try ProtocArguments.option(
+                    plugin,
+                    key: "ProtoPathModuleMappings",
+                    path: mappings,
+                    configPath: configURL.path,
+                    configKey: "moduleMappings"
+                )
+                if index == 0 { swiftOptions.append(option) } else { clientOptions.append(option) }
+            }
+        }
+        if config.accessLevelOnImports {
+            swiftOptions.append("--swift_opt=UseAccessLevelOnImports=true")
+            clientOptions.append("--authrpc-swift_opt=UseAccessLevelOnImports=true")
+        }
+        for serviceConfig in serviceConfigs {
+            clientOptions.append(
+                try ProtocArguments.option(
+                    "authrpc-swift",
+                    key: "ServiceConfig",
+                    path: serviceConfig,
+                    configPath: configURL.path,
+                    configKey: "serviceConfigs"
+                )
+            )
+        }
+        if config.messages { common += swiftOptions }
+        if config.clients { common += clientOptions }
+
+        // The target's own .proto files, then the files they reach through "importPaths" (which
+        // would otherwise be missing at compile time), except those another module holds.
+        var sources: [(name: String, url: URL)] = []
+        for proto in protos {
             let name = try protoName(proto, base: base, configPath: configURL.path)
             try checkImports(of: proto, importPaths: importPaths, protoc: protoc, configPath: configURL.path)
+            sources.append((name, proto))
+        }
+        let mapped =
+            try mappings.map { url in
+                ModuleMappingsScan.protoFilePaths(in: try String(contentsOf: url, encoding: .utf8))
+            } ?? []
+        sources += try importedFiles(of: protos, base: base, importPaths: Array(configured), skipping: mapped)
+
+        return try sources.map { name, proto throws -> Command in
+            try ProtocArguments.checkProtoName(name, file: proto.path)
             let stem = String(name.dropLast(".proto".count).map { $0 == "/" ? "_" : $0 })
-            var arguments = importPaths.map { "--proto_path=\($0.path)" }
             var outputs: [URL] = []
-            if config.messages {
-                arguments += [
-                    "--plugin=protoc-gen-swift=\(swiftPlugin.path)", "--swift_out=\(output.path)",
-                    "--swift_opt=Visibility=\(config.visibility)", "--swift_opt=FileNaming=PathToUnderscores",
-                ]
-                if let mappings { arguments.append("--swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
-                if config.accessLevelOnImports { arguments.append("--swift_opt=UseAccessLevelOnImports=true") }
-                outputs.append(output.appendingPathComponent(stem + ".pb.swift"))
-            }
-            if config.clients {
-                arguments += [
-                    "--plugin=protoc-gen-authrpc-swift=\(clientPlugin.path)", "--authrpc-swift_out=\(output.path)",
-                    "--authrpc-swift_opt=Visibility=\(config.visibility)",
-                    "--authrpc-swift_opt=FileNaming=PathToUnderscores",
-                ]
-                if let mappings { arguments.append("--authrpc-swift_opt=ProtoPathModuleMappings=\(mappings.path)") }
-                if config.accessLevelOnImports { arguments.append("--authrpc-swift_opt=UseAccessLevelOnImports=true") }
-                outputs.append(output.appendingPathComponent(stem + ".authrpc.swift"))
-            }
-            arguments.append(name)
+            if config.messages { outputs.append(output.appendingPathComponent(stem + ".pb.swift")) }
+            if config.clients { outputs.append(output.appendingPathComponent(stem + ".authrpc.swift")) }
             return .buildCommand(
                 displayName: "Generating Swift for \(name) (protoc-gen-swift, protoc-gen-authrpc-swift)",
                 executable: protoc,
-                arguments: arguments,
-                inputFiles: protos + [configURL, swiftPlugin, clientPlugin] + (mappings.map { [$0] } ?? []),
+                arguments: common + [name],
+                inputFiles: sources.map(\.url) + [configURL, swiftPlugin, clientPlugin]
+                    + (mappings.map { [$0] } ?? []) + serviceConfigs,
                 outputFiles: outputs
             )
         }
+    }
+
+    /// The `.proto` files the target's files import, directly or not, that are found in one of
+    /// `importPaths` (not in the target, not a well-known type, not mapped to another module),
+    /// with the names protoc knows them by.
+    private func importedFiles(
+        of protos: [URL],
+        base: URL,
+        importPaths: [URL],
+        skipping mapped: Set<String>
+    ) throws -> [(name: String, url: URL)] {
+        var found: [(name: String, url: URL)] = []
+        var seen = Set<String>()
+        var queue = protos
+        while !queue.isEmpty {
+            let file = queue.removeFirst()
+            let source = try String(contentsOf: file, encoding: .utf8)
+            for anImport in ProtoImports.imports(in: source) where !ProtoImports.isWellKnown(anImport.path) {
+                guard seen.insert(anImport.path).inserted, !mapped.contains(anImport.path) else { continue }
+                // The target's own files come first, as protoc looks them up.
+                if FileManager.default.fileExists(atPath: base.appendingPathComponent(anImport.path).path) { continue }
+                guard
+                    let directory = importPaths.first(where: {
+                        FileManager.default.fileExists(atPath: $0.appendingPathComponent(anImport.path).path)
+                    })
+                else { continue }
+                let url = directory.appendingPathComponent(anImport.path).standardizedFileURL
+                found.append((anImport.path, url))
+                queue.append(url)
+            }
+        }
+        return found.sorted { $0.name < $1.name }
     }
 
     /// The name protoc knows the file by: its path below the config's directory.

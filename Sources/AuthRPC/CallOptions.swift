@@ -4,8 +4,9 @@
 /// (``credentials``); ``oauth2AccessToken`` and ``authTokenProvider`` are views of it, so
 /// setting one clears the other.
 public struct CallOptions: Sendable {
-    /// How long the call may take, from the moment it starts (resolving the token included).
-    /// `nil` means no deadline; zero or less means the call fails `deadlineExceeded` before
+    /// How long the call may take, from the moment it starts (resolving the token included, and
+    /// every attempt of a retried call). `nil` means the service config's timeout for the method,
+    /// else no deadline; zero or less means the call fails `deadlineExceeded` before
     /// anything is sent; more than 99,999,999 hours (the most `grpc-timeout` can carry) counts as
     /// that.
     public var timeout: Duration?
@@ -27,10 +28,35 @@ public struct CallOptions: Sendable {
     public var userAgentPrefix: String?
 
     /// The largest response message accepted (after decompression); larger ones fail the call
-    /// with `resourceExhausted` without being buffered whole. Default 4 MiB; `Int.max` lifts the
-    /// limit (a gRPC message is still at most 4 GiB); a negative value fails the call with
+    /// with `resourceExhausted` without being buffered whole. Default 4 MiB, or the service
+    /// config's `maxResponseMessageBytes` for the method while this is not set; `Int.max` lifts
+    /// the limit (a gRPC message is still at most 4 GiB); a negative value fails the call with
     /// `invalidArgument`.
-    public var maxResponseMessageBytes: Int
+    public var maxResponseMessageBytes: Int {
+        get { explicitMaxResponseMessageBytes ?? Self.defaultMaxResponseMessageBytes }
+        set { explicitMaxResponseMessageBytes = newValue }
+    }
+
+    /// The largest request message (serialized, after compression) the call may send; a larger
+    /// one fails the call with `resourceExhausted` before anything is sent. `nil` (the default)
+    /// means the service config's `maxRequestMessageBytes` for the method, else no limit beyond
+    /// gRPC's 4 GiB; a negative value fails the call with `invalidArgument`.
+    public var maxRequestMessageBytes: Int?
+
+    /// How the call is retried when it fails (gRFC A6); see ``RetryPolicy`` for what stops
+    /// retrying whatever the policy says. `nil` (the default) means the service config's policy
+    /// for the method, else no retries; ``RetryPolicy/disabled`` turns off a service config's
+    /// retries for this call. An invalid policy fails the call with `invalidArgument` before
+    /// anything is sent. Independently of it, requests the server never processed are retried
+    /// transparently, and ``retriesUnauthenticatedOnce`` applies.
+    public var retryPolicy: RetryPolicy?
+
+    /// Interceptors of this call, run after the channel's (``Channel/interceptors``), the first
+    /// outermost. They see the call before the service config's defaults are applied and before
+    /// its token is resolved: each call of their `next` runs the whole retry executor once,
+    /// resolving the token for each attempt. Empty by default, and a call without interceptors
+    /// (here and on the channel) costs nothing for them. See ``ClientInterceptor``.
+    public var interceptors: [any ClientInterceptor]
 
     /// Compress the request message with this algorithm; `nil` sends it uncompressed.
     public var compression: CompressionAlgorithm?
@@ -52,21 +78,33 @@ public struct CallOptions: Sendable {
         initialMetadata: Metadata = [:],
         authority: String? = nil,
         userAgentPrefix: String? = nil,
-        maxResponseMessageBytes: Int = 4 << 20,
+        maxResponseMessageBytes: Int? = nil,
         compression: CompressionAlgorithm? = nil,
         allowsInsecureCredentials: Bool = false,
-        retriesUnauthenticatedOnce: Bool = true
+        retriesUnauthenticatedOnce: Bool = true,
+        maxRequestMessageBytes: Int? = nil,
+        retryPolicy: RetryPolicy? = nil,
+        interceptors: [any ClientInterceptor] = []
     ) {
         self.timeout = timeout
         self.credentials = credentials
         self.initialMetadata = initialMetadata
         self.authority = authority
         self.userAgentPrefix = userAgentPrefix
-        self.maxResponseMessageBytes = maxResponseMessageBytes
+        self.explicitMaxResponseMessageBytes = maxResponseMessageBytes
         self.compression = compression
         self.allowsInsecureCredentials = allowsInsecureCredentials
         self.retriesUnauthenticatedOnce = retriesUnauthenticatedOnce
+        self.maxRequestMessageBytes = maxRequestMessageBytes
+        self.retryPolicy = retryPolicy
+        self.interceptors = interceptors
     }
+
+    /// ``maxResponseMessageBytes`` when the caller set it; nil lets a service config's apply.
+    var explicitMaxResponseMessageBytes: Int?
+
+    /// gRPC's default limit on a response message: 4 MiB.
+    static let defaultMaxResponseMessageBytes = 4 << 20
 
     /// A fixed OAuth 2.0 access token. Setting it replaces any ``authTokenProvider``.
     public var oauth2AccessToken: String? {

@@ -16,22 +16,36 @@ public final class Channel: Sendable {
     public let target: String
     /// How connections are protected.
     public let transportSecurity: TransportSecurity
+    /// Whether connections go through an HTTP CONNECT proxy (as the channel was made with).
+    public let proxy: ProxyConfiguration
     /// The options a call uses when it passes none.
     public let defaultCallOptions: CallOptions
     /// Runs tasks on the thread of this channel's connection, so calls made from them are
     /// answered without a thread switch: pass it to `withTaskExecutorPreference(_:operation:)`.
     /// See ``ChannelExecutor`` for what may run there.
     public let executor = ChannelExecutor()
+    /// The interceptors every call runs through, before the call's own
+    /// (``CallOptions/interceptors``); the first is outermost. See ``ClientInterceptor`` for where
+    /// they sit in a call.
+    public let interceptors: [any ClientInterceptor]
+    /// Per-method defaults for calls (timeouts, retry policies, message limits) and the retry
+    /// throttling of this channel; see ``ServiceConfig``. A call's own options win over it.
+    public let serviceConfig: ServiceConfig?
 
     let connections: ConnectionManager
     let scheme: String
     let defaultAuthority: String
+    /// The name the server's certificate is verified for (TLS only): a call with another
+    /// authority must name a host the certificate also covers.
+    let verifiedName: String?
+    /// The retry token count, when the service config throttles retries.
+    let retryThrottle: RetryThrottle?
     /// `:method POST` and `:scheme`: how every request's header block starts.
     let requestLine: HTTP2HeaderBlock
     let logger: Logger
 
     /// The library's user agent: `grpc-swift-authrpc/<version>`.
-    public static let userAgent = "grpc-swift-authrpc/0.1.0"
+    public static let userAgent = "grpc-swift-authrpc/\(libraryVersion)"
 
     /// The default for `maxResponseHeaderListSize`: 16 KiB, gRPC C-core's hard metadata limit
     /// (`grpc.absolute_max_metadata_size`).
@@ -40,8 +54,9 @@ public final class Channel: Sendable {
     /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
     ///
     /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
-    /// not parse, for TLS material (PEM) that OpenSSL cannot use, and for the other arguments
-    /// outside the ranges given below.
+    /// not parse, for TLS material (PEM) that OpenSSL cannot use, for proxy settings (given, or
+    /// from the environment) that cannot be used, and for the other arguments outside the
+    /// ranges given below.
     ///
     /// - Parameters:
     ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
@@ -59,6 +74,14 @@ public final class Channel: Sendable {
     ///     Its durations must be longer than zero, `initial` at most `maximum`, `multiplier` at
     ///     least 1 and `jitter` from 0 to 1.
     ///   - logger: Where connection events are logged (never credentials).
+    ///   - proxy: Whether connections go through an HTTP CONNECT proxy: by default the one the
+    ///     environment names (`grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or
+    ///     `no_proxy`), as in gRPC C-core; see ``ProxyConfiguration``. Through a proxy, TLS runs
+    ///     end to end with the target, and the proxy resolves the target's name.
+    ///   - interceptors: Run around every call, the first outermost, before the call's own; none
+    ///     by default.
+    ///   - serviceConfig: Per-method call defaults and retry throttling (gRPC's service config,
+    ///     for instance loaded with ``ServiceConfig/init(json:)``); none by default.
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
@@ -66,9 +89,13 @@ public final class Channel: Sendable {
         keepalive: Keepalive? = nil,
         maxResponseHeaderListSize: Int = Channel.defaultMaxResponseHeaderListSize,
         connectionBackoff: ConnectionBackoff = .default,
-        logger: Logger = Logger(label: "swift-authrpc")
+        logger: Logger = Logger(label: "swift-authrpc"),
+        proxy: ProxyConfiguration = .environment,
+        interceptors: [any ClientInterceptor] = [],
+        serviceConfig: ServiceConfig? = nil
     ) throws(RPCError) {
         let parsed = try HTTP2Target(parsing: target)
+        let proxySettings = try ProxySettings(proxy)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
             throw RPCError(
                 code: .invalidArgument,
@@ -97,8 +124,10 @@ public final class Channel: Sendable {
         switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
+            verifiedName = nil
         case .tls(let tls):
             scheme = "https"
+            verifiedName = tls.serverHostnameOverride ?? parsed.host
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
@@ -121,6 +150,7 @@ public final class Channel: Sendable {
         }
         self.target = parsed.description
         self.transportSecurity = transportSecurity
+        self.proxy = proxy
         self.defaultCallOptions = defaultCallOptions
         self.defaultAuthority = authority
         var requestLine = HTTP2HeaderBlock()
@@ -128,8 +158,12 @@ public final class Channel: Sendable {
         requestLine.append(name: ":scheme", value: scheme)
         self.requestLine = requestLine
         self.logger = logger
+        self.interceptors = interceptors
+        self.serviceConfig = serviceConfig
+        self.retryThrottle = serviceConfig?.retryThrottling.map(RetryThrottle.init)
         self.connections = ConnectionManager(
             target: parsed,
+            route: proxySettings.route(to: parsed),
             configuration: configuration,
             backoff: connectionBackoff,
             executor: executor,

@@ -47,10 +47,13 @@ package struct GeneratorOptions {
     /// protoc-gen-swift's `UseAccessLevelOnImports` does; needed by modules built with
     /// `InternalImportsByDefault`. Off by default: plain `import`.
     package private(set) var useAccessLevelOnImports = false
+    /// gRPC service config files (gRFC A6 JSON, `ServiceConfig=PATH`, repeatable): each client of a
+    /// service one of them names embeds that file's text as `serviceConfigJSON`. None by default.
+    private(set) var serviceConfigs: [ServiceConfigFile] = []
 
     /// The parameter names this generator understands.
     package static let parameterNames = [
-        "Visibility", "FileNaming", "ProtoPathModuleMappings", "UseAccessLevelOnImports",
+        "Visibility", "FileNaming", "ProtoPathModuleMappings", "UseAccessLevelOnImports", "ServiceConfig",
     ]
 
     /// Parses protoc's parameter pairs; throws for an unknown name or value.
@@ -79,6 +82,11 @@ package struct GeneratorOptions {
                     throw .invalidParameterValue(name: key, value: value, allowed: ["true", "false"])
                 }
                 useAccessLevelOnImports = flag
+            case "ServiceConfig":
+                guard !value.isEmpty else {
+                    throw .invalidParameterValue(name: key, value: value, allowed: ["the path of a JSON file"])
+                }
+                serviceConfigs.append(try ServiceConfigFile(path: value))
             default:
                 throw .unknownParameter(name: key)
             }
@@ -92,6 +100,15 @@ package enum GeneratorError: Error, CustomStringConvertible, Equatable {
     case invalidParameterValue(name: String, value: String, allowed: [String])
     case unreadableModuleMappings(path: String, reason: String)
     case nameCollision(file: String, name: String)
+    /// A referenced type's Swift name is also the name of one of the client's members.
+    case shadowedType(file: String, client: String, name: String)
+    case unreadableServiceConfig(path: String, reason: String)
+    case invalidServiceConfig(path: String, problem: String)
+    /// Two service configs name the same service.
+    case serviceConfiguredTwice(service: String, paths: [String])
+    /// An annotation (`google.api.http`, `google.api.routing`, `google.longrunning.operation_info`)
+    /// the generator cannot honour.
+    case badAnnotation(file: String, method: String, problem: String)
 
     package var description: String {
         switch self {
@@ -102,7 +119,17 @@ package enum GeneratorError: Error, CustomStringConvertible, Equatable {
         case .unreadableModuleMappings(let path, let reason):
             "cannot use ProtoPathModuleMappings=\(path): \(reason)"
         case .nameCollision(let file, let name):
-            "\(file): '\(name)' would be declared twice (a client and another client, method or message share the name); rename one, or give the file a distinct `option swift_prefix`"
+            "\(Printable.text(file)): '\(name)' would be declared twice (a client and another client, method, message or enum share the name, or a type is named like a module the client uses); rename one, or give the file a distinct `option swift_prefix`"
+        case .shadowedType(let file, let client, let name):
+            "\(Printable.text(file)): the type '\(name)' has the name of a member of \(client), which would hide it there; rename the type, or give the file a package or `option swift_prefix`"
+        case .unreadableServiceConfig(let path, let reason):
+            "cannot read ServiceConfig=\(Printable.text(path)): \(reason)"
+        case .invalidServiceConfig(let path, let problem):
+            "ServiceConfig=\(Printable.text(path)) \(problem); gRPC's service config is gRFC A6's JSON (https://github.com/grpc/grpc/blob/master/doc/service_config.md)"
+        case .serviceConfiguredTwice(let service, let paths):
+            "\(service) is configured by more than one ServiceConfig (\(paths.map(Printable.text).joined(separator: ", "))); give each service one file"
+        case .badAnnotation(let file, let method, let problem):
+            "\(Printable.text(file)): \(method): \(problem)"
         }
     }
 }

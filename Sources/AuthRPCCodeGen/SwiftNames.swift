@@ -12,7 +12,23 @@ enum SwiftNames {
     /// `listOperations` for `ListOperations`; Swift keywords are quoted, and the names the client
     /// itself uses get a trailing underscore (swift-protobuf's rule for reserved names).
     static func functionName(_ method: MethodDescriptor) -> String {
+        sanitize(baseName(method))
+    }
+
+    /// The name of a helper a method gets (`listTopicsPages`): the method's name and `suffix`.
+    static func functionName(_ method: MethodDescriptor, suffix: String) -> String {
+        sanitize(baseName(method) + suffix)
+    }
+
+    /// The method's name in lower camel case. A name of underscores alone (`rpc _`), which camel
+    /// casing empties, keeps them and gets `method`: `_method`.
+    private static func baseName(_ method: MethodDescriptor) -> String {
         let name = NamingUtils.toLowerCamelCase(method.name)
+        if name.allSatisfy({ $0 == "_" }) { return method.name + "method" }
+        return name
+    }
+
+    private static func sanitize(_ name: String) -> String {
         if clientMemberNames.contains(name) { return name + "_" }
         if swiftKeywordsUsedInDeclarations.contains(name) || swiftKeywordsUsedInStatements.contains(name)
             || swiftKeywordsUsedInExpressionsAndTypes.contains(name)
@@ -22,6 +38,14 @@ enum SwiftNames {
         return name
     }
 
-    /// Members every client has, which a method must not shadow.
-    private static let clientMemberNames: Set<String> = ["channel", "serviceName", "init", "self", "Type", "Protocol"]
+    /// Members every client may have, which a method must not shadow.
+    static let clientMemberNames: Set<String> = [
+        "channel", "serviceName", "defaultHost", "oauthScopes", "serviceConfigJSON", "serviceConfig", "init", "self",
+        "Type",
+        "Protocol", "Methods", "Routing",
+    ]
+
+    /// The types a client declares inside itself: a type the client refers to must not have one
+    /// of these names, or the client's own would hide it.
+    static let clientNestedTypeNames: Set<String> = ["Methods", "Routing"]
 }

@@ -15,11 +15,15 @@ import Darwin
 package final class HTTP2Connection: Sendable {
     private let loop: ConnectionLoop
 
-    /// Where this connection goes.
-    package var target: HTTP2Target { loop.target }
+    /// How this connection reached its server.
+    package var route: HTTP2Route { loop.route }
+
+    /// The server's leaf certificate as the handshake verified it; nil over plaintext.
+    package let peerCertificate: PeerCertificate?
 
     private init(loop: ConnectionLoop) {
         self.loop = loop
+        peerCertificate = loop.inbox.withLock { $0.peerCertificate }
     }
 
     /// Nobody can open streams any more: let the open ones finish, then end the I/O thread.
@@ -27,8 +31,9 @@ package final class HTTP2Connection: Sendable {
         _ = loop.enqueue(.shutdown(graceful: true))
     }
 
-    /// Resolves `target`, connects (trying each address in turn), runs the TLS handshake when
-    /// configured, and waits for the server's SETTINGS, all within the configured connect timeout.
+    /// Resolves `target`, connects (Happy Eyeballs over its addresses), runs the TLS handshake
+    /// when configured (verifying `target.host` unless the configuration overrides the name),
+    /// and waits for the server's SETTINGS, all within the configured connect timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
     /// ends; it must not block.
@@ -37,13 +42,40 @@ package final class HTTP2Connection: Sendable {
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let loop = try ConnectionLoop(target: target, configuration: configuration, onEvent: onEvent)
+        try await connect(
+            via: .resolving(target),
+            serverName: target.host,
+            configuration: configuration,
+            onEvent: onEvent
+        )
+    }
+
+    /// Connects as `route` says: to a host's addresses, to given addresses (IP or unix-domain),
+    /// or through an HTTP CONNECT proxy; then the TLS handshake when configured, verifying
+    /// `serverName` (and sending it in SNI) unless the configuration overrides it, and the
+    /// server's SETTINGS, all within the configured connect timeout. Any failure on the way,
+    /// a protocol violation by the server included, ends the attempt at once.
+    ///
+    /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
+    /// ends; it must not block.
+    package static func connect(
+        via route: HTTP2Route,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
+    ) async throws(HTTP2Error) -> HTTP2Connection {
+        let loop = try ConnectionLoop(
+            route: route,
+            serverName: serverName,
+            configuration: configuration,
+            onEvent: onEvent
+        )
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
             let thread = Thread {
                 CurrentThread.setName(Self.threadName)
                 loop.run { error in continuation.resume(returning: error) }
             }
-            thread.name = "\(Self.threadName) \(target)"
+            thread.name = "\(Self.threadName) \(route)"
             thread.start()
         }
         if let result { throw result }
@@ -61,6 +93,17 @@ package final class HTTP2Connection: Sendable {
     nonisolated(nonsending) package func send(
         _ request: consuming HTTP2Request
     ) async throws(HTTP2Error) -> HTTP2Response {
+        var headersReceived = false
+        return try await send(request, headersReceived: &headersReceived)
+    }
+
+    /// ``send(_:)``, also telling whether the response's final header block had arrived when the
+    /// exchange ended: after a failure, `true` means the server certainly processed the request
+    /// and started answering (gRPC then calls the call committed: it is never sent again).
+    nonisolated(nonsending) package func send(
+        _ request: consuming HTTP2Request,
+        headersReceived: inout Bool
+    ) async throws(HTTP2Error) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
         let stream = HTTP2Stream(request: request)
@@ -74,6 +117,7 @@ package final class HTTP2Connection: Sendable {
         } onCancel: {
             _ = loop.enqueue(.cancel(stream))
         }
+        headersReceived = stream.answeredAfterHeaders
         return try result.get()
     }
 

@@ -1,4 +1,5 @@
-/// Why an HTTP/2 connection or stream failed.
+/// Why an HTTP/2 connection or stream failed (or an HTTP/1.1 exchange, which connects the same
+/// way and fails with the same cases).
 ///
 /// Every case says enough for a person to act on it and never carries request or response
 /// contents (which may hold credentials).
@@ -8,6 +9,15 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// No usable connection could be made: TCP failed for every resolved address, or the peer
     /// did not speak HTTP/2.
     case connectFailed(target: String, reason: String, kind: ConnectFailureKind)
+    /// The HTTP proxy did not open a tunnel to the target: it refused `CONNECT` (the reason
+    /// holds its status line), answered something that is not HTTP or is over the bounds, closed
+    /// the connection, or did not answer in time. Nothing reached the target.
+    case proxyFailed(proxy: String, target: String, reason: String)
+    /// An address that cannot be used (not an IP literal, a unix socket path too long).
+    case invalidAddress(String)
+    /// An HTTP/1.1 request that cannot be written as asked (a header value with a line break);
+    /// nothing was sent.
+    case invalidRequest(String)
     /// The TLS handshake failed, or the server is not acceptable.
     case tls(TLSFailure)
     /// The connection ended. `streamWasSent` is `false` when this stream's HEADERS never left,
@@ -37,7 +47,7 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// `true` when the server cannot have processed the request, so sending it again is safe.
     package var isRetrySafe: Bool {
         switch self {
-        case .resolutionFailed, .connectFailed, .tls, .goaway:
+        case .resolutionFailed, .connectFailed, .proxyFailed, .invalidAddress, .invalidRequest, .tls, .goaway:
             return true
         case .connectionClosed(_, let sent):
             return !sent
@@ -55,6 +65,12 @@ package enum HTTP2Error: Error, Sendable, Equatable, CustomStringConvertible {
             return "could not resolve host '\(host)': \(reason)"
         case .connectFailed(let target, let reason, _):
             return "could not connect to \(target): \(reason)"
+        case .proxyFailed(let proxy, let target, let reason):
+            return "could not connect to \(target) through the HTTP proxy \(proxy): \(reason)"
+        case .invalidAddress(let reason):
+            return "invalid address: \(reason)"
+        case .invalidRequest(let reason):
+            return "invalid request: \(reason)"
         case .tls(let failure):
             return failure.description
         case .connectionClosed(let reason, let sent):
@@ -95,6 +111,9 @@ package enum ConnectFailureKind: Sendable, Equatable {
     case notHTTP2
     /// The connection was closed before the attempt finished.
     case abandoned
+    /// The server broke the HTTP/2 protocol before the connection was ready (say, SETTINGS
+    /// with a value out of range); the client ended the connection at once.
+    case protocolViolation
     /// Another socket error.
     case other
 }

@@ -48,47 +48,15 @@ struct ClientGeneratorTests {
         _ proto: String = fixture,
         options: [String] = [],
         otherFiles: [String: String] = [:]
-    ) throws -> (status: Int32, files: [String: String], stderr: String) {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let input = root.appendingPathComponent("in/acme")
-        let output = root.appendingPathComponent("out")
-        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        try proto.write(to: input.appendingPathComponent("widgets.proto"), atomically: true, encoding: .utf8)
-        for (name, text) in otherFiles {
-            try text.write(to: input.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
-
-        let wellKnown = PackageRoot.url.appendingPathComponent(
-            ".build/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
-        )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                "protoc", "-I", root.appendingPathComponent("in").path, "-I", wellKnown.path,
-                "--plugin=protoc-gen-authrpc-swift=\(PackageRoot.builtProduct("protoc-gen-authrpc-swift").path)",
-                "--authrpc-swift_out=\(output.path)",
-            ]
-            + options.map { "--authrpc-swift_opt=\($0)" } + ["acme/widgets.proto"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-
-        var files: [String: String] = [:]
-        if let walker = FileManager.default.enumerator(at: output, includingPropertiesForKeys: nil) {
-            for case let url as URL in walker where url.pathExtension == "swift" {
-                files[String(url.path.dropFirst(output.path.count + 1))] = try String(contentsOf: url, encoding: .utf8)
-            }
-        }
-        return (process.terminationStatus, files, stderr)
+    ) async throws -> (status: Int32, files: [String: String], stderr: String) {
+        var files = ["acme/widgets.proto": proto]
+        for (name, text) in otherFiles { files["acme/\(name)"] = text }
+        let output = try await Protoc.run(files, generate: ["acme/widgets.proto"], options: options)
+        return (output.status, output.files, output.stderr)
     }
 
-    static func generatedSource(options: [String] = []) throws -> String {
-        let result = try generate(options: options)
+    static func generatedSource(options: [String] = []) async throws -> String {
+        let result = try await generate(options: options)
         try #require(result.status == 0, "protoc failed: \(result.stderr)")
         return try #require(result.files.values.first)
     }
@@ -96,18 +64,18 @@ struct ClientGeneratorTests {
     @Test(
         "A client per service, named like swift-protobuf's types, with a descriptor and an async throws(RPCError) method per unary RPC that runs on the caller's executor"
     )
-    func clientShape() throws {
-        let source = try Self.generatedSource(options: ["Visibility=Public"])
-        #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Sendable {"))
+    func clientShape() async throws {
+        let source = try await Self.generatedSource(options: ["Visibility=Public"])
+        #expect(source.contains("public struct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
         #expect(source.contains("public static let serviceName = \"acme.widgets.v1.Widgets\""))
         #expect(
             source.contains(
-                "public static let makeWidget = MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"
+                "public static let makeWidget = AuthRPC.MethodDescriptor(service: \"acme.widgets.v1.Widgets\", method: \"MakeWidget\")"
             )
         )
         #expect(
             source.contains(
-                "    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Acme_Widgets_V1_Widget> {"
+                "    nonisolated(nonsending) public func makeWidget(_ request: Acme_Widgets_V1_Widget, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Acme_Widgets_V1_Widget> {"
             )
         )
         #expect(
@@ -115,13 +83,13 @@ struct ClientGeneratorTests {
                 "try await channel.unary(Methods.makeWidget, request: request, responseType: Acme_Widgets_V1_Widget.self, options: options)"
             )
         )
-        #expect(source.contains("public init(channel: Channel) {"))
+        #expect(source.contains("public init(channel: AuthRPC.Channel) {"))
         #expect(source.contains("import AuthRPC\nimport SwiftProtobuf\n"))
     }
 
     @Test("Proto comments become DocC; the file's header comes along")
-    func comments() throws {
-        let source = try Self.generatedSource()
+    func comments() async throws {
+        let source = try await Self.generatedSource()
         #expect(source.contains("/// Makes and watches widgets.\n///\n/// Every call goes through ``channel``"))
         #expect(source.contains("    /// Makes a widget.\n    ///\n    /// - Parameters:"))
         #expect(source.contains("/// The fixture's header."))
@@ -129,19 +97,19 @@ struct ClientGeneratorTests {
     }
 
     @Test("option deprecated marks the method (and its descriptor) or the whole client @available(*, deprecated)")
-    func deprecation() throws {
-        let source = try Self.generatedSource()
+    func deprecation() async throws {
+        let source = try await Self.generatedSource()
         #expect(source.contains("    @available(*, deprecated)\n    nonisolated(nonsending) func legacyMake("))
         #expect(source.contains("        @available(*, deprecated)\n        static let legacyMake ="))
-        #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Sendable {"))
+        #expect(source.contains("@available(*, deprecated)\nstruct Acme_Widgets_V1_RetiredClient: Swift.Sendable {"))
         #expect(!source.contains("@available(*, deprecated)\n    nonisolated(nonsending) func makeWidget("))
     }
 
     @Test(
         "Streaming methods are left out and listed on the client's DocC; a service of streams alone still gets a client"
     )
-    func streaming() throws {
-        let source = try Self.generatedSource()
+    func streaming() async throws {
+        let source = try await Self.generatedSource()
         #expect(
             source.contains(
                 "/// Not generated: `Watch` (server streaming), `Upload` (client streaming), `Chat` (bidirectional streaming)."
@@ -150,16 +118,16 @@ struct ClientGeneratorTests {
         #expect(!source.contains("func watch("))
         #expect(!source.contains("func upload("))
         #expect(!source.contains("static let chat"))
-        #expect(source.contains("struct Acme_Widgets_V1_StreamsClient: Sendable {"))
+        #expect(source.contains("struct Acme_Widgets_V1_StreamsClient: Swift.Sendable {"))
         #expect(source.contains("/// Not generated: `Follow` (server streaming)."))
     }
 
     @Test("Empty requests default to an empty message; keywords are quoted; members the client has get an underscore")
-    func names() throws {
-        let source = try Self.generatedSource()
+    func names() async throws {
+        let source = try await Self.generatedSource()
         #expect(
             source.contains(
-                "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
+                "func ping(_ request: Acme_Widgets_V1_Nothing = Acme_Widgets_V1_Nothing(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty>"
             )
         )
         #expect(source.contains("func `import`(_ request: Acme_Widgets_V1_Widget, options"))
@@ -167,47 +135,51 @@ struct ClientGeneratorTests {
     }
 
     @Test("Visibility: internal by default, public or package on request")
-    func visibility() throws {
-        #expect(try Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Sendable {"))
-        #expect(try Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
+    func visibility() async throws {
+        #expect(try await Self.generatedSource().contains("\nstruct Acme_Widgets_V1_WidgetsClient: Swift.Sendable {"))
+        #expect(try await Self.generatedSource(options: ["Visibility=Package"]).contains("package func makeWidget("))
     }
 
     @Test("UseAccessLevelOnImports writes each import with the generated code's access level, as protoc-gen-swift does")
-    func accessLevelOnImports() throws {
-        #expect(try Self.generatedSource().contains("\nimport AuthRPC\n"))
+    func accessLevelOnImports() async throws {
+        #expect(try await Self.generatedSource().contains("\nimport AuthRPC\n"))
         #expect(
-            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=true"]).contains(
                 "\npublic import AuthRPC\n"
             )
         )
         #expect(
-            try Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Package", "UseAccessLevelOnImports=true"]).contains(
                 "\npackage import AuthRPC\n"
             )
         )
         #expect(
-            try Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains("\ninternal import AuthRPC\n")
+            try await Self.generatedSource(options: ["UseAccessLevelOnImports=true"]).contains(
+                "\ninternal import AuthRPC\n"
+            )
         )
         #expect(
-            try Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains(
+            try await Self.generatedSource(options: ["Visibility=Public", "UseAccessLevelOnImports=false"]).contains(
                 "\nimport AuthRPC\n"
             )
         )
     }
 
     @Test("FileNaming places the output like protoc-gen-swift does")
-    func fileNaming() throws {
-        #expect(try Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
+    func fileNaming() async throws {
+        #expect(try await Self.generate(options: []).files.keys.sorted() == ["acme/widgets.authrpc.swift"])
         #expect(
-            try Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == [
+            try await Self.generate(options: ["FileNaming=PathToUnderscores"]).files.keys.sorted() == [
                 "acme_widgets.authrpc.swift"
             ]
         )
-        #expect(try Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"])
+        #expect(
+            try await Self.generate(options: ["FileNaming=DropPath"]).files.keys.sorted() == ["widgets.authrpc.swift"]
+        )
     }
 
     @Test("ProtoPathModuleMappings qualifies types from another module and imports it")
-    func moduleMappings() throws {
+    func moduleMappings() async throws {
         let mappings = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mappings-\(UUID().uuidString).asciipb"
         )
@@ -222,7 +194,7 @@ struct ClientGeneratorTests {
             message Local { string id = 1; }
             service Parts { rpc Find(Local) returns (acme.types.Part); }
             """
-        let result = try Self.generate(
+        let result = try await Self.generate(
             service,
             options: ["ProtoPathModuleMappings=\(mappings.path)"],
             otherFiles: ["types.proto": types]
@@ -232,15 +204,15 @@ struct ClientGeneratorTests {
         #expect(source.contains("import AcmeTypes\nimport AuthRPC\n"))
         #expect(
             source.contains(
-                "func find(_ request: Acme_Local, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AcmeTypes.Acme_Types_Part>"
+                "func find(_ request: Acme_Local, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<AcmeTypes.Acme_Types_Part>"
             )
         )
         #expect(!source.contains("import SwiftProtobuf"))
     }
 
     @Test("A file without services gets a header-only file, so build tools can count on one output per .proto")
-    func noServices() throws {
-        let result = try Self.generate("syntax = \"proto3\";\npackage acme;\nmessage Only {}\n")
+    func noServices() async throws {
+        let result = try await Self.generate("syntax = \"proto3\";\npackage acme;\nmessage Only {}\n")
         #expect(result.status == 0)
         let source = try #require(result.files["acme/widgets.authrpc.swift"])
         #expect(source.contains("This file declares no services"))
@@ -248,26 +220,27 @@ struct ClientGeneratorTests {
     }
 
     @Test("Unknown parameters and values fail with a message that lists what is accepted")
-    func badParameters() throws {
-        let unknown = try Self.generate(options: ["Visiblity=Public"])
+    func badParameters() async throws {
+        let unknown = try await Self.generate(options: ["Visiblity=Public"])
         #expect(unknown.status != 0)
         #expect(
             unknown.stderr.contains(
-                "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports)"
+                "unknown parameter 'Visiblity' (known: Visibility, FileNaming, ProtoPathModuleMappings, UseAccessLevelOnImports, ServiceConfig)"
             )
         )
-        let badValue = try Self.generate(options: ["Visibility=Open"])
+        let badValue = try await Self.generate(options: ["Visibility=Open"])
         #expect(badValue.status != 0)
         #expect(badValue.stderr.contains("parameter 'Visibility' cannot be 'Open' (one of: Internal, Public, Package)"))
-        let badFlag = try Self.generate(options: ["UseAccessLevelOnImports=yes"])
+        let badFlag = try await Self.generate(options: ["UseAccessLevelOnImports=yes"])
         #expect(badFlag.stderr.contains("parameter 'UseAccessLevelOnImports' cannot be 'yes' (one of: true, false)"))
-        let missingMappings = try Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"])
+        let missingMappings = try await Self.generate(options: ["ProtoPathModuleMappings=/nonexistent/mappings.asciipb"]
+        )
         #expect(missingMappings.stderr.contains("cannot use ProtoPathModuleMappings=/nonexistent/mappings.asciipb"))
     }
 
     @Test("Two services that would share a Swift name fail with the option that fixes it")
-    func collision() throws {
-        let result = try Self.generate(
+    func collision() async throws {
+        let result = try await Self.generate(
             "syntax = \"proto3\";\npackage acme;\nmessage M {}\nmessage FooClient {}\nservice Foo { rpc A(M) returns (M); }\n"
         )
         #expect(result.status != 0)

@@ -57,7 +57,7 @@ struct GeneratorConfigTests {
         let error = Self.problem(#"{"visiblity": "public"}"#)
         #expect(
             error?.description
-                == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\", \"accessLevelOnImports\""
+                == "\(Self.path) has an unknown key \"visiblity\": use only \"messages\", \"clients\", \"visibility\", \"importPaths\", \"protocPath\", \"moduleMappings\", \"accessLevelOnImports\", \"serviceConfigs\""
         )
     }
 
@@ -123,6 +123,113 @@ struct GeneratorConfigTests {
         )
         #expect(ProtoImports.isWellKnown("google/protobuf/empty.proto"))
         #expect(!ProtoImports.isWellKnown("google/api/annotations.proto"))
+    }
+
+    @Test("A `//` comment holding `/*`, and strings holding comment markers, hide no import")
+    func importsAfterTrickyComments() {
+        let source = """
+            syntax = "proto3"; // see /* not a block comment
+            import "first.proto";
+            option go_package = "example.com/a/*b";
+            import "second.proto"; /* a block
+            comment */ import weak "third.proto";
+            message M { string s = 1 [json_name = "//x"]; }
+            import
+              "split.proto"
+              ;
+            /* import "hidden.proto"; */ // import "also-hidden.proto";
+            """
+        #expect(
+            ProtoImports.imports(in: source) == [
+                .init(line: 2, path: "first.proto"),
+                .init(line: 4, path: "second.proto"),
+                .init(line: 5, path: "third.proto"),
+                .init(line: 7, path: "split.proto"),
+            ]
+        )
+    }
+
+    @Test("serviceConfigs is a list of paths")
+    func serviceConfigs() throws {
+        #expect(
+            try Self.parse(#"{"serviceConfigs": ["a.json", "dir/b.json"]}"#).serviceConfigs == ["a.json", "dir/b.json"]
+        )
+        #expect(
+            Self.problem(#"{"serviceConfigs": "a.json"}"#)?.problem
+                == "has \"serviceConfigs\" that is not an array of paths to service config files"
+        )
+        #expect(Self.problem(#"{"serviceConfigs": [""]}"#) != nil)
+    }
+
+    @Test("protoc's arguments: paths it would split or read as flags are written another way or refused")
+    func protocArguments() throws {
+        #expect(
+            try ProtocArguments.protoPath(URL(fileURLWithPath: "/a/b"), configPath: Self.path, origin: "x")
+                == "--proto_path=/a/b"
+        )
+        #expect(
+            try ProtocArguments.protoPath(URL(fileURLWithPath: "/a/k=v"), configPath: Self.path, origin: "x")
+                == "--proto_path==/a/k=v"
+        )
+        #expect(
+            throws: GeneratorConfigError(
+                path: Self.path,
+                problem: "needs the import path /a/b:c as an import path, and protoc splits import paths at \":\"",
+                fix: "move or link the directory to a path without \":\""
+            )
+        ) {
+            try ProtocArguments.protoPath(
+                URL(fileURLWithPath: "/a/b:c"),
+                configPath: Self.path,
+                origin: "the import path"
+            )
+        }
+        #expect(ProtocArguments.output("swift", URL(fileURLWithPath: "/out")) == "--swift_out=/out")
+        #expect(ProtocArguments.output("swift", URL(fileURLWithPath: "/o:ut")) == "--swift_out=:/o:ut")
+        #expect(
+            try ProtocArguments.option(
+                "swift",
+                key: "ProtoPathModuleMappings",
+                path: URL(fileURLWithPath: "/m=1.asciipb"),
+                configPath: Self.path,
+                configKey: "moduleMappings"
+            ) == "--swift_opt=ProtoPathModuleMappings=/m=1.asciipb"
+        )
+        #expect(throws: GeneratorConfigError.self) {
+            try ProtocArguments.option(
+                "swift",
+                key: "ServiceConfig",
+                path: URL(fileURLWithPath: "/a,b.json"),
+                configPath: Self.path,
+                configKey: "serviceConfigs"
+            )
+        }
+        try ProtocArguments.checkProtoName("acme/-x.proto", file: "/p/acme/-x.proto")
+        for name in ["-x.proto", "@args.proto", "--help.proto"] {
+            #expect(
+                throws: GeneratorConfigError(
+                    path: "/p/\(name)",
+                    problem:
+                        "would be passed to protoc as \"\(name)\", which protoc reads as a flag or a file of arguments",
+                    fix: "rename it (or the directory it is in) so its path does not start with \"-\" or \"@\""
+                )
+            ) { try ProtocArguments.checkProtoName(name, file: "/p/\(name)") }
+        }
+    }
+
+    @Test("The files a module mappings file gives to other modules, comments skipped")
+    func moduleMappings() {
+        let text = """
+            # mapping { module_name: "Old" proto_file_path: "commented/out.proto" }
+            mapping {
+              module_name: "AuthRPC"
+              proto_file_path: "google/rpc/status.proto"  # trailing comment
+            }
+            mapping { module_name: "Common" proto_file_path: "a.proto" proto_file_path:"b/c.proto" }
+            """
+        #expect(
+            ModuleMappingsScan.protoFilePaths(in: text) == ["google/rpc/status.proto", "a.proto", "b/c.proto"]
+        )
     }
 
     @Test("protoc: the config's path, else PROTOC_PATH, else PATH; each miss says what to do")

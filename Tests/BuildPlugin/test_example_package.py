@@ -1,7 +1,8 @@
 """The AuthRPCGenerator build plugin as a consumer uses it: Examples/GeneratedClient (its own
 package, depending on this one by path) is built with `swift build`, run against the sandbox,
-and built again with a broken config, a missing protoc and a missing import, whose errors must
-name the file and what to fix.
+and built again with a broken config, a missing protoc, a missing import, paths protoc would
+misread and a bad service config, whose errors must name the file and what to fix; and with
+protos imported through "importPaths" and a service config, which must build.
 
     .venv/bin/python -m unittest discover -s Tests/BuildPlugin -p 'test_*.py'
 
@@ -10,6 +11,7 @@ absolute), so its build stays out of the source tree and repeated runs are incre
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -22,6 +24,7 @@ SCRATCH = os.path.join(WORK, "build")
 TARGET = os.path.join(PACKAGE, "Sources", "GeneratedClient")
 CONFIG = os.path.join(TARGET, "authrpc-swift-config.json")
 PROTO = os.path.join(TARGET, "sandbox", "test_service.proto")
+IDENTITY = os.path.join(TARGET, "sandbox", "identity.proto")
 BUILD_TIMEOUT = 1500
 
 sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
@@ -118,7 +121,7 @@ class ExamplePackageTest(unittest.TestCase):
 
     def test_the_plugin_generates_messages_and_a_client_per_proto(self):
         client = self.generated("sandbox_test_service.authrpc.swift")
-        self.assertIn("struct Grpc_Testing_TestServiceClient: Sendable {", client)
+        self.assertIn("struct Grpc_Testing_TestServiceClient: Swift.Sendable {", client)
         self.assertIn("/// Not generated: `StreamingOutputCall` (server streaming).", client)
         self.assertIn("    @available(*, deprecated)\n    nonisolated(nonsending) func whoAmI(", client)
         self.assertIn("struct Sandbox_Identity_WhoAmIRequest", self.generated("sandbox_identity.pb.swift"))
@@ -126,17 +129,35 @@ class ExamplePackageTest(unittest.TestCase):
 
     def broken_build(self, path, edit):
         """Builds with `edit(text)` applied to the file at `path`; restores it afterwards."""
-        with open(path) as handle:
-            original = handle.read()
-        try:
-            with open(path, "w") as handle:
-                handle.write(edit(original))
-            result = swift_build()
-        finally:
-            with open(path, "w") as handle:
-                handle.write(original)
+        result = self.edited_build({path: edit})
         self.assertNotEqual(result.returncode, 0, "the broken build succeeded")
         return result.stdout + result.stderr
+
+    def edited_build(self, edits, new_files=None):
+        """Builds with each `edit(text)` applied to its file and `new_files` (path: text) written;
+        restores everything afterwards. Returns the build's result."""
+        originals = {}
+        created = []
+        try:
+            for path, edit in edits.items():
+                with open(path) as handle:
+                    originals[path] = handle.read()
+                with open(path, "w") as handle:
+                    handle.write(edit(originals[path]))
+            for path, text in (new_files or {}).items():
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                created.append(path)
+                with open(path, "w") as handle:
+                    handle.write(text)
+            return swift_build()
+        finally:
+            for path, text in originals.items():
+                with open(path, "w") as handle:
+                    handle.write(text)
+            for path in created:
+                os.remove(path)
+            shutil.rmtree(os.path.join(PACKAGE, "Vendor"), ignore_errors=True)
+            shutil.rmtree(os.path.join(PACKAGE, "Vendor:split"), ignore_errors=True)
 
     def test_an_unknown_config_key_names_the_config_and_the_keys_there_are(self):
         output = self.broken_build(CONFIG, lambda text: text.replace('"visibility"', '"visiblity"'))
@@ -153,6 +174,51 @@ class ExamplePackageTest(unittest.TestCase):
             'import "sandbox/identity.proto";', 'import "sandbox/identity.proto";\nimport "google/api/annotations.proto";'))
         self.assertIn(f'error: {PROTO}:9 imports "google/api/annotations.proto", which is in none of the import paths', output)
         self.assertIn(f'add the directory that contains google/api/annotations.proto to "importPaths" in {CONFIG}', output)
+
+
+    def test_protos_reached_through_import_paths_are_generated_too(self):
+        # A vendored proto (and the one it imports) outside the target, found through
+        # "importPaths": their types must exist at compile time.
+        shared = os.path.join(PACKAGE, "Vendor", "acme", "shared.proto")
+        base = os.path.join(PACKAGE, "Vendor", "acme", "base.proto")
+        result = self.edited_build(
+            {CONFIG: lambda text: text.replace('"messages": true', '"importPaths": ["../../Vendor"], "messages": true'),
+             IDENTITY: lambda text: text.replace('package sandbox.identity;', 'package sandbox.identity;\n\nimport "acme/shared.proto";')
+             .replace("bool fill_scope = 5;", "bool fill_scope = 5;\n  acme.Shared shared = 6;")},
+            {shared: 'syntax = "proto3";\npackage acme;\nimport "acme/base.proto";\n'
+                     '// Uses /* inside a line comment, which once hid the import below from the plugin.\n'
+                     'message Shared { acme.Base base = 1; }\n',
+             base: 'syntax = "proto3";\npackage acme;\nmessage Base { string id = 1; }\n'})
+        self.assertEqual(result.returncode, 0, f"{result.stdout}\n{result.stderr}")
+        self.assertIn("struct Acme_Shared", self.generated("acme_shared.pb.swift"))
+        self.assertIn("struct Acme_Base", self.generated("acme_base.pb.swift"))
+
+    def test_a_service_config_is_embedded_in_the_client_and_checked(self):
+        path = os.path.join(TARGET, "service_config.json")
+        text = '{"methodConfig": [{"name": [{"service": "grpc.testing.TestService"}], "timeout": "5s"}]}\n'
+        config = lambda text: text.replace('"messages": true', '"serviceConfigs": ["service_config.json"], "messages": true')  # noqa: E731
+        result = self.edited_build({CONFIG: config}, {path: text})
+        self.assertEqual(result.returncode, 0, f"{result.stdout}\n{result.stderr}")
+        self.assertIn("static let serviceConfigJSON: Swift.String = \"\"\"\n    {\"methodConfig\"",
+                      self.generated("sandbox_test_service.authrpc.swift"))
+        broken = self.edited_build({CONFIG: config}, {path: text.replace('"5s"', '"5 seconds"')})
+        self.assertNotEqual(broken.returncode, 0)
+        self.assertIn(f'ServiceConfig={path} has methodConfig[0].timeout "5 seconds", which is not a duration such as',
+                      broken.stdout + broken.stderr)
+
+    def test_a_proto_name_protoc_would_read_as_a_flag_is_refused(self):
+        evil = os.path.join(TARGET, "-evil.proto")
+        result = self.edited_build({}, {evil: 'syntax = "proto3";\npackage evil;\nmessage E {}\n'})
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn(f'error: {evil} would be passed to protoc as "-evil.proto", which protoc reads as a flag or a '
+                      'file of arguments', result.stdout + result.stderr)
+
+    def test_an_import_path_protoc_would_split_is_refused(self):
+        os.makedirs(os.path.join(PACKAGE, "Vendor:split"), exist_ok=True)
+        output = self.broken_build(CONFIG, lambda text: text.replace(
+            '"messages": true', '"importPaths": ["../../Vendor:split"], "messages": true'))
+        self.assertIn(f'error: {CONFIG} needs the import path {PACKAGE}/Vendor:split as an import path, and protoc '
+                      'splits import paths at ":"', output)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,12 @@ CONNECTION_WINDOW = 64 << 20  # connection receive window, opened with a WINDOW_
 HIGH_WATER = 1 << 20  # stop turning queued DATA into frames while this much is unsent
 WRITE_CHUNK = 256 << 10
 
-PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_goaway_after_first", "h2c_no_ping_ack")
+PLAINTEXT_PERSONALITIES = ("h2c", "h2c_limited", "h2c_small_header_list", "h2c_goaway_after_first", "h2c_no_ping_ack",
+                           "h2c_bad_initial_window")
+
+# h2c_bad_initial_window: SETTINGS_INITIAL_WINDOW_SIZE one above the largest window HTTP/2 allows
+# (2^31 - 1), a connection error (FLOW_CONTROL_ERROR) for the client (RFC 9113 section 6.5.2).
+BAD_INITIAL_WINDOW = 1 << 31
 
 SPECIAL_MESSAGE = "%09%0Atest with whitespace%0D%0Aand Unicode BMP %E2%98%BA and non-BMP %F0%9F%98%88%09%0A"
 MALFORMED_MESSAGE = "bad %zz escape %E2%98 and 100%"
@@ -86,6 +91,11 @@ def protobuf_string(field, text):
         length.append(byte | (0x80 if count else 0))
         if not count:
             return bytes([field << 3 | 2]) + bytes(length) + data
+
+
+def raw_frame(kind, flags, stream_id, payload):
+    """An HTTP/2 frame built by hand (RFC 9113 section 4.1), for what h2 would refuse to send."""
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream_id.to_bytes(4, "big") + payload
 
 
 def log(*parts):
@@ -135,6 +145,22 @@ class EventLog:
 
 
 EVENTS = EventLog()
+
+
+class AttemptCounter:
+    """How many attempts each tagged call has made (the `Retry` scenario), on every port."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_tag = collections.Counter()
+
+    def next(self, tag):
+        with self._lock:
+            self._by_tag[tag] += 1
+            return self._by_tag[tag]
+
+
+ATTEMPTS = AttemptCounter()
 
 
 class Stream:
@@ -266,6 +292,7 @@ class Connection:
             "CloseMidStream": self.close_mid_stream,
             "Hang": self.never_answered,
             "Events": self.events,
+            "Retry": self.retry,
         }
         self.scenarios.update(self.transport_scenarios())
 
@@ -309,6 +336,13 @@ class Connection:
         self.h2.local_settings = h2.settings.Settings(client=False, initial_values=settings)
         self.h2.initiate_connection()
         self.h2.increment_flow_control_window(CONNECTION_WINDOW - 65535)
+        if self.personality == "h2c_bad_initial_window":
+            # h2 would never send the bad value: its own first SETTINGS is replaced by a
+            # hand-made one (h2 goes on expecting an acknowledgement that never matters).
+            self.h2.data_to_send()
+            self.outbuf += raw_frame(0x4, 0, 0, (0x3).to_bytes(2, "big") + (1000).to_bytes(4, "big")
+                                     + (0x4).to_bytes(2, "big") + BAD_INITIAL_WINDOW.to_bytes(4, "big"))
+            return
         self.take_output()
 
     def next_timeout(self):
@@ -580,6 +614,10 @@ class Connection:
         elif isinstance(event, h2.events.ConnectionTerminated):
             self.connection_event({"type": "goaway", "error_code": int(event.error_code),
                                    "last_stream_id": event.last_stream_id})
+            if self.personality == "h2c_bad_initial_window":
+                # Keep the connection open, as the server that found this did: a client that
+                # goes on waiting for SETTINGS waits until its deadline.
+                return
             # h2 will not send anything after the client's GOAWAY: finish writing, then close.
             self.begin_close()
 
@@ -791,6 +829,36 @@ class Connection:
         self.normal_headers(stream)
         self.message_and_ok(stream, json.dumps({"events": EVENTS.get(tag)}).encode("utf-8"))
 
+    def retry(self, stream):
+        """Retry: fails the first x-fault-failures attempts (default 2) of the call tagged
+        x-fault-tag with status x-fault-code (default 14, UNAVAILABLE), as Trailers-Only, or after
+        response headers with x-fault-headers-first: 1; with x-fault-pushback, each failure carries
+        that grpc-retry-pushback-ms. Then answers OK with {"attempt": n}. Every attempt records an
+        `attempt` event with its grpc-previous-rpc-attempts, grpc-timeout, arrival time and body."""
+        attempt = ATTEMPTS.next(stream.tag)
+        EVENTS.record(stream.tag, {
+            "type": "attempt",
+            "attempt": attempt,
+            "previous_rpc_attempts": stream.first.get("grpc-previous-rpc-attempts"),
+            "grpc_timeout": stream.first.get("grpc-timeout"),
+            "monotonic": time.monotonic(),
+            "body_hex": bytes(stream.body).hex(),
+        })
+        if attempt > stream.number("x-fault-failures", 2):
+            self.normal_headers(stream)
+            self.message_and_ok(stream, json.dumps({"attempt": attempt}).encode("utf-8"))
+            return
+        code = stream.number("x-fault-code", 14)
+        message = f"attempt {attempt} failed"
+        extra = []
+        if "x-fault-pushback" in stream.first:
+            extra.append(("grpc-retry-pushback-ms", stream.first["x-fault-pushback"]))
+        if stream.first.get("x-fault-headers-first") == "1":
+            self.normal_headers(stream)
+            self.trailers(stream, [("grpc-status", str(code)), ("grpc-message", message), *extra])
+        else:
+            self.trailers_only(stream, code, message, extra)
+
     def unknown(self, stream):
         self.trailers_only(stream, 12, f"unknown fault scenario {stream.scenario}")
 
@@ -809,6 +877,9 @@ class Connection:
             "PingFlood": self.ping_flood,
             "SettingsFlood": self.settings_flood,
             "ContinuationFlood": self.continuation_flood,
+            "StreamWindowUpdateZero": self.stream_window_update_zero,
+            "DataBeforeHeaders": self.data_before_headers,
+            "ContentLengthMismatch": self.content_length_mismatch,
         }
 
     def close_after_request(self, stream):
@@ -831,6 +902,26 @@ class Connection:
         self.take_output()
         self.outbuf += (4).to_bytes(3, "big") + bytes([0x8, 0]) + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
         self.write_some()
+
+    def stream_window_update_zero(self, stream):
+        # WINDOW_UPDATE with a zero increment on the request's own stream (RFC 9113 section 6.9:
+        # a PROTOCOL_ERROR; nghttp2 ends the whole connection for it).
+        self.take_output()
+        self.outbuf += raw_frame(0x8, 0, stream.id, (0).to_bytes(4, "big"))
+        self.write_some()
+
+    def data_before_headers(self, stream):
+        # A DATA frame (a whole gRPC message, END_STREAM) where the response HEADERS should be.
+        self.take_output()
+        self.outbuf += raw_frame(0x0, 0x1, stream.id, grpc_frame(b"early"))
+        self.write_some()
+
+    def content_length_mismatch(self, stream):
+        # content-length 4, then 10 bytes of body and nothing more (the stream stays open here):
+        # the client's HTTP/2 layer resets the stream itself (PROTOCOL_ERROR), and that reset is
+        # recorded; the server never resets it.
+        self.headers(stream, [(":status", "200"), ("content-type", "application/grpc"), ("content-length", "4")])
+        self.data(stream, grpc_frame(b"short"))
 
     # ---------------------------------------------------------------- header-list scenarios
 
@@ -1109,7 +1200,8 @@ def select_ready(readers, writers, deadline):
 
 def handle_connection(sock, personality, tls_context):
     try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if sock.family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if personality == "tls12_renegotiate":
             RenegotiatingFront(sock).run()
             return
@@ -1163,6 +1255,8 @@ def main():
     parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input reaches EOF")
     parser.add_argument("--tls-cert", help="PEM certificate chain for the TLS ports")
     parser.add_argument("--tls-key", help="PEM private key for the TLS ports")
+    parser.add_argument("--unix", help="also serve the h2c personality on a unix-domain socket at this path")
+    parser.add_argument("--unix-abstract", help="also serve the h2c personality on this abstract unix socket name (Linux)")
     arguments = parser.parse_args()
     if bool(arguments.tls_cert) != bool(arguments.tls_key):
         parser.error("--tls-cert and --tls-key go together")
@@ -1200,13 +1294,29 @@ def main():
     RenegotiatingFront.upstream_port = ports["h2c"]
     for listener, (name, context) in zip(listeners, personalities.items()):
         threading.Thread(target=serve, args=(listener, name, context), name=f"{name}-accept", daemon=True).start()
+    unix = {}
+    for key, address in (("unix", arguments.unix), ("unix_abstract", arguments.unix_abstract)):
+        if address is None:
+            continue
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # An abstract name starts with a NUL byte; a path is a file, replaced if a stale one is there.
+        if key == "unix_abstract":
+            listener.bind("\0" + address)
+        else:
+            if os.path.exists(address):
+                os.unlink(address)
+            listener.bind(address)
+        listener.listen(1024)
+        listeners.append(listener)
+        unix[key] = address
+        threading.Thread(target=serve, args=(listener, "h2c", None), name=f"{key}-accept", daemon=True).start()
 
     state_dir = os.path.abspath(arguments.state_dir)
     os.makedirs(state_dir, exist_ok=True)
     path = os.path.join(state_dir, "faults.json")
     temporary = f"{path}.{os.getpid()}.tmp"
     with open(temporary, "w") as handle:
-        json.dump({"pid": os.getpid(), "host": arguments.host, "ports": ports}, handle)
+        json.dump({"pid": os.getpid(), "host": arguments.host, "ports": ports, **unix}, handle)
     os.replace(temporary, path)
     print(f"FAULTS READY {path}", flush=True)
 

@@ -39,7 +39,8 @@ def validate_script(script):
     """Checks a script's fields and returns it; raises ScriptError naming the first bad one."""
     if not isinstance(script, dict):
         raise ScriptError("a script is a JSON object")
-    known = {"status", "reason", "headers", "body", "repeat", "content_length", "delay_ms", "drip_ms", "chunk_bytes"}
+    known = {"status", "reason", "headers", "body", "repeat", "content_length", "delay_ms", "drip_ms", "chunk_bytes",
+             "head_drip_ms", "filler_headers", "raw"}
     unknown = set(script) - known
     if unknown:
         raise ScriptError(f"unknown script fields: {sorted(unknown)}")
@@ -59,9 +60,15 @@ def validate_script(script):
                 or not isinstance(repeat.get("count"), int) or not 0 <= repeat["count"] <= 1 << 30:
             raise ScriptError("repeat is {prefix, fill (non-empty), count (0...2^30), suffix}")
     length = script.get("content_length", "exact")
-    if length not in ("exact", "omit") and not (isinstance(length, int) and length >= 0):
-        raise ScriptError('content_length is "exact", "omit" or a non-negative integer')
-    for name, limit in (("delay_ms", 60_000), ("drip_ms", 10_000)):
+    if length not in ("exact", "omit", "chunked") and not (isinstance(length, int) and length >= 0):
+        raise ScriptError('content_length is "exact", "omit", "chunked" or a non-negative integer')
+    if "raw" in script and not isinstance(script["raw"], str):
+        raise ScriptError("raw must be a string")
+    filler = script.get("filler_headers", {"count": 0, "bytes": 0})
+    if not isinstance(filler, dict) or not all(isinstance(filler.get(k), int) for k in ("count", "bytes")) \
+            or not 0 <= filler["count"] <= 100_000 or not 0 <= filler["bytes"] <= 1 << 20:
+        raise ScriptError("filler_headers is {count (0...100000), bytes (0...2^20)}")
+    for name, limit in (("delay_ms", 60_000), ("drip_ms", 10_000), ("head_drip_ms", 10_000)):
         value = script.get(name, 0)
         if not isinstance(value, (int, float)) or not 0 <= value <= limit:
             raise ScriptError(f"{name} must be between 0 and {limit}")
@@ -90,7 +97,7 @@ class Scripts:
         with self.lock:
             return self.scripts.get(identifier)
 
-    def record_hit(self, identifier, method, path, body):
+    def record_hit(self, identifier, method, path, body, header_names):
         form_keys = []
         if body:
             try:
@@ -101,7 +108,8 @@ class Scripts:
             stats = self.stats[identifier]
             stats["hits"] += 1
             # Names only: the values may be tokens or secrets.
-            stats["requests"].append({"method": method, "path": path, "body_bytes": len(body), "form_keys": form_keys})
+            stats["requests"].append({"method": method, "path": path, "body_bytes": len(body), "form_keys": form_keys,
+                                      "header_names": header_names})
 
     def add_sent(self, identifier, count):
         with self.lock:
@@ -174,7 +182,7 @@ class Server:
                 return
             if request is None:
                 return
-            method, target, body = request
+            method, target, body, header_names = request
             path = urllib.parse.urlsplit(target).path
             try:
                 if path == "/scripts" and method == "POST":
@@ -187,7 +195,7 @@ class Server:
                     if script is None:
                         send_json(connection, 404, {"error": "no such script"})
                     else:
-                        self.scripts.record_hit(identifier, method, path, body)
+                        self.scripts.record_hit(identifier, method, path, body, header_names)
                         self.play(connection, identifier, script)
                 else:
                     send_json(connection, 404, {"error": "not found"})
@@ -213,32 +221,63 @@ class Server:
     def play(self, connection, identifier, script):
         if script.get("delay_ms"):
             time.sleep(script["delay_ms"] / 1000)
+        if "raw" in script:
+            # Bytes as given (Latin-1), with no framing of ours: for answers no formatter would write.
+            aborted = False
+            try:
+                self.drip(connection, identifier, script["raw"].encode("latin-1"), script.get("head_drip_ms", 0))
+                connection.shutdown(socket.SHUT_WR)
+            except OSError:
+                aborted = True
+            self.scripts.finish(identifier, aborted)
+            return
         status = script.get("status", 200)
         reason = script.get("reason", REASONS.get(status, "Status"))
         headers = list(script.get("headers", []))
         if not any(name.lower() == "content-type" for name, _ in headers):
             headers.append(["Content-Type", "application/json"])
         length = script.get("content_length", "exact")
+        chunked = length == "chunked"
         if length == "exact":
             headers.append(["Content-Length", str(body_length(script))])
+        elif chunked:
+            headers.append(["Transfer-Encoding", "chunked"])
         elif length != "omit":
             headers.append(["Content-Length", str(length)])
         headers.append(["Connection", "close"])
-        head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{n}: {v}\r\n" for n, v in headers) + "\r\n"
+        filler = script.get("filler_headers", {"count": 0, "bytes": 0})
+        head = (f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{n}: {v}\r\n" for n, v in headers)).encode("latin-1")
         aborted = False
         try:
-            self.send(connection, identifier, head.encode("latin-1"))
+            self.drip(connection, identifier, head, script.get("head_drip_ms", 0))
+            line = b"X-Filler: " + b"f" * filler["bytes"] + b"\r\n"
+            for _ in range(filler["count"]):
+                self.send(connection, identifier, line)
+            self.send(connection, identifier, b"\r\n")
             chunk_bytes = script.get("chunk_bytes", 65536)
             drip = script.get("drip_ms", 0) / 1000
             for part in body_parts(script):
                 for start in range(0, len(part), chunk_bytes):
-                    self.send(connection, identifier, part[start:start + chunk_bytes])
+                    piece = part[start:start + chunk_bytes]
+                    # Chunked: each piece is one chunk (hex size, CR LF, data, CR LF).
+                    self.send(connection, identifier, b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
                     if drip:
                         time.sleep(drip)
+            if chunked:
+                self.send(connection, identifier, b"0\r\nX-Trailer: t\r\n\r\n")
             connection.shutdown(socket.SHUT_WR)
         except OSError:
             aborted = True
         self.scripts.finish(identifier, aborted)
+
+    def drip(self, connection, identifier, data, pause_ms):
+        """Sends `data` whole, or a byte at a time `pause_ms` apart."""
+        if not pause_ms:
+            self.send(connection, identifier, data)
+            return
+        for index in range(len(data)):
+            self.send(connection, identifier, data[index:index + 1])
+            time.sleep(pause_ms / 1000)
 
     def send(self, connection, identifier, data):
         view = memoryview(data)
@@ -249,7 +288,7 @@ class Server:
 
 
 def read_request(connection):
-    """(method, target, body) of one HTTP/1.1 request, or None when the client left first."""
+    """(method, target, body, header names) of one HTTP/1.1 request, or None when the client left first."""
     buffer = b""
     while b"\r\n\r\n" not in buffer:
         chunk = connection.recv(65536)
@@ -264,8 +303,10 @@ def read_request(connection):
     if len(parts) != 3:
         raise ValueError("malformed request line")
     length = 0
+    names = []
     for line in lines[1:]:
         name, _, value = line.partition(":")
+        names.append(name.strip())
         if name.strip().lower() == "content-length":
             length = int(value.strip())
     if not 0 <= length <= MAX_BODY_BYTES:
@@ -276,7 +317,7 @@ def read_request(connection):
         if not chunk:
             break
         body += chunk
-    return parts[0], parts[1], body[:length]
+    return parts[0], parts[1], body[:length], names
 
 
 def send_json(connection, status, document):

@@ -64,8 +64,13 @@ def make_certificate(directory):
 class Client:
     """A small blocking HTTP/2 client on h2 that records every event it sees."""
 
-    def __init__(self, port, tls_context=None):
-        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    def __init__(self, port, tls_context=None, unix_address=None):
+        if unix_address is not None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(10)
+            sock.connect(unix_address)
+        else:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         if tls_context is not None:
             sock = tls_context.wrap_socket(sock, server_hostname="localhost")
         self.sock = sock
@@ -188,8 +193,11 @@ class FaultServerTest(unittest.TestCase):
         cert, key = make_certificate(cls.tmp.name)
         cls.cert = cert
         state = os.path.join(cls.tmp.name, "state")
+        cls.unix_path = os.path.join(cls.tmp.name, "faults.sock")
+        cls.abstract_name = f"authrpc-fault-self-test-{os.getpid()}"
         cls.process = subprocess.Popen(
-            [sys.executable, SERVER, "--state-dir", state, "--exit-with-stdin", "--tls-cert", cert, "--tls-key", key],
+            [sys.executable, SERVER, "--state-dir", state, "--exit-with-stdin", "--tls-cert", cert, "--tls-key", key,
+             "--unix", cls.unix_path, "--unix-abstract", cls.abstract_name],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = cls.process.stdout.readline().strip()
         assert line.startswith("FAULTS READY "), line
@@ -227,8 +235,10 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(self.info["pid"], self.process.pid)
         self.assertEqual(self.info["host"], "127.0.0.1")
         self.assertEqual(set(self.ports), {"h2c", "h2c_limited", "h2c_small_header_list",
-                                           "h2c_goaway_after_first", "h2c_no_ping_ack", "tls", "tls_no_alpn",
-                                           "tls12_renegotiate"})
+                                           "h2c_goaway_after_first", "h2c_no_ping_ack", "h2c_bad_initial_window",
+                                           "tls", "tls_no_alpn", "tls12_renegotiate"})
+        self.assertEqual(self.info["unix"], self.unix_path)
+        self.assertEqual(self.info["unix_abstract"], self.abstract_name)
 
     def test_echo_request_returns_what_was_sent(self):
         client = self.client()
@@ -439,6 +449,35 @@ class FaultServerTest(unittest.TestCase):
         frame = next(f for f in goaway.frames if f[0] == 0x7)
         self.assertEqual(frame[3], 8 + len(server.HOSTILE_TEXT.encode("utf-8")), "the text is the GOAWAY's debug data")
 
+    def test_retry_fails_the_first_attempts_of_a_tag_then_answers(self):
+        client = Client(self.ports["h2c"])
+        try:
+            tag = f"retry-{time.monotonic_ns()}"
+            base = [("x-fault-tag", tag), ("x-fault-failures", "2"), ("x-fault-pushback", "25")]
+            first = client.call("Retry", base)
+            self.assertEqual(len(first.header_blocks), 1)  # Trailers-Only
+            fields = dict(first.headers)
+            self.assertEqual(fields["grpc-status"], "14")
+            self.assertEqual(fields["grpc-message"], "attempt 1 failed")
+            self.assertEqual(fields["grpc-retry-pushback-ms"], "25")
+            second = client.call("Retry", base + [("grpc-previous-rpc-attempts", "1"), ("x-fault-headers-first", "1")])
+            self.assertEqual(len(second.header_blocks), 2)  # headers, then the failure in trailers
+            self.assertEqual(dict(second.trailers)["grpc-status"], "14")
+            third = client.call("Retry", base + [("grpc-previous-rpc-attempts", "2"), ("grpc-timeout", "5S")])
+            self.assertEqual(dict(third.trailers)["grpc-status"], "0")
+            self.assertEqual(third.json(), {"attempt": 3})
+            events = client.call("Events", [("x-fault-query-tag", tag)]).json()["events"]
+            attempts = [event for event in events if event["type"] == "attempt"]
+            self.assertEqual([event["attempt"] for event in attempts], [1, 2, 3])
+            self.assertEqual([event["previous_rpc_attempts"] for event in attempts], [None, "1", "2"])
+            self.assertEqual(attempts[2]["grpc_timeout"], "5S")
+            self.assertEqual(attempts[0]["body_hex"], grpc_frame(b"hello").hex())
+            self.assertLessEqual(attempts[0]["monotonic"], attempts[2]["monotonic"])
+            other = client.call("Retry", [("x-fault-tag", tag + "-b"), ("x-fault-failures", "0")])
+            self.assertEqual(other.json(), {"attempt": 1})  # counted per tag
+        finally:
+            client.close()
+
     def test_tls_personalities(self):
         client = self.client("tls", self.tls_context(["h2"]))
         self.assertEqual(client.sock.selected_alpn_protocol(), "h2")
@@ -588,6 +627,63 @@ class FaultServerTest(unittest.TestCase):
         response = client.call("ContinuationFlood", [("x-fault-count", "5")])
         self.assertEqual(response.headers, [(":status", "200")] + [("x-c", "v")] * 5)
         self.assertEqual([kind for kind, _, stream_id, _ in client.frames if stream_id == 1], [0x1] + [0x9] * 5)
+
+    def test_unix_sockets_serve_h2c(self):
+        for address in (self.unix_path, "\0" + self.abstract_name):
+            client = Client(None, unix_address=address)
+            self.addCleanup(client.close)
+            response = client.call("Echo", message=b"over unix")
+            self.assertEqual(response.message, b"over unix")
+
+    def test_bad_initial_window_personality_announces_two_to_the_31(self):
+        sock = socket.create_connection(("127.0.0.1", self.ports["h2c_bad_initial_window"]), timeout=10)
+        self.addCleanup(sock.close)
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 0x4, 0, 0, 0, 0, 0]))
+        data = b""
+        while len(data) < 9 or len(data) < 9 + int.from_bytes(data[:3], "big"):
+            chunk = sock.recv(4096)
+            self.assertTrue(chunk, "closed before the first frame")
+            data += chunk
+        length = int.from_bytes(data[:3], "big")
+        self.assertEqual((data[3], data[4]), (0x4, 0))  # the server's first frame: SETTINGS, not an ACK
+        payload = data[9:9 + length]
+        entries = {int.from_bytes(payload[i:i + 2], "big"): int.from_bytes(payload[i + 2:i + 6], "big")
+                   for i in range(0, len(payload), 6)}
+        self.assertEqual(entries[0x4], 1 << 31)
+        # The client's GOAWAY (FLOW_CONTROL_ERROR) does not make the server close.
+        sock.sendall(bytes([0, 0, 8, 0x7, 0, 0, 0, 0, 0]) + (0).to_bytes(4, "big") + (3).to_bytes(4, "big"))
+        sock.settimeout(1.0)
+        with self.assertRaises(socket.timeout):
+            while sock.recv(4096):
+                pass
+
+    def hostile_frames(self, scenario):
+        """The frames received for a scenario that h2 (rightly) refuses to accept."""
+        client = self.client()
+        stream_id = client.request(scenario)
+        try:
+            client.pump(lambda: any(s == stream_id for _, _, s, _ in client.frames) and client.done(stream_id),
+                        timeout=3)
+        except (h2.exceptions.ProtocolError, AssertionError):
+            pass
+        return stream_id, client
+
+    def test_stream_window_update_zero(self):
+        stream_id, client = self.hostile_frames("StreamWindowUpdateZero")
+        self.assertIn((0x8, 0, stream_id, 4), client.frames)
+
+    def test_data_before_headers(self):
+        stream_id, client = self.hostile_frames("DataBeforeHeaders")
+        first = next(frame for frame in client.frames if frame[2] == stream_id)
+        self.assertEqual(first, (0x0, 0x1, stream_id, 10))
+
+    def test_content_length_mismatch(self):
+        stream_id, client = self.hostile_frames("ContentLengthMismatch")
+        kinds = [(kind, flags & 0x1, length) for kind, flags, s, length in client.frames if s == stream_id]
+        self.assertEqual(kinds[0][0], 0x1)
+        self.assertIn((0x0, 0, 10), kinds)  # 10 bytes of body where 4 were announced; no END_STREAM
+        self.assertNotIn(0x3, [kind for kind, _, _ in kinds])  # the server never resets it
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -131,6 +131,40 @@ class HostileServerTests(unittest.TestCase):
         connection.close()
         self.assertGreaterEqual(time.monotonic() - start, 0.25)
 
+    def raw_get(self, path, seconds=10):
+        with socket.create_connection(("127.0.0.1", self.info["port"]), timeout=seconds) as client:
+            client.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Probe: 1\r\n\r\n".encode())
+            data = b""
+            while True:
+                chunk = client.recv(65536)
+                if not chunk:
+                    return data
+                data += chunk
+
+    def test_chunked_bodies_filler_headers_raw_answers_and_a_dripped_head(self):
+        _, chunked = self.register({"body": "0123456789", "content_length": "chunked", "chunk_bytes": 4})
+        connection = self.connection()
+        connection.request("GET", chunked["path"])
+        response = connection.getresponse()
+        self.assertEqual(response.getheader("Transfer-Encoding"), "chunked")
+        self.assertEqual(response.read(), b"0123456789")  # http.client joins the chunks
+        connection.close()
+        data = self.raw_get(chunked["path"])
+        self.assertTrue(data.endswith(b"4\r\n0123\r\n4\r\n4567\r\n2\r\n89\r\n0\r\nX-Trailer: t\r\n\r\n"), data)
+
+        _, filled = self.register({"body": "{}", "filler_headers": {"count": 3, "bytes": 5}})
+        self.assertEqual(self.raw_get(filled["path"]).count(b"X-Filler: fffff\r\n"), 3)
+
+        raw = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy"
+        _, garbage = self.register({"raw": raw})
+        self.assertEqual(self.raw_get(garbage["path"]), raw.encode())
+
+        _, dripped = self.register({"body": "{}", "head_drip_ms": 20})
+        start = time.monotonic()
+        self.assertTrue(self.raw_get(dripped["path"]).startswith(b"HTTP/1.1 200 OK\r\n"))
+        self.assertGreaterEqual(time.monotonic() - start, 1.0)  # 60-odd head bytes, 20 ms apart
+        self.assertEqual(self.stats(dripped["id"])["requests"][0]["header_names"], ["Host", "X-Probe"])
+
     def test_invalid_scripts_are_refused_with_the_reason(self):
         for script, word in (({"status": 42}, "status"), ({"body": 5}, "body"), ({"nope": 1}, "unknown"),
                              ({"repeat": {"fill": "", "count": 3}}, "repeat"), ({"delay_ms": -1}, "delay_ms")):

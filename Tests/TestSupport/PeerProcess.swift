@@ -20,13 +20,20 @@ public final class PeerProcess: Sendable {
         script: String,
         name: String,
         arguments: [String] = [],
+        launcher: [String] = [],
         readyTimeout: Duration = .seconds(60)
     ) async throws -> PeerProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(
                     with: Result {
-                        try PeerProcess(script: script, name: name, arguments: arguments, readyTimeout: readyTimeout)
+                        try PeerProcess(
+                            script: script,
+                            name: name,
+                            arguments: arguments,
+                            launcher: launcher,
+                            readyTimeout: readyTimeout
+                        )
                     }
                 )
             }.start()
@@ -34,7 +41,14 @@ public final class PeerProcess: Sendable {
     }
 
     /// Starts `script` (a path relative to the package root) and waits for its `READY <json>` line.
-    public init(script: String, name: String, arguments: [String] = [], readyTimeout: Duration = .seconds(60)) throws {
+    /// `launcher` runs Python (`ip netns exec NS`, say), when given.
+    public init(
+        script: String,
+        name: String,
+        arguments: [String] = [],
+        launcher: [String] = [],
+        readyTimeout: Duration = .seconds(60)
+    ) throws {
         let root = PackageRoot.url
         let state = FileManager.default.temporaryDirectory
             .appendingPathComponent("authrpc-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
@@ -43,9 +57,11 @@ public final class PeerProcess: Sendable {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
 
         let process = Process()
-        process.executableURL = PackageRoot.python
-        process.arguments =
-            [root.appendingPathComponent(script).path, "--state-dir", state.path, "--exit-with-stdin"] + arguments
+        let command =
+            launcher + [PackageRoot.python.path, root.appendingPathComponent(script).path, "--state-dir", state.path]
+            + ["--exit-with-stdin"] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = root
         let stdin = Pipe()
         let stdout = Pipe()

@@ -4,7 +4,8 @@ import Foundation
 import OAuth2
 
 /// swift-authrpc: one `Channel`, a static token or an `AuthSession` whose token is fresh; its
-/// tasks on the default executor, or on the channel's (the connection's I/O thread).
+/// tasks on the default executor, or on the channel's (the connection's I/O thread); with or
+/// without a retry policy (which the calls never need: they succeed at once).
 struct AuthRPCCaller: UnaryCaller {
     let client: Grpc_Testing_TestServiceClient
     let options: CallOptions
@@ -13,7 +14,8 @@ struct AuthRPCCaller: UnaryCaller {
     let request: Grpc_Testing_SimpleRequest
     let preferredExecutor: (any TaskExecutor)?
 
-    init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false) throws {
+    init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false, retryPolicy: RetryPolicy? = nil) throws
+    {
         let security: TransportSecurity =
             setup.tls
             ? .tls(
@@ -29,7 +31,8 @@ struct AuthRPCCaller: UnaryCaller {
         var options = CallOptions(
             timeout: .seconds(120),
             maxResponseMessageBytes: BenchSetup.maxMessageBytes,
-            allowsInsecureCredentials: true
+            allowsInsecureCredentials: true,
+            retryPolicy: retryPolicy
         )
         if useSession {
             let state = AuthState(

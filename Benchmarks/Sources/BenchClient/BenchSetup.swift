@@ -1,3 +1,4 @@
+import AuthRPC
 import AuthSampleService
 import Foundation
 
@@ -26,6 +27,14 @@ struct BenchSetup: Sendable {
     /// Request metadata the C++ bench server understands (see Benchmarks/CxxServer).
     static let holdKey = "x-bench-hold"
     static let controlKey = "x-bench-control"
+    /// The policy of `authrpc-retry`: gRFC A6's example (4 attempts, 0.1 s to 1 s, ×2, UNAVAILABLE);
+    /// its calls succeed at once, so it measures what a policy costs a call that needs no retry.
+    static let retryPolicy = RetryPolicy(
+        maxAttempts: 4,
+        initialBackoff: .milliseconds(100),
+        maxBackoff: .seconds(1),
+        backoffMultiplier: 2
+    )
 }
 
 /// One implementation's unary call.

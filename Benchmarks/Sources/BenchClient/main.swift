@@ -27,6 +27,7 @@ switch implementation {
 case "authrpc", "baseline": caller = try AuthRPCCaller(setup, useSession: false)
 case "authrpc-session": caller = try AuthRPCCaller(setup, useSession: true)
 case "authrpc-io": caller = try AuthRPCCaller(setup, useSession: false, onChannelExecutor: true)
+case "authrpc-retry": caller = try AuthRPCCaller(setup, useSession: false, retryPolicy: BenchSetup.retryPolicy)
 case "grpc-swift": caller = try GRPCSwiftCaller(setup)
 case "noop": caller = NoCaller()
 default: Options.fail("unknown implementation \(implementation)")

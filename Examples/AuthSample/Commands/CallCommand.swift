@@ -17,7 +17,10 @@ struct CallCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Trust this CA (PEM file) instead of the system's roots.", valueName: "file")
+        help: ArgumentHelp(
+            "Trust this CA (PEM file): the server's certificate must lead to it, instead of the system's roots; token endpoints trust it besides them.",
+            valueName: "file"
+        )
     )
     var caCert: String?
 
@@ -104,7 +107,7 @@ struct CallCommand: AsyncParsableCommand {
 
     private func call() async throws(ToolFailure) {
         let requestMetadata = try MetadataArgument.parse(metadata)
-        let credentials = try resolveCredentials()
+        let credentials = try resolveCredentials(oauth: try OAuthTrust.transport(caCert: caCert))
         if plaintext, credentials.value != nil, !allowInsecureCredentials {
             throw ToolFailure(
                 status: .insecureCredentials,
@@ -184,12 +187,12 @@ struct CallCommand: AsyncParsableCommand {
 
     /// Where the token comes from: a flag, Google credentials, the environment, or the stored
     /// session (the default).
-    private func resolveCredentials() throws(ToolFailure) -> ResolvedCredentials {
+    private func resolveCredentials(oauth: any OAuthTransport) throws(ToolFailure) -> ResolvedCredentials {
         if anonymous {
             return ResolvedCredentials(value: nil, source: "none", session: nil, sessionName: nil)
         }
         if google.isSelected {
-            let selection = try google.resolve(logger: common.logger(label: "auth_sample.google"))
+            let selection = try google.resolve(logger: common.logger(label: "auth_sample.google"), transport: oauth)
             let identity = selection.credentials.identity
             var source = "\(identity.kind.rawValue) \(identity.principal) from \(selection.origin); \(selection.tokens)"
             if let quota = identity.quotaProjectID { source += "; quota project \(quota)" }
@@ -238,6 +241,7 @@ struct CallCommand: AsyncParsableCommand {
         let session = AuthSession(
             state: state,
             store: handle.store,
+            transport: oauth,
             logger: common.logger(label: "auth_sample.session")
         )
         if google.impersonatesWithSession {
@@ -247,7 +251,8 @@ struct CallCommand: AsyncParsableCommand {
                 origin: "session '\(handle.name)'",
                 sourceTokens: "the session's access token",
                 quotaProjectID: nil,
-                logger: common.logger(label: "auth_sample.google")
+                logger: common.logger(label: "auth_sample.google"),
+                transport: oauth
             )
             let identity = selection.credentials.identity
             return ResolvedCredentials(

@@ -55,6 +55,15 @@ struct LoginCommand: AsyncParsableCommand {
     )
     var waitTimeout = DurationArgument(seconds: 600)
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also trust this CA (PEM file) for the issuer's endpoints (discovery, sign-in, token).",
+            valueName: "file"
+        )
+    )
+    var caCert: String?
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -91,15 +100,16 @@ struct LoginCommand: AsyncParsableCommand {
 
     private func login() async throws(ToolFailure) {
         let handle = try common.store()
-        let configuration = try await serviceConfiguration()
+        let transport = try OAuthTrust.transport(caCert: caCert)
+        let configuration = try await serviceConfiguration(transport: transport)
         let secret = clientSecret ?? ProcessInfo.processInfo.environment["AUTH_SAMPLE_CLIENT_SECRET"]
         let client = OAuthClient(id: clientID, secret: secret)
         let state: AuthState
         do throws(OAuthError) {
             state =
                 usesBrowser
-                ? try await browserSignIn(configuration: configuration, client: client)
-                : try await deviceSignIn(configuration: configuration, client: client)
+                ? try await browserSignIn(configuration: configuration, client: client, transport: transport)
+                : try await deviceSignIn(configuration: configuration, client: client, transport: transport)
         } catch {
             throw Failures.signIn(error)
         }
@@ -111,10 +121,12 @@ struct LoginCommand: AsyncParsableCommand {
         Output.line("Session '\(handle.name)' saved to \(handle.path)")
     }
 
-    private func serviceConfiguration() async throws(ToolFailure) -> ServiceConfiguration {
+    private func serviceConfiguration(
+        transport: any OAuthTransport
+    ) async throws(ToolFailure) -> ServiceConfiguration {
         guard let issuer, let url = URL(string: issuer) else { return .google }
         do throws(OAuthError) {
-            return try await ServiceConfiguration.discover(issuer: url)
+            return try await ServiceConfiguration.discover(issuer: url, transport: transport)
         } catch {
             throw ToolFailure(
                 status: error.isTransient ? .tokenEndpointUnavailable : .signInFailed,
@@ -126,9 +138,15 @@ struct LoginCommand: AsyncParsableCommand {
 
     private func deviceSignIn(
         configuration: ServiceConfiguration,
-        client: OAuthClient
+        client: OAuthClient,
+        transport: any OAuthTransport
     ) async throws(OAuthError) -> AuthState {
-        let flow = DeviceAuthorizationFlow(configuration: configuration, client: client, scopes: scopes)
+        let flow = DeviceAuthorizationFlow(
+            configuration: configuration,
+            client: client,
+            scopes: scopes,
+            transport: transport
+        )
         let authorization = try await flow.start()
         Output.copyableLine(
             "To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)"
@@ -171,13 +189,15 @@ struct LoginCommand: AsyncParsableCommand {
 
     private func browserSignIn(
         configuration: ServiceConfiguration,
-        client: OAuthClient
+        client: OAuthClient,
+        transport: any OAuthTransport
     ) async throws(OAuthError) -> AuthState {
         let flow = LoopbackAuthorizationFlow(
             configuration: configuration,
             client: client,
             scopes: scopes,
-            timeout: waitTimeout.duration
+            timeout: waitTimeout.duration,
+            transport: transport
         )
         let pending = try flow.start()
         if noOpen || !Browser.open(pending.authorizationURL) {

@@ -12,6 +12,15 @@ struct LogoutCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Revoke the refresh token at the issuer (RFC 7009) before removing the session.")
     var revoke = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --revoke: also trust this CA (PEM file) for the revocation endpoint.",
+            valueName: "file"
+        )
+    )
+    var caCert: String?
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -34,7 +43,11 @@ struct LogoutCommand: AsyncParsableCommand {
             }
             guard let state = stored else { throw handle.noSession }
             if revoke {
-                let session = AuthSession(state: state, logger: common.logger(label: "auth_sample.session"))
+                let session = AuthSession(
+                    state: state,
+                    transport: try OAuthTrust.transport(caCert: caCert),
+                    logger: common.logger(label: "auth_sample.session")
+                )
                 do throws(OAuthError) {
                     try await session.revoke()
                 } catch {

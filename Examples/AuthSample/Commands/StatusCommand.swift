@@ -23,7 +23,10 @@ struct StatusCommand: AsyncParsableCommand {
         try await runReportingFailures(json: json) { () async throws(ToolFailure) in
             if google.isSelected {
                 let logger = common.logger(label: "auth_sample.google")
-                await showGoogleCredentials(try google.resolve(logger: logger), logger: logger)
+                await showGoogleCredentials(
+                    try google.resolve(logger: logger, transport: HTTP1OAuthTransport.standard),
+                    logger: logger
+                )
                 return
             }
             if google.impersonatesWithSession {
@@ -40,7 +43,8 @@ struct StatusCommand: AsyncParsableCommand {
                     origin: "session '\(handle.name)'",
                     sourceTokens: "the session's access token",
                     quotaProjectID: nil,
-                    logger: logger
+                    logger: logger,
+                    transport: HTTP1OAuthTransport.standard
                 )
                 await showGoogleCredentials(selection, logger: logger)
                 return

@@ -133,20 +133,25 @@ struct GoogleCredentialOptions: ParsableArguments {
 
     /// The credentials asked for, read now. Only `status` with the metadata server sends a
     /// request (``metadataPrincipal()``); building the provider sends nothing.
-    func resolve(logger: Logger) throws(ToolFailure) -> GoogleSelection {
+    func resolve(logger: Logger, transport: any OAuthTransport) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
         guard impersonateServiceAccount != nil else {
-            if let idTokenAudience { return try idTokens(for: idTokenAudience, logger: logger) }
-            return try resolve(scopes: scopes, logger: logger)
+            if let idTokenAudience { return try idTokens(for: idTokenAudience, logger: logger, transport: transport) }
+            return try resolve(scopes: scopes, logger: logger, transport: transport)
         }
         // The source asks for what the IAM Credentials API takes; --scope is for the account acted as.
-        let source = try resolve(scopes: [ImpersonatedServiceAccountCredentials.sourceScope], logger: logger)
+        let source = try resolve(
+            scopes: [ImpersonatedServiceAccountCredentials.sourceScope],
+            logger: logger,
+            transport: transport
+        )
         return try impersonating(
             source.credentials,
             origin: source.origin,
             sourceTokens: source.tokens,
             quotaProjectID: source.credentials.identity.quotaProjectID,
-            logger: logger
+            logger: logger,
+            transport: transport
         )
     }
 
@@ -157,7 +162,8 @@ struct GoogleCredentialOptions: ParsableArguments {
         origin: String,
         sourceTokens: String,
         quotaProjectID: String?,
-        logger: Logger
+        logger: Logger,
+        transport: any OAuthTransport
     ) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
         let chain = (impersonateServiceAccount ?? "").split(separator: ",", omittingEmptySubsequences: false).map {
@@ -181,6 +187,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                     delegates: delegates,
                     audience: idTokenAudience,
                     endpoint: endpoint,
+                    transport: transport,
                     logger: logger
                 )
             }
@@ -194,6 +201,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                     delegates: delegates,
                     scopes: scopes,
                     endpoint: endpoint,
+                    transport: transport,
                     logger: logger
                 )
             }
@@ -227,7 +235,11 @@ struct GoogleCredentialOptions: ParsableArguments {
 
     /// ID tokens for `audience` from the credentials chosen, without impersonation: a
     /// service-account key's JWT bearer grant with target_audience, or what ADC finds.
-    private func idTokens(for audience: String, logger: Logger) throws(ToolFailure) -> GoogleSelection {
+    private func idTokens(
+        for audience: String,
+        logger: Logger,
+        transport: any OAuthTransport
+    ) throws(ToolFailure) -> GoogleSelection {
         if authorizedUser != nil {
             throw ToolFailure(
                 status: .usage,
@@ -245,7 +257,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             }
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
-                    source: ServiceAccountIDTokenSource(key: key, audience: audience, logger: logger),
+                    source: ServiceAccountIDTokenSource(
+                        key: key,
+                        audience: audience,
+                        transport: transport,
+                        logger: logger
+                    ),
                     logger: logger
                 )
             }
@@ -260,7 +277,12 @@ struct GoogleCredentialOptions: ParsableArguments {
         let endpoint = try userEndpoint()
         let credentials = try Self.setUp { () throws(OAuthError) in
             try GoogleCredentials(
-                source: resolved.idTokenSource(audience: audience, userTokenEndpoint: endpoint, logger: logger),
+                source: resolved.idTokenSource(
+                    audience: audience,
+                    userTokenEndpoint: endpoint,
+                    transport: transport,
+                    logger: logger
+                ),
                 quotaProjectID: resolved.quotaProjectID,
                 logger: logger
             )
@@ -284,7 +306,11 @@ struct GoogleCredentialOptions: ParsableArguments {
     }
 
     /// The credentials the selecting flags name, asking for `scopes`.
-    private func resolve(scopes: [String], logger: Logger) throws(ToolFailure) -> GoogleSelection {
+    private func resolve(
+        scopes: [String],
+        logger: Logger,
+        transport: any OAuthTransport
+    ) throws(ToolFailure) -> GoogleSelection {
         if let serviceAccountKey {
             let key = try Self.readFile(
                 "--service-account-key",
@@ -306,7 +332,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             }
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
-                    source: ServiceAccountTokenSource(key: key, scopes: scopes, logger: logger),
+                    source: ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger),
                     logger: logger
                 )
             }
@@ -323,7 +349,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             let endpoint = try userEndpoint()
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
-                    source: AuthorizedUserTokenSource(credentials: user, tokenEndpoint: endpoint, logger: logger),
+                    source: AuthorizedUserTokenSource(
+                        credentials: user,
+                        tokenEndpoint: endpoint,
+                        transport: transport,
+                        logger: logger
+                    ),
                     logger: logger
                 )
             }
@@ -356,7 +387,13 @@ struct GoogleCredentialOptions: ParsableArguments {
         }
         let endpoint = try userEndpoint()
         let credentials = try Self.setUp { () throws(OAuthError) in
-            try GoogleCredentials(resolved, scopes: scopes, userTokenEndpoint: endpoint, logger: logger)
+            try GoogleCredentials(
+                resolved,
+                scopes: scopes,
+                userTokenEndpoint: endpoint,
+                transport: transport,
+                logger: logger
+            )
         }
         if let key = resolved.credential.serviceAccountKey {
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))

@@ -86,6 +86,12 @@ enum Failures {
                 message: "cannot connect to \(target): \(cause.message)",
                 hint: "check the --target port and that the server runs"
             )
+        case .proxyFailed:
+            return ToolFailure(
+                status: .connectionFailed,
+                message: "cannot reach \(target) through the HTTP proxy: \(cause.message)",
+                hint: "check the proxy settings (grpc_proxy, https_proxy, no_proxy) and the proxy's credentials"
+            )
         case .untrustedCertificate:
             return ToolFailure(
                 status: .untrustedCertificate,

@@ -12,6 +12,15 @@ extension CallOptions {
                 message: "maxResponseMessageBytes must not be negative (it is \(maxResponseMessageBytes))"
             )
         }
+        if let maxRequestMessageBytes, maxRequestMessageBytes < 0 {
+            throw RPCError(
+                code: .invalidArgument,
+                message: "maxRequestMessageBytes must not be negative (it is \(maxRequestMessageBytes))"
+            )
+        }
+        if let problem = retryPolicy?.problem {
+            throw RPCError(code: .invalidArgument, message: "invalid retryPolicy: \(problem)")
+        }
         if let userAgentPrefix, let problem = Self.userAgentProblem(in: userAgentPrefix) {
             throw RPCError(code: .invalidArgument, message: "invalid userAgentPrefix: \(problem)")
         }

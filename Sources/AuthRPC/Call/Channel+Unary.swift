@@ -13,6 +13,17 @@ private struct CallProgress {
     var pendingInvalidation: (any InvalidatableAuthTokenProvider, String)?
     var tokenRetried = false
     var transparentRetries = 0
+    /// The attempt under way, from 1; each starts on a new stream after the last one failed.
+    var attempt = 1
+    /// Whether the attempt under way has gone out yet (its `attemptStarted` is then reported).
+    var attemptSent = false
+    /// The retry policy's count of attempts and backoff.
+    var retry = RetryState()
+    /// When the next attempt may start, after a failed one the policy retries.
+    var retryAt: ContinuousClock.Instant?
+    /// The connection whose certificate was last found to cover the call's authority (held, so
+    /// no other connection can take its place in memory and pass for it).
+    var authorityCheckedOn: HTTP2Connection?
 }
 
 /// What a call sends, settled before anything is awaited.
@@ -25,6 +36,11 @@ struct PreparedCall {
     let body: [UInt8]
     /// The method and authority, as token providers see them.
     let context: AuthTokenContext
+    /// Whether the authority must be checked against the server's certificate before any
+    /// provider is asked (a TLS call whose authority is not the channel's verified name).
+    let checksAuthority: Bool
+    /// The interceptors to tell what happens (nil for a call without interceptors).
+    let observers: CallObservers?
 }
 
 extension Channel {
@@ -35,6 +51,9 @@ extension Channel {
     ///   - request: The request message.
     ///   - responseType: The response message type.
     ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
+    ///   - serviceConfig: Defaults for the method that apply where the channel's own
+    ///     ``serviceConfig`` has none for it (a generated client passes its API's published
+    ///     config here); none by default.
     /// - Returns: The response message with the response headers and trailers.
     /// - Throws: ``RPCError`` for every failure.
     // Inlinable (as is the call below): the caller's module specializes the whole generic part
@@ -44,25 +63,40 @@ extension Channel {
         _ method: MethodDescriptor,
         request: Request,
         responseType: Response.Type = Response.self,
-        options: CallOptions? = nil
+        options: CallOptions? = nil,
+        serviceConfig: ServiceConfig? = nil
     ) async throws(RPCError) -> UnaryResponse<Response> {
         try await unary(
             method,
             request: request,
             serializer: ProtobufSerializer<Request>(),
             deserializer: ProtobufDeserializer<Response>(),
-            options: options
+            options: options,
+            serviceConfig: serviceConfig
         )
     }
 
     /// Makes a unary call with any message codec.
     ///
-    /// The deadline (``CallOptions/timeout``) starts now and covers resolving the token,
-    /// connecting and the exchange. Metadata and credentials are checked before anything is sent.
-    /// A request the server cannot have processed (GOAWAY, REFUSED_STREAM, a connection lost
-    /// before the request left) is retried transparently, and an `unauthenticated` answer to a
-    /// token from an ``InvalidatableAuthTokenProvider`` is retried once with a fresh token.
+    /// The pipeline, from the outside in: the interceptors (the channel's, then the call's), the
+    /// service config's defaults for the method, the retry executor (the ``RetryPolicy``'s
+    /// attempts, the transparent retry of a request the server cannot have processed, the one
+    /// retry with a fresh token after an `unauthenticated` answer to an
+    /// ``InvalidatableAuthTokenProvider``'s token), the token (resolved per attempt, after the
+    /// authority is checked against the server's certificate on TLS), the stream. The deadline
+    /// (``CallOptions/timeout``) starts when the interceptors hand the call on and covers every
+    /// attempt, each token and each connection. Metadata and credentials are checked before
+    /// anything is sent.
     ///
+    /// - Parameters:
+    ///   - method: The method to call.
+    ///   - request: The request message.
+    ///   - serializer: Turns the request into bytes (once, whatever the number of attempts).
+    ///   - deserializer: Turns the response bytes into the response message.
+    ///   - options: The call's options; the channel's ``defaultCallOptions`` when `nil`.
+    ///   - serviceConfig: Defaults for the method where the channel's own ``serviceConfig`` has
+    ///     none for it; none by default.
+    /// - Returns: The response message with the response headers and trailers.
     /// - Throws: ``RPCError`` for every failure.
     @inlinable
     nonisolated(nonsending) public func unary<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
@@ -70,39 +104,77 @@ extension Channel {
         request: Serializer.Message,
         serializer: Serializer,
         deserializer: Deserializer,
-        options: CallOptions? = nil
+        options: CallOptions? = nil,
+        serviceConfig: ServiceConfig? = nil
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        if hasInterceptors(options) {
+            return try await intercepted(
+                method,
+                request: request,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options ?? defaultCallOptions,
+                serviceConfig: serviceConfig
+            )
+        }
         // Only what crosses a suspension lives in an async frame, and a waiting call keeps every
         // frame of its chain (each that overflows the task's slab costs a new ~1 KiB slab per
         // call in flight). So the generic work happens before and after, in plain functions, and
         // the waiting is done by `perform`, which is not generic and holds little.
-        let call = try prepare(method, request: request, serializer: serializer, options: options)
+        let call = try prepare(
+            method,
+            request: request,
+            serializer: serializer,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: nil
+        )
         return try await perform(call).decode(deserializer).get()
     }
 
-    /// Settles everything a call sends before anything is awaited: options, deadline, checks,
-    /// and the framed message.
+    /// Settles everything a call sends before anything is awaited: options (with the service
+    /// config's defaults), deadline, checks, and the framed message.
     @usableFromInline @inline(never)
     func prepare<Serializer: MessageSerializer>(
         _ method: MethodDescriptor,
         request: Serializer.Message,
         serializer: Serializer,
-        options: CallOptions?
+        options: CallOptions?,
+        serviceConfig defaults: ServiceConfig?,
+        observers: CallObservers?
     ) throws(RPCError) -> PreparedCall {
-        let options = (options ?? defaultCallOptions).addingProviderMetadata()
+        var options = (options ?? defaultCallOptions).addingProviderMetadata()
+        if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
+            options.applyDefaults(from: config)
+        }
         let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
         if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
         try options.validateForSending()
         try checkCredentialsAllowed(options)
         let body = try frame(request, serializer: serializer, compression: options.compression)
+        if let limit = options.maxRequestMessageBytes, body.count - Framing.prefixLength > limit {
+            throw RPCError(
+                code: .resourceExhausted,
+                message:
+                    "request message of \(body.count - Framing.prefixLength) bytes is larger than the limit of \(limit) bytes"
+            )
+        }
         let context = AuthTokenContext(authority: options.authority ?? defaultAuthority, method: method)
-        return PreparedCall(options: options, deadline: deadline, body: body, context: context)
+        return PreparedCall(
+            options: options,
+            deadline: deadline,
+            body: body,
+            context: context,
+            checksAuthority: authorityNeedsCheck(options.authority),
+            observers: observers
+        )
     }
 
-    /// Resolves the token, sends the request and checks the answer up to its message bytes,
-    /// retrying what may be retried: a request the server cannot have processed (at most twice,
-    /// within the deadline), and an `unauthenticated` answer to a token from an
-    /// ``InvalidatableAuthTokenProvider`` (once, with a fresh token).
+    /// Runs the call's attempts: resolves each attempt's token, sends the request and checks the
+    /// answer up to its message bytes, retrying what may be retried: a request the server cannot
+    /// have processed (at most twice per attempt, within the deadline), an `unauthenticated`
+    /// answer to a token from an ``InvalidatableAuthTokenProvider`` (once, with a fresh token),
+    /// and what the call's ``RetryPolicy`` retries (after its backoff, within the deadline).
     ///
     /// Every decision is made by `nextStep` and `settle`, plain functions; this loop only awaits
     /// what they ask for, so its frame (kept while the call waits) holds little.
@@ -112,16 +184,23 @@ extension Channel {
         while true {
             switch try nextStep(call, &progress) {
             case .send(let connection):
-                let request = try makeRequest(call, token: progress.token)
+                let request = try makeRequest(
+                    call,
+                    token: progress.token,
+                    previousAttempts: previousAttempts(call, progress)
+                )
                 let result: Result<HTTP2Response, HTTP2Error>
+                var headersReceived = false
                 do throws(HTTP2Error) {
                     // Handed over, not borrowed: the header block is freed once submitted rather
                     // than held by this frame while the call waits.
-                    result = .success(try await connection.send(consume request))
+                    result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
                 } catch {
                     result = .failure(error)
                 }
-                if let payload = try settle(call, &progress, result) { return payload }
+                if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
+                    return payload
+                }
             case .askProvider(let provider):
                 progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
                 progress.tokenResolved = true
@@ -129,6 +208,8 @@ extension Channel {
                 progress.connection = try await connections.wait(for: attempt, deadline: call.deadline)
             case .invalidate(let provider, let token):
                 await provider.invalidate(token: token)
+            case .backOff(let instant):
+                try await Self.backOff(until: instant)
             }
         }
     }
@@ -139,15 +220,35 @@ extension Channel {
         case askProvider(any AuthTokenProvider)
         case waitForConnection(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
         case invalidate(any InvalidatableAuthTokenProvider, token: String)
+        case backOff(until: ContinuousClock.Instant)
     }
 
-    /// What to await next: an invalidation owed, the provider when no token is known, the
-    /// connection attempt when no connection takes streams, else the send itself.
+    /// What to await next: an invalidation owed, the wait before a retry, the connection when the
+    /// call's authority must be checked against its certificate first, the provider when no
+    /// token is known, the connection attempt when no connection takes streams, else the send.
     @inline(never)
     private func nextStep(_ call: PreparedCall, _ progress: inout CallProgress) throws(RPCError) -> CallStep {
         if let (provider, token) = progress.pendingInvalidation {
             progress.pendingInvalidation = nil
             return .invalidate(provider, token: token)
+        }
+        if let retryAt = progress.retryAt {
+            progress.retryAt = nil
+            return .backOff(until: retryAt)
+        }
+        if call.checksAuthority, progress.authorityCheckedOn == nil {
+            // Before any provider is asked, a connection must prove the server holds the name a
+            // token would be minted for (`send` checks each connection the call goes out on).
+            if progress.connection == nil {
+                switch try connections.nextStep() {
+                case .use(let connection): progress.connection = connection
+                case .wait(let attempt): return .waitForConnection(attempt)
+                }
+            }
+            if let connection = progress.connection {
+                try checkAuthority(of: call, on: connection)
+                progress.authorityCheckedOn = connection
+            }
         }
         if !progress.tokenResolved {
             switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
@@ -155,17 +256,42 @@ extension Channel {
                 progress.token = token
                 progress.tokenResolved = true
             case .ask(let provider):
+                call.observers?.report(.tokenRequested, attempt: progress.attempt)
                 return .askProvider(provider)
             }
         }
         if let connection = progress.connection {
             progress.connection = nil
-            return .send(connection)
+            return try send(call, on: connection, &progress)
         }
         switch try connections.nextStep() {
-        case .use(let connection): return .send(connection)
+        case .use(let connection): return try send(call, on: connection, &progress)
         case .wait(let attempt): return .waitForConnection(attempt)
         }
+    }
+
+    /// The send step: on a connection whose certificate covers the call's authority (when it
+    /// must be checked), reporting the attempt's start the first time it goes out.
+    private func send(
+        _ call: PreparedCall,
+        on connection: HTTP2Connection,
+        _ progress: inout CallProgress
+    ) throws(RPCError) -> CallStep {
+        if call.checksAuthority, progress.authorityCheckedOn !== connection {
+            try checkAuthority(of: call, on: connection)
+            progress.authorityCheckedOn = connection
+        }
+        if !progress.attemptSent {
+            progress.attemptSent = true
+            call.observers?.report(.attemptStarted, attempt: progress.attempt)
+        }
+        return .send(connection)
+    }
+
+    /// The value of `grpc-previous-rpc-attempts` for the attempt under way: sent only by calls
+    /// with a retry policy, from their second attempt on.
+    private func previousAttempts(_ call: PreparedCall, _ progress: CallProgress) -> Int {
+        call.options.retryPolicy == nil ? 0 : progress.attempt - 1
     }
 
     /// The answer to one attempt: the payload, nil to go round again (`progress` says how), or
@@ -174,39 +300,137 @@ extension Channel {
     private func settle(
         _ call: PreparedCall,
         _ progress: inout CallProgress,
-        _ result: consuming Result<HTTP2Response, HTTP2Error>
+        _ result: consuming Result<HTTP2Response, HTTP2Error>,
+        headersReceived: Bool
     ) throws(RPCError) -> ResponsePayload? {
         switch result {
         case .failure(let error):
-            guard error.isRetrySafe, progress.transparentRetries < 2, !Task.isCancelled else {
-                throw RPCError(transportFailure: error, deadline: call.deadline)
-            }
-            progress.transparentRetries += 1
-            logger.debug(
-                "request not processed by the server; retrying on a new stream",
-                metadata: ["method": "\(call.context.method)", "reason": "\(error)"]
-            )
-            return nil
-        case .success(let response):
-            switch ResponseDecoder.payload(of: response, maxMessageBytes: call.options.maxResponseMessageBytes) {
-            case .success(let payload):
-                return payload
-            case .failure(let error):
-                guard error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
-                    let token = progress.token, let provider = call.options.credentials?.provider,
-                    let invalidatable = provider as? any InvalidatableAuthTokenProvider
-                else { throw error }
+            if error.isRetrySafe, progress.transparentRetries < 2, !Task.isCancelled {
+                progress.transparentRetries += 1
                 logger.debug(
-                    "server rejected the token; retrying once with a fresh one",
-                    metadata: ["method": "\(call.context.method)"]
+                    "request not processed by the server; retrying on a new stream",
+                    metadata: ["method": "\(call.context.method)", "reason": "\(error)"]
                 )
-                progress.tokenRetried = true
-                progress.pendingInvalidation = (invalidatable, token)
-                progress.tokenResolved = false
-                progress.token = nil
-                progress.transparentRetries = 0
+                call.observers?.report(.transparentRetry, attempt: progress.attempt)
                 return nil
             }
+            let failure = RPCError(transportFailure: error, deadline: call.deadline)
+            switch error {
+            case .cancelled, .deadlineExceeded:
+                throw withAttemptCount(failure, call, progress)
+            default:
+                try scheduleRetry(call, &progress, after: failure, committed: headersReceived, pushback: nil)
+                return nil
+            }
+        case .success(let response):
+            switch ResponseDecoder.payload(of: response, maxMessageBytes: call.options.maxResponseMessageBytes) {
+            case .success(var payload):
+                if call.options.retryPolicy != nil {
+                    retryThrottle?.recordSuccess()
+                    if progress.attempt > 1 {
+                        payload.headers.replaceOrAddString(
+                            String(progress.attempt - 1),
+                            forKey: Self.previousAttemptsKey
+                        )
+                    }
+                }
+                return payload
+            case .failure(let error):
+                if error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
+                    let token = progress.token, let provider = call.options.credentials?.provider,
+                    let invalidatable = provider as? any InvalidatableAuthTokenProvider
+                {
+                    logger.debug(
+                        "server rejected the token; retrying once with a fresh one",
+                        metadata: ["method": "\(call.context.method)"]
+                    )
+                    call.observers?.report(.tokenInvalidated, attempt: progress.attempt)
+                    progress.tokenRetried = true
+                    progress.pendingInvalidation = (invalidatable, token)
+                    startNextAttempt(&progress)
+                    return nil
+                }
+                try scheduleRetry(
+                    call,
+                    &progress,
+                    after: error,
+                    committed: !response.endedWithHeaders,
+                    pushback: RetryPushback(error.trailers)
+                )
+                return nil
+            }
+        }
+    }
+
+    /// Throws `error` unless the call's retry policy retries it; otherwise sets `progress` up for
+    /// the next attempt after the policy's wait.
+    private func scheduleRetry(
+        _ call: PreparedCall,
+        _ progress: inout CallProgress,
+        after error: RPCError,
+        committed: Bool,
+        pushback: RetryPushback?
+    ) throws(RPCError) {
+        guard let policy = call.options.retryPolicy, policy.attemptBound > 1, !Task.isCancelled else {
+            throw withAttemptCount(error, call, progress)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let now = ContinuousClock.now
+        let decision = progress.retry.decide(
+            after: error.code,
+            committed: committed,
+            pushback: pushback,
+            policy: policy,
+            throttle: retryThrottle,
+            now: now,
+            deadline: call.deadline,
+            using: &generator
+        )
+        switch decision {
+        case .stop(let reason):
+            logger.debug(
+                "not retrying",
+                metadata: ["method": "\(call.context.method)", "status": "\(error.code)", "reason": "\(reason)"]
+            )
+            throw withAttemptCount(error, call, progress)
+        case .retry(let wait):
+            logger.debug(
+                "retrying",
+                metadata: ["method": "\(call.context.method)", "status": "\(error.code)", "after": "\(wait)"]
+            )
+            call.observers?.report(.retryScheduled, attempt: progress.attempt, delay: wait)
+            progress.retryAt = now + wait
+            startNextAttempt(&progress)
+        }
+    }
+
+    /// A new attempt: a new stream with its own token and its own transparent retries.
+    private func startNextAttempt(_ progress: inout CallProgress) {
+        progress.attempt += 1
+        progress.attemptSent = false
+        progress.tokenResolved = false
+        progress.token = nil
+        progress.transparentRetries = 0
+    }
+
+    /// `error` with `grpc-previous-rpc-attempts` in its headers when a call with a retry policy
+    /// made attempts before the last (as gRFC A6 tells the client how many were made).
+    private func withAttemptCount(_ error: RPCError, _ call: PreparedCall, _ progress: CallProgress) -> RPCError {
+        guard call.options.retryPolicy != nil, progress.attempt > 1 else { return error }
+        var error = error
+        error.headers.replaceOrAddString(String(progress.attempt - 1), forKey: Self.previousAttemptsKey)
+        return error
+    }
+
+    static let previousAttemptsKey = "grpc-previous-rpc-attempts"
+
+    /// Waits before a retry (the policy made sure the deadline is later).
+    @inline(never)
+    nonisolated(nonsending) private static func backOff(until instant: ContinuousClock.Instant) async throws(RPCError) {
+        do {
+            try await Task.sleep(until: instant, clock: .continuous)
+        } catch {
+            throw RPCError(code: .cancelled, message: "cancelled while waiting to retry")
         }
     }
 
@@ -244,13 +468,17 @@ extension Channel {
 
     /// The request as it goes on the wire: pseudo-headers, then `grpc-timeout` (the time left
     /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
-    /// `authorization`, then the caller's metadata. The fields that do not change between calls
+    /// `grpc-previous-rpc-attempts` (a retry), `authorization`, then the caller's metadata. The fields that do not change between calls
     /// are copied from blocks built once.
     @inline(never)
-    private func makeRequest(_ call: PreparedCall, token: String?) throws(RPCError) -> HTTP2Request {
+    private func makeRequest(
+        _ call: PreparedCall,
+        token: String?,
+        previousAttempts: Int
+    ) throws(RPCError) -> HTTP2Request {
         var headers = HTTP2HeaderBlock()
         headers.reserveCapacity(
-            fields: 11 + call.options.initialMetadata.count,
+            fields: 12 + call.options.initialMetadata.count,
             byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count
                 + (token?.utf8.count ?? 0)
         )
@@ -272,6 +500,9 @@ extension Channel {
                 compression: call.options.compression,
                 userAgentPrefix: call.options.userAgentPrefix
             )
+        }
+        if previousAttempts > 0 {
+            headers.append(name: Self.previousAttemptsKey, value: String(previousAttempts))
         }
         if let token {
             headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)

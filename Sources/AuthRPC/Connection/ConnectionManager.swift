@@ -22,6 +22,8 @@ final class ConnectionManager: Sendable {
     }
 
     private let target: HTTP2Target
+    /// How connections reach `target`: resolving it, or through a proxy.
+    private let route: HTTP2Route
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
     private let guarded: Locked<Guarded>
@@ -30,12 +32,14 @@ final class ConnectionManager: Sendable {
 
     init(
         target: HTTP2Target,
+        route: HTTP2Route,
         configuration: HTTP2ConnectionConfiguration,
         backoff: ConnectionBackoff,
         executor: ChannelExecutor,
         logger: Logger
     ) {
         self.target = target
+        self.route = route
         self.executor = executor
         self.configuration = configuration
         self.logger = logger
@@ -99,11 +103,15 @@ final class ConnectionManager: Sendable {
         var configuration = self.configuration
         configuration.connectTimeout = guarded.backoff.connectTimeout
         let target = self.target
-        logger.debug("connecting", metadata: ["target": "\(target)", "attempt": "\(generation)"])
+        let route = self.route
+        logger.debug("connecting", metadata: ["route": "\(route)", "attempt": "\(generation)"])
         let attempt = Task { [weak self] () -> Result<HTTP2Connection, HTTP2Error> in
             do throws(HTTP2Error) {
-                let connection = try await HTTP2Connection.connect(to: target, configuration: configuration) {
-                    [weak self] event in
+                let connection = try await HTTP2Connection.connect(
+                    via: route,
+                    serverName: target.host,
+                    configuration: configuration
+                ) { [weak self] event in
                     self?.connection(generation, reported: event)
                 }
                 self?.attemptSucceeded(generation, connection)

@@ -4,6 +4,14 @@
 public struct AuthTokenContext: Sendable, Hashable {
     /// The `:authority` the call is sent with (`host` or `host:port`): ``CallOptions/authority``,
     /// else the channel's.
+    ///
+    /// On a TLS channel this name has been verified before the provider is asked: either it is
+    /// the name the handshake checked the server's certificate against, or the certificate's
+    /// leaf was found valid for it too (as gRPC C++ checks a call's host); a call with any other
+    /// authority fails `unauthenticated` without asking the provider. So a token minted for this
+    /// audience (a self-signed JWT's `aud`) only goes to a server that proved it holds the name.
+    /// On a plaintext channel nothing is verified (and credentials are refused there unless the
+    /// call opts in with ``CallOptions/allowsInsecureCredentials``).
     public var authority: String
     /// The method called.
     public var method: MethodDescriptor

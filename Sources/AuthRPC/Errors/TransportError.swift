@@ -6,8 +6,8 @@ import HTTP2Client
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
     ///
-    /// A struct rather than an enum so that later versions can tell more kinds apart (a proxy's
-    /// refusal, say) without breaking code that compares kinds. Compare with `==`, or `switch`
+    /// A struct rather than an enum so that later versions can tell more kinds apart without
+    /// breaking code that compares kinds. Compare with `==`, or `switch`
     /// with a `default` case.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: Sendable, Hashable {
@@ -15,6 +15,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case connectionRefused
             case connectTimeout
             case networkUnreachable
+            case proxyFailed
+            case invalidAddress
             case untrustedCertificate
             case hostnameMismatch
             case certificateExpired
@@ -45,6 +47,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let connectTimeout = Self(.connectTimeout)
         /// The network or host is unreachable.
         public static let networkUnreachable = Self(.networkUnreachable)
+        /// The HTTP proxy did not open a tunnel to the server: it refused `CONNECT` (407, 403,
+        /// 5xx…), answered something that is not HTTP, or did not answer in time. The message
+        /// holds what the proxy said.
+        public static let proxyFailed = Self(.proxyFailed)
+        /// An address that cannot be used (a unix socket path too long, a malformed IP literal).
+        public static let invalidAddress = Self(.invalidAddress)
         /// The server's certificate does not chain to a trusted root.
         public static let untrustedCertificate = Self(.untrustedCertificate)
         /// The certificate is not valid for the server's name or address.
@@ -107,6 +115,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         switch error {
         case .resolutionFailed:
             kind = .hostNotFound
+        case .proxyFailed:
+            kind = .proxyFailed
+        case .invalidAddress:
+            kind = .invalidAddress
+        case .invalidRequest:
+            kind = .other
         case .connectFailed(_, _, let reason):
             switch reason {
             case .refused: kind = .connectionRefused
@@ -114,6 +128,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .unreachable: kind = .networkUnreachable
             case .notHTTP2: kind = .http2NotSupported
             case .abandoned: kind = .connectionClosed
+            case .protocolViolation: kind = .protocolViolation
             case .other: kind = .other
             }
         case .tls(let failure):

@@ -24,8 +24,10 @@ extension StatusCode {
     init(transportFailure error: HTTP2Error) {
         self =
             switch error {
-            case .resolutionFailed, .connectFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
+            case .resolutionFailed, .connectFailed, .proxyFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:
                 .unavailable
+            case .invalidAddress, .invalidRequest:
+                .invalidArgument
             case .streamReset(let code):
                 switch code {
                 case HTTP2ErrorCode.refusedStream: .unavailable

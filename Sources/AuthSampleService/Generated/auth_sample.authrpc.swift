@@ -15,21 +15,21 @@ public import AuthRPC
 ///
 /// Every call goes through ``channel`` and resolves the call's credentials (a token or a
 /// token provider in `CallOptions`) when it starts.
-public struct AuthSample_TestServiceClient: Sendable {
+public struct AuthSample_TestServiceClient: Swift.Sendable {
     /// The service's fully qualified name.
     public static let serviceName = "grpc.testing.TestService"
 
     /// The unary methods of `grpc.testing.TestService`, as they go on the wire.
     public enum Methods {
         /// `/grpc.testing.TestService/UnaryCall`.
-        public static let unaryCall = MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
+        public static let unaryCall = AuthRPC.MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
     }
 
     /// The channel calls go through.
-    public let channel: Channel
+    public let channel: AuthRPC.Channel
 
     /// Creates a client whose calls go through `channel`.
-    public init(channel: Channel) {
+    public init(channel: AuthRPC.Channel) {
         self.channel = channel
     }
 
@@ -41,7 +41,7 @@ public struct AuthSample_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Response`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func unaryCall(_ request: AuthSample_Request, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<AuthSample_Response> {
+    nonisolated(nonsending) public func unaryCall(_ request: AuthSample_Request, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<AuthSample_Response> {
         try await channel.unary(Methods.unaryCall, request: request, responseType: AuthSample_Response.self, options: options)
     }
 }

@@ -15,25 +15,25 @@ public import AuthRPC
 ///
 /// Every call goes through ``channel`` and resolves the call's credentials (a token or a
 /// token provider in `CallOptions`) when it starts.
-public struct Grpc_Testing_TestServiceClient: Sendable {
+public struct Grpc_Testing_TestServiceClient: Swift.Sendable {
     /// The service's fully qualified name.
     public static let serviceName = "grpc.testing.TestService"
 
     /// The unary methods of `grpc.testing.TestService`, as they go on the wire.
     public enum Methods {
         /// `/grpc.testing.TestService/EmptyCall`.
-        public static let emptyCall = MethodDescriptor(service: "grpc.testing.TestService", method: "EmptyCall")
+        public static let emptyCall = AuthRPC.MethodDescriptor(service: "grpc.testing.TestService", method: "EmptyCall")
         /// `/grpc.testing.TestService/UnaryCall`.
-        public static let unaryCall = MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
+        public static let unaryCall = AuthRPC.MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
         /// `/grpc.testing.TestService/UnimplementedCall`.
-        public static let unimplementedCall = MethodDescriptor(service: "grpc.testing.TestService", method: "UnimplementedCall")
+        public static let unimplementedCall = AuthRPC.MethodDescriptor(service: "grpc.testing.TestService", method: "UnimplementedCall")
     }
 
     /// The channel calls go through.
-    public let channel: Channel
+    public let channel: AuthRPC.Channel
 
     /// Creates a client whose calls go through `channel`.
-    public init(channel: Channel) {
+    public init(channel: AuthRPC.Channel) {
         self.channel = channel
     }
 
@@ -45,7 +45,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func emptyCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func emptyCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.emptyCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 
@@ -57,7 +57,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.SimpleResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func unaryCall(_ request: Grpc_Testing_SimpleRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_SimpleResponse> {
+    nonisolated(nonsending) public func unaryCall(_ request: Grpc_Testing_SimpleRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Grpc_Testing_SimpleResponse> {
         try await channel.unary(Methods.unaryCall, request: request, responseType: Grpc_Testing_SimpleResponse.self, options: options)
     }
 
@@ -69,7 +69,7 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.unimplementedCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 }
@@ -78,21 +78,21 @@ public struct Grpc_Testing_TestServiceClient: Sendable {
 ///
 /// Every call goes through ``channel`` and resolves the call's credentials (a token or a
 /// token provider in `CallOptions`) when it starts.
-public struct Grpc_Testing_UnimplementedServiceClient: Sendable {
+public struct Grpc_Testing_UnimplementedServiceClient: Swift.Sendable {
     /// The service's fully qualified name.
     public static let serviceName = "grpc.testing.UnimplementedService"
 
     /// The unary methods of `grpc.testing.UnimplementedService`, as they go on the wire.
     public enum Methods {
         /// `/grpc.testing.UnimplementedService/UnimplementedCall`.
-        public static let unimplementedCall = MethodDescriptor(service: "grpc.testing.UnimplementedService", method: "UnimplementedCall")
+        public static let unimplementedCall = AuthRPC.MethodDescriptor(service: "grpc.testing.UnimplementedService", method: "UnimplementedCall")
     }
 
     /// The channel calls go through.
-    public let channel: Channel
+    public let channel: AuthRPC.Channel
 
     /// Creates a client whose calls go through `channel`.
-    public init(channel: Channel) {
+    public init(channel: AuthRPC.Channel) {
         self.channel = channel
     }
 
@@ -104,7 +104,7 @@ public struct Grpc_Testing_UnimplementedServiceClient: Sendable {
     /// - Returns: The `grpc.testing.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Grpc_Testing_Empty> {
+    nonisolated(nonsending) public func unimplementedCall(_ request: Grpc_Testing_Empty = Grpc_Testing_Empty(), options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Grpc_Testing_Empty> {
         try await channel.unary(Methods.unimplementedCall, request: request, responseType: Grpc_Testing_Empty.self, options: options)
     }
 }

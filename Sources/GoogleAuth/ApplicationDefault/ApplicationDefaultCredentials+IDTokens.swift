@@ -21,7 +21,7 @@ extension ApplicationDefaultCredentials.Resolved {
     public func idTokenSource(
         audience: String,
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) -> any GoogleTokenSource {
         switch credential.wrapped {
@@ -84,7 +84,7 @@ extension GoogleCredentials {
         audience: String,
         environment: ApplicationDefaultCredentials.Environment = .current,
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) -> GoogleCredentials {
         let resolved = try ApplicationDefaultCredentials.resolve(in: environment)

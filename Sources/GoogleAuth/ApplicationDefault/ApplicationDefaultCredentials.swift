@@ -205,7 +205,7 @@ public enum ApplicationDefaultCredentials {
         public func tokenSource(
             scopes: [String],
             userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-            transport: any OAuthTransport = URLSessionOAuthTransport(),
+            transport: any OAuthTransport = HTTP1OAuthTransport.standard,
             logger: Logger = Logger(label: "swift-authrpc.google")
         ) throws(OAuthError) -> any GoogleTokenSource {
             switch credential.wrapped {

@@ -24,7 +24,7 @@ extension GoogleCredentials {
         scopes: [String],
         environment: ApplicationDefaultCredentials.Environment = .current,
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")
@@ -58,7 +58,7 @@ extension GoogleCredentials {
         _ resolved: ApplicationDefaultCredentials.Resolved,
         scopes: [String],
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.google")

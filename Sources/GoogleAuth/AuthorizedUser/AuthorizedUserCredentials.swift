@@ -95,7 +95,7 @@ public struct AuthorizedUserTokenSource: GoogleTokenSource {
     public init(
         credentials: AuthorizedUserCredentials,
         tokenEndpoint: URL = googleTokenEndpoint,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         let scheme = tokenEndpoint.scheme?.lowercased()

@@ -37,7 +37,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
     public init(
         host: String = defaultHost,
         scopes: [String] = [],
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         guard ServiceHost.host(ofAuthority: host) != nil else {

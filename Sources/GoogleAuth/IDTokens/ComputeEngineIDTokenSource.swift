@@ -28,7 +28,7 @@ public struct ComputeEngineIDTokenSource: GoogleTokenSource {
     public init(
         audience: String,
         host: String = ComputeEngineTokenSource.defaultHost,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         try IDTokenAudience.check(audience)

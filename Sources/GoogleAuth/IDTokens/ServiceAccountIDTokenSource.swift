@@ -27,7 +27,7 @@ public struct ServiceAccountIDTokenSource: GoogleTokenSource {
     public init(
         key: ServiceAccountKey,
         audience: String,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         try IDTokenAudience.check(audience)

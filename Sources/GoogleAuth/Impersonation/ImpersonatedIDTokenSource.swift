@@ -50,7 +50,7 @@ public struct ImpersonatedIDTokenSource: GoogleTokenSource {
         audience: String,
         includeEmail: Bool = true,
         endpoint: URL? = nil,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         try IDTokenAudience.check(audience)

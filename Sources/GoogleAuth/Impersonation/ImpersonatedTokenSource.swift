@@ -72,7 +72,7 @@ public struct ImpersonatedTokenSource: GoogleTokenSource {
         scopes: [String],
         lifetime: Duration = .seconds(3600),
         endpoint: URL? = nil,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         guard !scopes.isEmpty else {

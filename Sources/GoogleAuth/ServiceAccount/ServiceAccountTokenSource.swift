@@ -39,7 +39,7 @@ public struct ServiceAccountTokenSource: GoogleTokenSource {
         key: ServiceAccountKey,
         scopes: [String],
         subject: String? = nil,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         guard !scopes.isEmpty else {

@@ -27,27 +27,53 @@ public import AuthRPC
 ///
 /// Every call goes through ``channel`` and resolves the call's credentials (a token or a
 /// token provider in `CallOptions`) when it starts.
-public struct Google_Cloud_Location_LocationsClient: Sendable {
+///
+/// Every call carries `x-goog-api-client` and, for a method whose request names its resource,
+/// the routing header `x-goog-request-params` (AIP-4222), as Google's own clients send them.
+public struct Google_Cloud_Location_LocationsClient: Swift.Sendable {
     /// The service's fully qualified name.
     public static let serviceName = "google.cloud.location.Locations"
+
+    /// The host that serves the API (`google.api.default_host`): a channel to it is made with
+    /// `Channel(target: defaultHost)` (TLS, port 443).
+    public static let defaultHost = "cloud.googleapis.com"
+
+    /// The OAuth 2.0 scopes that authorize calls to the API (`google.api.oauth_scopes`): a token
+    /// with any one of them will do.
+    public static let oauthScopes: [Swift.String] = ["https://www.googleapis.com/auth/cloud-platform"]
 
     /// The unary methods of `google.cloud.location.Locations`, as they go on the wire.
     public enum Methods {
         /// `/google.cloud.location.Locations/ListLocations`.
-        public static let listLocations = MethodDescriptor(service: "google.cloud.location.Locations", method: "ListLocations")
+        public static let listLocations = AuthRPC.MethodDescriptor(service: "google.cloud.location.Locations", method: "ListLocations")
         /// `/google.cloud.location.Locations/GetLocation`.
-        public static let getLocation = MethodDescriptor(service: "google.cloud.location.Locations", method: "GetLocation")
+        public static let getLocation = AuthRPC.MethodDescriptor(service: "google.cloud.location.Locations", method: "GetLocation")
+    }
+
+    /// How the routed methods build `x-goog-request-params` from their requests (AIP-4222),
+    /// compiled once.
+    private enum Routing {
+        /// `ListLocations`: from the variables of its `google.api.http` path.
+        static let listLocations = AuthRPC.RoutingRule<Google_Cloud_Location_ListLocationsRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
+        /// `GetLocation`: from the variables of its `google.api.http` path.
+        static let getLocation = AuthRPC.RoutingRule<Google_Cloud_Location_GetLocationRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
     }
 
     /// The channel calls go through.
-    public let channel: Channel
+    public let channel: AuthRPC.Channel
 
     /// Creates a client whose calls go through `channel`.
-    public init(channel: Channel) {
+    public init(channel: AuthRPC.Channel) {
         self.channel = channel
     }
 
     /// Lists information about the supported locations for this service.
+    ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
     ///
     /// - Parameters:
     ///   - request: The `google.cloud.location.ListLocationsRequest` to send.
@@ -55,11 +81,45 @@ public struct Google_Cloud_Location_LocationsClient: Sendable {
     /// - Returns: The `google.cloud.location.ListLocationsResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func listLocations(_ request: Google_Cloud_Location_ListLocationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_ListLocationsResponse> {
-        try await channel.unary(Methods.listLocations, request: request, responseType: Google_Cloud_Location_ListLocationsResponse.self, options: options)
+    nonisolated(nonsending) public func listLocations(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Google_Cloud_Location_ListLocationsResponse> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.listLocations.requestParams(for: request))
+        return try await channel.unary(Methods.listLocations, request: request, responseType: Google_Cloud_Location_ListLocationsResponse.self, options: options)
+    }
+
+    /// The pages of `ListLocations` (AIP-158): the first with `request` as it is, then one call per
+    /// `next_page_token`, each made when the iteration asks for it, until a page has none.
+    /// `.items` gives the `locations` of every page.
+    ///
+    /// - Parameters:
+    ///   - request: The first request; its `page_token` says where to start.
+    ///   - options: The options of every call; the channel's defaults when `nil`.
+    public func listLocationsPages(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
+        AuthRPC.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location>(
+            request: request,
+            options: options,
+            fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Cloud_Location_ListLocationsResponse in
+                try await self.listLocations(request, options: options).message
+            },
+            setPageToken: { $0.pageToken = $1 },
+            nextPageToken: { $0.nextPageToken },
+            items: { $0.locations }
+        )
+    }
+
+    /// The `locations` of every page of `ListLocations`, in order (AIP-158): `listLocationsPages(_:options:)`'s
+    /// `.items`.
+    ///
+    /// - Parameters:
+    ///   - request: The first request; its `page_token` says where to start.
+    ///   - options: The options of every call; the channel's defaults when `nil`.
+    public func listLocationsItems(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
+        listLocationsPages(request, options: options).items
     }
 
     /// Gets information about a location.
+    ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
     ///
     /// - Parameters:
     ///   - request: The `google.cloud.location.GetLocationRequest` to send.
@@ -67,7 +127,9 @@ public struct Google_Cloud_Location_LocationsClient: Sendable {
     /// - Returns: The `google.cloud.location.Location`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func getLocation(_ request: Google_Cloud_Location_GetLocationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Cloud_Location_Location> {
-        try await channel.unary(Methods.getLocation, request: request, responseType: Google_Cloud_Location_Location.self, options: options)
+    nonisolated(nonsending) public func getLocation(_ request: Google_Cloud_Location_GetLocationRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Google_Cloud_Location_Location> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.getLocation.requestParams(for: request))
+        return try await channel.unary(Methods.getLocation, request: request, responseType: Google_Cloud_Location_Location.self, options: options)
     }
 }

@@ -34,34 +34,100 @@ public import SwiftProtobuf
 ///
 /// Every call goes through ``channel`` and resolves the call's credentials (a token or a
 /// token provider in `CallOptions`) when it starts.
-public struct Google_Longrunning_OperationsClient: Sendable {
+///
+/// Every call carries `x-goog-api-client` and, for a method whose request names its resource,
+/// the routing header `x-goog-request-params` (AIP-4222), as Google's own clients send them.
+public struct Google_Longrunning_OperationsClient: Swift.Sendable {
     /// The service's fully qualified name.
     public static let serviceName = "google.longrunning.Operations"
+
+    /// The host that serves the API (`google.api.default_host`): a channel to it is made with
+    /// `Channel(target: defaultHost)` (TLS, port 443).
+    public static let defaultHost = "longrunning.googleapis.com"
+
+    /// The API's gRPC service config (gRFC A6 JSON): the timeouts and retry policies Google
+    /// publishes for its methods, embedded from `longrunning_grpc_service_config.json`.
+    /// The text is the file's, unchanged.
+    public static let serviceConfigJSON: Swift.String = """
+    {
+      "methodConfig": [
+        {
+          "name": [
+            {"service": "google.longrunning.Operations", "method": "GetOperation"},
+            {"service": "google.longrunning.Operations", "method": "ListOperations"},
+            {"service": "google.longrunning.Operations", "method": "CancelOperation"},
+            {"service": "google.longrunning.Operations", "method": "DeleteOperation"}
+          ],
+          "timeout": "10s",
+          "retryPolicy": {
+            "maxAttempts": 5,
+            "initialBackoff": "0.5s",
+            "maxBackoff": "10s",
+            "backoffMultiplier": 2.0,
+            "retryableStatusCodes": ["UNAVAILABLE"]
+          }
+        }
+      ]
+    }
+
+    """
+
+    /// ``serviceConfigJSON`` loaded, for `Channel(target:serviceConfig:)`: calls to the API's methods
+    /// then get its timeouts and retry policies (options a caller sets win).
+    ///
+    /// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this
+    ///   library accepts (the generator checked its shape; the runtime checks every value).
+    public static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {
+        try AuthRPC.ServiceConfig(json: serviceConfigJSON)
+    }
 
     /// The unary methods of `google.longrunning.Operations`, as they go on the wire.
     public enum Methods {
         /// `/google.longrunning.Operations/ListOperations`.
-        public static let listOperations = MethodDescriptor(service: "google.longrunning.Operations", method: "ListOperations")
+        public static let listOperations = AuthRPC.MethodDescriptor(service: "google.longrunning.Operations", method: "ListOperations")
         /// `/google.longrunning.Operations/GetOperation`.
-        public static let getOperation = MethodDescriptor(service: "google.longrunning.Operations", method: "GetOperation")
+        public static let getOperation = AuthRPC.MethodDescriptor(service: "google.longrunning.Operations", method: "GetOperation")
         /// `/google.longrunning.Operations/DeleteOperation`.
-        public static let deleteOperation = MethodDescriptor(service: "google.longrunning.Operations", method: "DeleteOperation")
+        public static let deleteOperation = AuthRPC.MethodDescriptor(service: "google.longrunning.Operations", method: "DeleteOperation")
         /// `/google.longrunning.Operations/CancelOperation`.
-        public static let cancelOperation = MethodDescriptor(service: "google.longrunning.Operations", method: "CancelOperation")
+        public static let cancelOperation = AuthRPC.MethodDescriptor(service: "google.longrunning.Operations", method: "CancelOperation")
         /// `/google.longrunning.Operations/WaitOperation`.
-        public static let waitOperation = MethodDescriptor(service: "google.longrunning.Operations", method: "WaitOperation")
+        public static let waitOperation = AuthRPC.MethodDescriptor(service: "google.longrunning.Operations", method: "WaitOperation")
+    }
+
+    /// How the routed methods build `x-goog-request-params` from their requests (AIP-4222),
+    /// compiled once.
+    private enum Routing {
+        /// `ListOperations`: from the variables of its `google.api.http` path.
+        static let listOperations = AuthRPC.RoutingRule<Google_Longrunning_ListOperationsRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
+        /// `GetOperation`: from the variables of its `google.api.http` path.
+        static let getOperation = AuthRPC.RoutingRule<Google_Longrunning_GetOperationRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
+        /// `DeleteOperation`: from the variables of its `google.api.http` path.
+        static let deleteOperation = AuthRPC.RoutingRule<Google_Longrunning_DeleteOperationRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
+        /// `CancelOperation`: from the variables of its `google.api.http` path.
+        static let cancelOperation = AuthRPC.RoutingRule<Google_Longrunning_CancelOperationRequest>([
+            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        ])
     }
 
     /// The channel calls go through.
-    public let channel: Channel
+    public let channel: AuthRPC.Channel
 
     /// Creates a client whose calls go through `channel`.
-    public init(channel: Channel) {
+    public init(channel: AuthRPC.Channel) {
         self.channel = channel
     }
 
     /// Lists operations that match the specified filter in the request. If the
     /// server doesn't support this method, it returns `UNIMPLEMENTED`.
+    ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
     ///
     /// - Parameters:
     ///   - request: The `google.longrunning.ListOperationsRequest` to send.
@@ -69,13 +135,47 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.ListOperationsResponse`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func listOperations(_ request: Google_Longrunning_ListOperationsRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_ListOperationsResponse> {
-        try await channel.unary(Methods.listOperations, request: request, responseType: Google_Longrunning_ListOperationsResponse.self, options: options)
+    nonisolated(nonsending) public func listOperations(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Google_Longrunning_ListOperationsResponse> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.listOperations.requestParams(for: request))
+        return try await channel.unary(Methods.listOperations, request: request, responseType: Google_Longrunning_ListOperationsResponse.self, options: options)
+    }
+
+    /// The pages of `ListOperations` (AIP-158): the first with `request` as it is, then one call per
+    /// `next_page_token`, each made when the iteration asks for it, until a page has none.
+    /// `.items` gives the `operations` of every page.
+    ///
+    /// - Parameters:
+    ///   - request: The first request; its `page_token` says where to start.
+    ///   - options: The options of every call; the channel's defaults when `nil`.
+    public func listOperationsPages(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
+        AuthRPC.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation>(
+            request: request,
+            options: options,
+            fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Longrunning_ListOperationsResponse in
+                try await self.listOperations(request, options: options).message
+            },
+            setPageToken: { $0.pageToken = $1 },
+            nextPageToken: { $0.nextPageToken },
+            items: { $0.operations }
+        )
+    }
+
+    /// The `operations` of every page of `ListOperations`, in order (AIP-158): `listOperationsPages(_:options:)`'s
+    /// `.items`.
+    ///
+    /// - Parameters:
+    ///   - request: The first request; its `page_token` says where to start.
+    ///   - options: The options of every call; the channel's defaults when `nil`.
+    public func listOperationsItems(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
+        listOperationsPages(request, options: options).items
     }
 
     /// Gets the latest state of a long-running operation.  Clients can use this
     /// method to poll the operation result at intervals as recommended by the API
     /// service.
+    ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
     ///
     /// - Parameters:
     ///   - request: The `google.longrunning.GetOperationRequest` to send.
@@ -83,8 +183,10 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.Operation`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func getOperation(_ request: Google_Longrunning_GetOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
-        try await channel.unary(Methods.getOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
+    nonisolated(nonsending) public func getOperation(_ request: Google_Longrunning_GetOperationRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Google_Longrunning_Operation> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.getOperation.requestParams(for: request))
+        return try await channel.unary(Methods.getOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
     }
 
     /// Deletes a long-running operation. This method indicates that the client is
@@ -92,14 +194,18 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// operation. If the server doesn't support this method, it returns
     /// `google.rpc.Code.UNIMPLEMENTED`.
     ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
+    ///
     /// - Parameters:
     ///   - request: The `google.longrunning.DeleteOperationRequest` to send.
     ///   - options: The call's options; the channel's defaults when `nil`.
     /// - Returns: The `google.protobuf.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func deleteOperation(_ request: Google_Longrunning_DeleteOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
-        try await channel.unary(Methods.deleteOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
+    nonisolated(nonsending) public func deleteOperation(_ request: Google_Longrunning_DeleteOperationRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.deleteOperation.requestParams(for: request))
+        return try await channel.unary(Methods.deleteOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
     }
 
     /// Starts asynchronous cancellation on a long-running operation.  The server
@@ -114,14 +220,18 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// [google.rpc.Status.code][google.rpc.Status.code] of `1`, corresponding to
     /// `Code.CANCELLED`.
     ///
+    /// Sends `x-goog-request-params` from `name` (AIP-4222), unless `options` has one.
+    ///
     /// - Parameters:
     ///   - request: The `google.longrunning.CancelOperationRequest` to send.
     ///   - options: The call's options; the channel's defaults when `nil`.
     /// - Returns: The `google.protobuf.Empty`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func cancelOperation(_ request: Google_Longrunning_CancelOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
-        try await channel.unary(Methods.cancelOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
+    nonisolated(nonsending) public func cancelOperation(_ request: Google_Longrunning_CancelOperationRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<SwiftProtobuf.Google_Protobuf_Empty> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: Routing.cancelOperation.requestParams(for: request))
+        return try await channel.unary(Methods.cancelOperation, request: request, responseType: SwiftProtobuf.Google_Protobuf_Empty.self, options: options)
     }
 
     /// Waits until the specified long-running operation is done or reaches at most
@@ -140,7 +250,9 @@ public struct Google_Longrunning_OperationsClient: Sendable {
     /// - Returns: The `google.longrunning.Operation`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) public func waitOperation(_ request: Google_Longrunning_WaitOperationRequest, options: CallOptions? = nil) async throws(RPCError) -> UnaryResponse<Google_Longrunning_Operation> {
-        try await channel.unary(Methods.waitOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
+    nonisolated(nonsending) public func waitOperation(_ request: Google_Longrunning_WaitOperationRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<Google_Longrunning_Operation> {
+        var options = options ?? channel.defaultCallOptions
+        options.addGoogleAPIMetadata(requestParams: nil)
+        return try await channel.unary(Methods.waitOperation, request: request, responseType: Google_Longrunning_Operation.self, options: options)
     }
 }

@@ -15,6 +15,8 @@ struct ConnectionInbox {
     }
 
     var phase = Phase.connecting
+    /// The server's verified leaf certificate (TLS only), set once the handshake has succeeded.
+    var peerCertificate: PeerCertificate?
     var commands: [ConnectionCommand] = []
     /// Jobs to run on the I/O thread, taken once per turn of the loop.
     var jobs: [ScheduledJob] = []

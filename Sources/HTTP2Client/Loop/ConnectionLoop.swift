@@ -36,7 +36,9 @@ package enum HTTP2ConnectionEvent: Sendable {
 final class ConnectionLoop: @unchecked Sendable {
     // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
     // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
-    let target: HTTP2Target
+    let route: HTTP2Route
+    /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
+    let serverName: String
     let configuration: HTTP2ConnectionConfiguration
     /// The largest response header block accepted (`configuration.maxHeaderListSize`).
     let maxHeaderListSize: Int
@@ -47,7 +49,7 @@ final class ConnectionLoop: @unchecked Sendable {
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
-    private var socket: TCPSocket?
+    private var socket: StreamSocket?
     private var tls: TLSSession?
     private var session: OpaquePointer?
     /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
@@ -79,11 +81,13 @@ final class ConnectionLoop: @unchecked Sendable {
     private var pingSentAt: ContinuousClock.Instant?
 
     init(
-        target: HTTP2Target,
+        route: HTTP2Route,
+        serverName: String,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void
     ) throws(HTTP2Error) {
-        self.target = target
+        self.route = route
+        self.serverName = serverName
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
         self.onEvent = onEvent
@@ -166,25 +170,39 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func establish() throws(HTTP2Error) {
         let deadline = ContinuousClock.now + configuration.connectTimeout
-        let addresses = try AddressResolver.resolve(target)
-        let socket = try TCPSocket.connect(to: addresses, target: target, deadline: deadline, abortFD: wakeup.readFD)
+        let (socket, early) = try RouteConnector.open(route, deadline: deadline, abortFD: wakeup.readFD)
         self.socket = socket
+        var tunnelBytes = early
         if let context = configuration.tls {
-            let name = configuration.tlsServerNameOverride ?? target.host
+            let name = configuration.tlsServerNameOverride ?? serverName
             let tls = try TLSSession(context: context, serverName: name)
             self.tls = tls
+            if !tunnelBytes.isEmpty {
+                tunnelBytes.withUnsafeBytes { tls.feed($0) }
+                tunnelBytes = []
+            }
             try tls.handshake(over: socket, deadline: deadline, abortFD: wakeup.readFD, scratch: cipherBuffer)
+            let certificate = tls.verifiedPeerCertificate()
+            inbox.withLock { $0.peerCertificate = certificate }
         }
         try startSession()
+        if !tunnelBytes.isEmpty, let failure = tunnelBytes.withUnsafeBytes({ feed($0) }) {
+            throw .connectFailed(target: route.description, reason: Self.handshakeReason(failure), kind: .notHTTP2)
+        }
         try flush()
         // Wait for the server's SETTINGS so the first burst of streams respects its limits, and so
         // a peer that does not speak HTTP/2 fails the connect rather than the first call.
         while !receivedSettings {
+            // The server broke the protocol (say, SETTINGS with a window over 2^31-1): nghttp2 has
+            // said so with GOAWAY, and no SETTINGS will ever count. End here, not at the deadline.
+            if let protocolFailure {
+                throw .connectFailed(target: route.description, reason: protocolFailure, kind: .protocolViolation)
+            }
             if let shutdown = shutdownRequested() { throw shutdown }
             let millis = PollTimeout.milliseconds(until: deadline)
             guard millis > 0 else {
                 throw .connectFailed(
-                    target: target.description,
+                    target: route.description,
                     reason: "timed out waiting for the server's HTTP/2 SETTINGS",
                     kind: .timedOut
                 )
@@ -194,12 +212,12 @@ final class ConnectionLoop: @unchecked Sendable {
                 pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
             ]
             if poll(&fds, 2, millis) < 0 && errno != EINTR {
-                throw .connectFailed(target: target.description, reason: Errno.describe(errno), kind: .other)
+                throw .connectFailed(target: route.description, reason: Errno.describe(errno), kind: .other)
             }
             if fds[0].revents != 0 {
                 if let failure = receive() {
                     throw .connectFailed(
-                        target: target.description,
+                        target: route.description,
                         reason: Self.handshakeReason(failure),
                         kind: .notHTTP2
                     )
@@ -222,7 +240,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private func shutdownRequested() -> HTTP2Error? {
         inbox.withLock { inbox in
             inbox.commands.contains { if case .shutdown = $0 { return true } else { return false } }
-        } ? .connectFailed(target: target.description, reason: "connection attempt abandoned", kind: .abandoned) : nil
+        } ? .connectFailed(target: route.description, reason: "connection attempt abandoned", kind: .abandoned) : nil
     }
 
     private func loop() {
@@ -372,10 +390,12 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// The error for a stream that never left: the same cause, marked safe to retry.
     private static func notSent(_ error: HTTP2Error) -> HTTP2Error {
-        if case .connectionClosed(let reason, _) = error {
+        switch error {
+        case .connectionClosed(let reason, _), .protocolError(let reason):
             return .connectionClosed(reason: reason, streamWasSent: false)
+        default:
+            return error
         }
-        return error
     }
 
     /// How the connection's end applies to one stream. Whether the server may have processed the
@@ -696,7 +716,12 @@ final class ConnectionLoop: @unchecked Sendable {
     private func teardown() {
         let error = closeReason
         if closeReason == nil {
-            close(.connectionClosed(reason: protocolFailure ?? "connection closed", streamWasSent: true))
+            // A protocol violation by the server fails the streams it reached as INTERNAL
+            // (never retried); those that never left can go elsewhere (see `failure`).
+            close(
+                protocolFailure.map(HTTP2Error.protocolError)
+                    ?? .connectionClosed(reason: "connection closed", streamWasSent: true)
+            )
         }
         if let session {
             nghttp2_session_del(session)
@@ -779,8 +804,19 @@ final class ConnectionLoop: @unchecked Sendable {
             stream.finish(.failure(.protocolError(violation)))
         } else if let goawayError, let last = goawayLastStreamID, id > last {
             stream.finish(.failure(goawayError))
-        } else {
+        } else if stream.resetByServer {
             stream.finish(.failure(.streamReset(errorCode: errorCode)))
+        } else {
+            // nghttp2 reset the stream itself: what the server sent on it broke HTTP/2's rules.
+            stream.finish(
+                .failure(
+                    .protocolError(
+                        "the server's response on this stream broke HTTP/2's rules (a content-length that "
+                            + "does not match the body, say); the client reset the stream with "
+                            + HTTP2ErrorCode.name(errorCode)
+                    )
+                )
+            )
         }
     }
 

@@ -124,6 +124,8 @@ enum SessionCallbacks {
             if endsStream { stream.remoteEnded = true }
         case Int(NGHTTP2_DATA.rawValue):
             if endsStream, let stream = loop.stream(header.stream_id) { stream.remoteEnded = true }
+        case Int(NGHTTP2_RST_STREAM.rawValue):
+            loop.stream(header.stream_id)?.resetByServer = true
         case Int(NGHTTP2_SETTINGS.rawValue):
             if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { loop.didReceiveSettings() }
         case Int(NGHTTP2_PING.rawValue):

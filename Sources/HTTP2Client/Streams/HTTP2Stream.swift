@@ -28,6 +28,9 @@ final class HTTP2Stream: @unchecked Sendable {
     var remoteEnded = false
     /// Why nghttp2 rejected something the server sent on this stream.
     var protocolViolation: String?
+    /// The server sent RST_STREAM for this stream (nghttp2 resets streams itself when a response
+    /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
+    var resetByServer = false
 
     /// Room made for the headers and for the trailers on their first field, so a typical gRPC
     /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
@@ -48,6 +51,9 @@ final class HTTP2Stream: @unchecked Sendable {
     /// How many 1xx header blocks the server sent.
     var informationalBlocks = 0
     var endedWithHeaders = false
+    /// Whether the final header block had arrived when the caller was answered. Written once,
+    /// just before the answer, which orders it before the calling task reads it.
+    private(set) var answeredAfterHeaders = false
 
     init(request: HTTP2Request) {
         self.request = request
@@ -69,6 +75,7 @@ final class HTTP2Stream: @unchecked Sendable {
     func finish(_ result: Result<HTTP2Response, HTTP2Error>) {
         guard let completion else { return }
         self.completion = nil
+        answeredAfterHeaders = sawFinalHeaders
         headers = []
         trailers = []
         body = []

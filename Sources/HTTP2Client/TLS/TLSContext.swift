@@ -20,6 +20,17 @@ package struct TLSClientConfiguration: Sendable {
     /// The lowest protocol version accepted (TLS 1.2 by default).
     package var minimumVersion: MinimumVersion = .tls12
 
+    /// What runs over TLS, offered with ALPN (RFC 7301).
+    package enum ApplicationProtocol: Sendable {
+        /// `h2` is offered, and the server must select it.
+        case http2
+        /// `http/1.1` is offered; a server that selects nothing speaks it too.
+        case http1
+    }
+
+    /// What runs over TLS: HTTP/2 by default.
+    package var applicationProtocol: ApplicationProtocol = .http2
+
     package init() {}
 }
 
@@ -30,20 +41,27 @@ package final class TLSContext: @unchecked Sendable {
     // Sendable because `context` is fully configured in `init` and never changed afterwards:
     // OpenSSL allows SSL_new from any thread on such a context (it locks its own reference counts).
     let context: OpaquePointer
+    /// What the sessions made from this context offer with ALPN and accept.
+    let applicationProtocol: TLSClientConfiguration.ApplicationProtocol
 
     /// Builds a context that verifies the server (never optional), requires TLS 1.2 or later and
-    /// offers ALPN `h2` only.
+    /// offers ALPN `h2` only (or `http/1.1` only, for an HTTP/1.1 context).
+    ///
+    /// The system's roots are OpenSSL's default verify paths, which the `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` environment variables replace, as for every OpenSSL-based tool.
     package init(_ configuration: TLSClientConfiguration) throws(HTTP2Error) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw .tls(TLSFailure(.invalidConfiguration, OpenSSLErrors.drain()))
         }
         self.context = context
+        self.applicationProtocol = configuration.applicationProtocol
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         let minimum = configuration.minimumVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
         _ = copenssl_ctx_set_min_proto_version(context, minimum)
         _ = copenssl_ctx_set_mode(context, copenssl_mode_release_buffers())
         _ = copenssl_ctx_set_options(context, copenssl_op_no_compression() | copenssl_op_no_renegotiation())
-        let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
+        let name = configuration.applicationProtocol == .http2 ? "h2" : "http/1.1"
+        let alpn = [UInt8(name.utf8.count)] + Array(name.utf8)
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
             throw .tls(TLSFailure(.invalidConfiguration, "could not set ALPN: \(OpenSSLErrors.drain())"))
         }

@@ -8,10 +8,11 @@ internal import COpenSSL
 /// produces are gathered into the connection's output so that they leave in one `send` (with
 /// MSG_NOSIGNAL, so a closed peer can never raise SIGPIPE).
 final class TLSSession {
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer
     private let input: OpaquePointer
     private let output: OpaquePointer
     private let serverName: String
+    private let applicationProtocol: TLSClientConfiguration.ApplicationProtocol
     /// Set (by the info callback, inside SSL_read) when OpenSSL refused a renegotiation the
     /// server asked for; the connection then ends (RFC 9113 section 9.2.1).
     private let refusedRenegotiation: UnsafeMutablePointer<Bool>
@@ -30,6 +31,7 @@ final class TLSSession {
         self.input = input
         self.output = output
         self.serverName = serverName
+        self.applicationProtocol = context.applicationProtocol
         refusedRenegotiation = .allocate(capacity: 1)
         refusedRenegotiation.initialize(to: false)
         SSL_set_ex_data(ssl, 0, refusedRenegotiation)
@@ -64,9 +66,10 @@ final class TLSSession {
         flag.assumingMemoryBound(to: Bool.self).pointee = true
     }
 
-    /// Runs the handshake to completion over `socket`, then checks that ALPN chose `h2`.
+    /// Runs the handshake to completion over `socket`, then checks that ALPN chose the context's
+    /// protocol (`h2`; or `http/1.1`, or nothing, for an HTTP/1.1 context).
     func handshake(
-        over socket: TCPSocket,
+        over socket: StreamSocket,
         deadline: ContinuousClock.Instant,
         abortFD: Int32,
         scratch: UnsafeMutableRawBufferPointer
@@ -99,13 +102,27 @@ final class TLSSession {
         let selected =
             protocolName.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
             ?? ""
-        guard selected == "h2" else {
-            throw .tls(
-                TLSFailure(
-                    .alpnNotNegotiated,
-                    selected.isEmpty ? "no protocol selected" : "server selected '\(selected)'"
+        switch applicationProtocol {
+        case .http2:
+            guard selected == "h2" else {
+                throw .tls(
+                    TLSFailure(
+                        .alpnNotNegotiated,
+                        selected.isEmpty
+                            ? "no protocol selected" : "server selected '\(Printable.text(selected, limit: 40))'"
+                    )
                 )
-            )
+            }
+        case .http1:
+            // No ALPN at all is HTTP/1.1 too; the server cannot pick what was not offered.
+            guard selected.isEmpty || selected == "http/1.1" else {
+                throw .tls(
+                    TLSFailure(
+                        .handshakeFailed,
+                        "server selected '\(Printable.text(selected, limit: 40))', not http/1.1"
+                    )
+                )
+            }
         }
     }
 
@@ -175,7 +192,7 @@ final class TLSSession {
 
     private func sendAll(
         _ queue: ByteQueue,
-        over socket: TCPSocket,
+        over socket: StreamSocket,
         deadline: ContinuousClock.Instant,
         abortFD: Int32
     ) throws(HTTP2Error) {
@@ -195,21 +212,14 @@ final class TLSSession {
 
     private func wait(
         for events: Int16,
-        on socket: TCPSocket,
+        on socket: StreamSocket,
         deadline: ContinuousClock.Instant,
         abortFD: Int32
     ) throws(HTTP2Error) {
-        while true {
-            let millis = PollTimeout.milliseconds(until: deadline)
-            guard millis > 0 else { throw .tls(TLSFailure(.handshakeFailed, "timed out")) }
-            var fds = [
-                pollfd(fd: socket.fd, events: events, revents: 0),
-                pollfd(fd: abortFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&fds, 2, millis)
-            if ready < 0 && errno == EINTR { continue }
-            if fds[1].revents != 0 { throw .tls(TLSFailure(.handshakeFailed, "connection attempt abandoned")) }
-            if ready > 0 { return }
+        switch socket.wait(for: events, deadline: deadline, abortFD: abortFD) {
+        case .ready: return
+        case .timedOut: throw .tls(TLSFailure(.handshakeFailed, "timed out"))
+        case .aborted: throw .tls(TLSFailure(.handshakeFailed, "connection attempt abandoned"))
         }
     }
 

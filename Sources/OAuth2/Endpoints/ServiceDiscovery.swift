@@ -23,7 +23,7 @@ extension ServiceConfiguration {
     public static func discover(
         issuer: URL,
         using document: DiscoveryDocument = .automatic,
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard
     ) async throws(OAuthError) -> ServiceConfiguration {
         try EndpointSecurity.require(issuer, for: "the issuer")
         let documents: [DiscoveryDocument] =

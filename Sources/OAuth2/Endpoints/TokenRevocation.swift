@@ -21,7 +21,7 @@ public enum TokenRevocation {
         hint: Hint,
         configuration: ServiceConfiguration,
         client: OAuthClient,
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard
     ) async throws(OAuthError) {
         guard let endpoint = configuration.revocationEndpoint else {
             throw OAuthError(.invalidConfiguration, "the authorization server has no revocation endpoint")

@@ -11,7 +11,7 @@ public enum ClientCredentialsFlow {
         configuration: ServiceConfiguration,
         client: OAuthClient,
         scopes: [String],
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard
     ) async throws(OAuthError) -> AuthState {
         let endpoint = TokenEndpoint(configuration: configuration, client: client, transport: transport)
         let response = try await endpoint.clientCredentials(scopes: scopes)

@@ -23,7 +23,7 @@ public struct DeviceAuthorizationFlow: Sendable {
         configuration: ServiceConfiguration,
         client: OAuthClient,
         scopes: [String],
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard
     ) {
         self.configuration = configuration
         self.client = client

@@ -82,7 +82,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     public init(
         state: AuthState,
         store: (any AuthSessionStore)? = nil,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")
@@ -131,7 +131,7 @@ public actor AuthSession: InvalidatableAuthTokenProvider {
     /// - Throws: ``OAuthError/Kind/storage`` when the stored session cannot be read.
     public static func restore(
         from store: any AuthSessionStore,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
         logger: Logger = Logger(label: "swift-authrpc.oauth2")

@@ -1,3 +1,4 @@
+import AuthRPC
 import Foundation
 
 /// The one place OAuth requests go out, so every request obeys the same rules and every failure
@@ -24,6 +25,16 @@ enum OAuthHTTP {
                 .transient,
                 "\(purpose) request to \(request.url.redacted) was cancelled",
                 underlying: CancellationError()
+            )
+        } catch let error as OAuthError {
+            // The transport's own configuration (an unusable proxy setting, say).
+            throw error
+        } catch let error as TransportError {
+            // Below HTTP: connecting, the proxy, TLS, or the server's bytes.
+            throw OAuthError(
+                .transient,
+                "\(purpose) request to \(request.url.redacted) failed: \(error.message)",
+                underlying: error
             )
         } catch let error as OAuthTransportError {
             throw OAuthError(

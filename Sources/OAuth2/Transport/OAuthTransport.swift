@@ -75,8 +75,11 @@ public enum OAuthTransportError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How OAuth requests reach the authorization server. ``URLSessionOAuthTransport`` is the default;
-/// supply another to route requests through a proxy, an HTTP client of your own, or a recorder.
+/// How OAuth requests reach the authorization server. ``HTTP1OAuthTransport/standard`` is the
+/// default (the package's own HTTP/1.1 client, trusting the system's roots and following the
+/// environment's proxy settings, as channels do); make an ``HTTP1OAuthTransport`` to trust a
+/// private CA or name a proxy, use ``URLSessionOAuthTransport`` for Foundation's client, or supply
+/// your own (a recorder, another HTTP client).
 ///
 /// Implementations throw for failures below HTTP (no connection, timeout); every HTTP answer,
 /// whatever its status, is returned. They must not follow redirects (return the 3xx answer

@@ -7,7 +7,10 @@ public import FoundationNetworking
 #endif
 
 /// Sends OAuth requests with `URLSession`, on an ephemeral configuration (no cookies, no cache,
-/// no stored credentials) so nothing of a token exchange is kept on disk by Foundation.
+/// no stored credentials) so nothing of a token exchange is kept on disk by Foundation. An
+/// alternative to the default ``HTTP1OAuthTransport``: it trusts what Foundation trusts (the
+/// system's roots; on Linux, libcurl's bundle, not `SSL_CERT_FILE`) and follows Foundation's
+/// proxy settings, not a channel's.
 ///
 /// The transport's session has a delegate that keeps the rules of ``OAuthTransport``: redirects
 /// are never followed (the 3xx answer is returned), the answer fails as soon as its announced

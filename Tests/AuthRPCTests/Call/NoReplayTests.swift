@@ -73,8 +73,9 @@ struct NoReplayTests {
             #expect(error?.code == .unavailable)
             #expect(error?.message.contains("renegotiation") == true, "\(String(describing: error))")
         case .connectionError:
-            // The message says what the server did wrong, not just that the connection closed.
-            #expect(error?.code == .unavailable)
+            // The message says what the server did wrong, not just that the connection closed;
+            // a protocol violation is internal, never a retryable unavailable.
+            #expect(error?.code == .internalError)
             #expect(error?.message.contains("WINDOW_UPDATE") == true, "\(String(describing: error))")
             #expect(error?.message.contains("PROTOCOL_ERROR") == true, "\(String(describing: error))")
         default:

@@ -9,6 +9,7 @@ struct TransportErrorTests {
     static let kinds: [(TransportError.Kind, String)] = [
         (.hostNotFound, "hostNotFound"), (.connectionRefused, "connectionRefused"),
         (.connectTimeout, "connectTimeout"), (.networkUnreachable, "networkUnreachable"),
+        (.proxyFailed, "proxyFailed"), (.invalidAddress, "invalidAddress"),
         (.untrustedCertificate, "untrustedCertificate"), (.hostnameMismatch, "hostnameMismatch"),
         (.certificateExpired, "certificateExpired"), (.http2NotSupported, "http2NotSupported"),
         (.tlsHandshakeFailed, "tlsHandshakeFailed"), (.invalidTLSConfiguration, "invalidTLSConfiguration"),
@@ -39,6 +40,9 @@ struct TransportErrorTests {
             (connect(.refused), .connectionRefused), (connect(.timedOut), .connectTimeout),
             (connect(.unreachable), .networkUnreachable), (connect(.notHTTP2), .http2NotSupported),
             (connect(.abandoned), .connectionClosed), (connect(.other), .other),
+            (connect(.protocolViolation), .protocolViolation),
+            (.proxyFailed(proxy: "http://proxy:3128", target: "example.com:443", reason: "407"), .proxyFailed),
+            (.invalidAddress("too long"), .invalidAddress), (.invalidRequest("bad header"), .other),
             (tls(.untrustedCertificate), .untrustedCertificate), (tls(.hostnameMismatch), .hostnameMismatch),
             (tls(.certificateExpired), .certificateExpired), (tls(.alpnNotNegotiated), .http2NotSupported),
             (tls(.handshakeFailed), .tlsHandshakeFailed), (tls(.invalidConfiguration), .invalidTLSConfiguration),

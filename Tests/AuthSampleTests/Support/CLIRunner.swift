@@ -55,10 +55,13 @@ enum CLIRunner {
 
     /// Runs `auth_sample arguments` with exactly `environment`, its stdout and stderr captured
     /// separately (through files, so neither stream can fill a pipe and stall the child). A run
-    /// still going after `timeout` is terminated (then killed) and reported as `timedOut`.
+    /// still going after `timeout` is terminated (then killed) and reported as `timedOut`. With
+    /// `hosts`, the tool runs in a private mount namespace with that text as its /etc/hosts
+    /// (production-shaped names for peers on loopback; needs root).
     static func run(
         _ arguments: [String],
         environment: [String: String],
+        hosts: String? = nil,
         timeout: Duration = .seconds(60)
     ) async throws -> CLIResult {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -76,8 +79,17 @@ enum CLIRunner {
         let stderr = try FileHandle(forWritingTo: stderrURL)
 
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let hosts {
+            let hostsFile = directory.appendingPathComponent("hosts")
+            try hosts.write(to: hostsFile, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments =
+                ["-m", "sh", "-c", #"mount --bind "$1" /etc/hosts && shift && exec "$@""#, "sh", hostsFile.path]
+                + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = stdout
@@ -123,14 +135,16 @@ enum CLIRunner {
     }
 
     /// The test process's environment minus everything that would change the tool's behaviour
-    /// (Google's Application Default Credentials included), with the session directory set to
-    /// `configHome`.
+    /// (Google's Application Default Credentials, proxies, OpenSSL's trust locations), with the
+    /// session directory set to `configHome`.
     static func environment(configHome: URL) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = configHome.path
         for name in [
             "AUTH_SAMPLE_ACCESS_TOKEN", "AUTH_SAMPLE_CLIENT_SECRET", "DISPLAY", "WAYLAND_DISPLAY",
             "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST", "GOOGLE_CLOUD_QUOTA_PROJECT",
+            "SSL_CERT_FILE", "SSL_CERT_DIR", "grpc_proxy", "GRPC_PROXY", "https_proxy", "HTTPS_PROXY", "http_proxy",
+            "HTTP_PROXY", "no_grpc_proxy", "NO_GRPC_PROXY", "no_proxy", "NO_PROXY",
         ] {
             environment.removeValue(forKey: name)
         }

@@ -122,11 +122,13 @@ final class CLIWorkspace: Sendable {
     /// Secrets the output must never contain, by a name fit for failure messages.
     private let secrets: Locked<[String: String]>
 
-    /// A workspace on `sandbox`, or on the shared CLI sandbox.
-    static func make(sandbox: SandboxInfo? = nil) async throws -> CLIWorkspace {
+    /// A workspace on `sandbox`, or on the shared CLI sandbox, with a client of its own (or
+    /// `clientID`, for an issuer the test process cannot reach itself).
+    static func make(sandbox: SandboxInfo? = nil, clientID: String? = nil) async throws -> CLIWorkspace {
         let sandbox = if let sandbox { sandbox } else { try await SandboxFixture.sandbox() }
         let issuer = Issuer(url: URL(string: sandbox.issuer)!)
-        return CLIWorkspace(sandbox: sandbox, issuer: issuer, clientID: try await issuer.makeClient())
+        let client = if let clientID { clientID } else { try await issuer.makeClient() }
+        return CLIWorkspace(sandbox: sandbox, issuer: issuer, clientID: client)
     }
 
     private init(sandbox: SandboxInfo, issuer: Issuer, clientID: String) {
@@ -161,12 +163,13 @@ final class CLIWorkspace: Sendable {
         _ arguments: [String],
         extraSecrets: [String: String] = [:],
         environment: [String: String] = [:],
+        hosts: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> CLIResult {
         rememberSessionSecrets()
         secrets.withLock { $0.merge(extraSecrets) { $1 } }
         let variables = CLIRunner.environment(configHome: configHome).merging(environment) { $1 }
-        let result = try await CLIRunner.run(arguments, environment: variables)
+        let result = try await CLIRunner.run(arguments, environment: variables, hosts: hosts)
         rememberSessionSecrets()
         expectClean(result, sourceLocation: sourceLocation)
         return result

@@ -190,7 +190,6 @@ struct AuthSessionFailureTests {
         // Long enough for both attempts below to land inside it even when the whole suite loads
         // two cores (3 s was not: the call's refresh came after the issuer was back).
         try await issuer.outage(seconds: 10)
-        try await Task.sleep(for: .milliseconds(300))
         let error = await #expect(throws: OAuthError.self) { try await session.freshAccessToken() }
         #expect(error?.kind == .transient)
         #expect(error?.isTransient == true)

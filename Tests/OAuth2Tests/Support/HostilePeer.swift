@@ -26,6 +26,13 @@ struct HostilePeer: Sendable {
         var aborted: Int
         /// The form keys of each request (never the values).
         var formKeys: [[String]]
+        /// Each request's method and header names (never the values), in order.
+        var requests: [Request]
+
+        struct Request: Sendable {
+            var method: String
+            var headerNames: [String]
+        }
     }
 
     /// The peer shared by every test of this process (started on first use).
@@ -88,7 +95,10 @@ struct HostilePeer: Sendable {
             bytesSent: object["bytes_sent"] as? Int ?? -1,
             completed: object["completed"] as? Int ?? -1,
             aborted: object["aborted"] as? Int ?? -1,
-            formKeys: requests.map { $0["form_keys"] as? [String] ?? [] }
+            formKeys: requests.map { $0["form_keys"] as? [String] ?? [] },
+            requests: requests.map {
+                Stats.Request(method: $0["method"] as? String ?? "", headerNames: $0["header_names"] as? [String] ?? [])
+            }
         )
     }
 

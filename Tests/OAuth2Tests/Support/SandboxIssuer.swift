@@ -71,7 +71,16 @@ struct SandboxIssuer: Sendable {
     func revokeAccessTokens(of client: OAuthClient) async throws {
         _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id])
     }
-    func outage(seconds: Double) async throws { _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"]) }
+    /// Stops the issuer listening for `seconds`, and returns once it no longer accepts
+    /// connections (werkzeug's shutdown takes up to half a second, and a request that arrives
+    /// meanwhile is still answered).
+    func outage(seconds: Double) async throws {
+        _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"])
+        let port = url.port ?? 80
+        for _ in 0..<100 where LoopbackSocket.isListening(port: port) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 
     /// Makes the token endpoint wait `delayMilliseconds` and then answer normally, or with HTTP
     /// `status` (0: normally), for `client` only. `tokenBehaviour(of: client)` restores it.

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// the record shows whether the library tried.
 final class RecordingTransport: OAuthTransport {
     private let requests = Locked<[URL]>([])
-    private let transport = URLSessionOAuthTransport()
+    private let transport = HTTP1OAuthTransport.standard
 
     var attempted: [URL] { requests.withLock { $0 } }
 

@@ -7,7 +7,22 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// What the OAuth transport does with answers no authorization server should send: bodies too
+/// The library's two transports: its own HTTP/1.1 client (the default) and URLSession's.
+enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case http1
+    case urlSession
+
+    var testDescription: String { rawValue }
+
+    var transport: any OAuthTransport {
+        switch self {
+        case .http1: HTTP1OAuthTransport.standard
+        case .urlSession: URLSessionOAuthTransport()
+        }
+    }
+}
+
+/// What each OAuth transport does with answers no authorization server should send: bodies too
 /// large to be a token response, redirects, answers that trickle in.
 @Suite("OAuth transport limits against the hostile peer")
 struct TransportLimitsTests {
@@ -15,7 +30,7 @@ struct TransportLimitsTests {
 
     func clientCredentials(
         at script: HostilePeer.Script,
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport
     ) async -> OAuthError? {
         do throws(OAuthError) {
             _ = try await ClientCredentialsFlow.authorize(
@@ -30,8 +45,8 @@ struct TransportLimitsTests {
         }
     }
 
-    @Test("a token response with a 1.2 MB access token is refused for its size")
-    func hugeTokenIsRefused() async throws {
+    @Test("a token response with a 1.2 MB access token is refused for its size", arguments: TransportUnderTest.allCases)
+    func hugeTokenIsRefused(transport: TransportUnderTest) async throws {
         let peer = try await HostilePeer.shared()
         let script = try await peer.script([
             "repeat": HostilePeer.repeated(
@@ -41,16 +56,17 @@ struct TransportLimitsTests {
                 suffix: #""}"#
             )
         ])
-        let error = try #require(await clientCredentials(at: script))
+        let error = try #require(await clientCredentials(at: script, transport: transport.transport))
         #expect(error.kind == .transient)
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
     }
 
     @Test(
         "an oversized answer is cut off while it is read: the connection is closed mid-body, not read to its end",
-        arguments: ["exact", "omit"]
+        arguments: ["exact", "omit"],
+        TransportUnderTest.allCases
     )
-    func oversizedBodyIsCutOff(contentLength: String) async throws {
+    func oversizedBodyIsCutOff(contentLength: String, transport: TransportUnderTest) async throws {
         let peer = try await HostilePeer.shared()
         // 16 MiB in 64 KiB chunks, 20 ms apart (about 5 s in all), so how far the client read is
         // what it chose, not how fast FoundationNetworking drains a socket.
@@ -59,18 +75,21 @@ struct TransportLimitsTests {
             "repeat": HostilePeer.repeated("0123456789abcdef", count: total / 16),
             "content_length": contentLength, "chunk_bytes": 65_536, "drip_ms": 20,
         ])
-        let error = try #require(await clientCredentials(at: script))
+        let error = try #require(await clientCredentials(at: script, transport: transport.transport))
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
         let stats = try await peer.settledStats(script)
         #expect(stats.aborted == 1)
         #expect(stats.bytesSent < 4 * 1024 * 1024, "the peer sent \(stats.bytesSent) of \(total) bytes")
     }
 
-    @Test("an announced Content-Length over the limit is refused without waiting for the body")
-    func announcedLengthOverTheLimit() async throws {
+    @Test(
+        "an announced Content-Length over the limit is refused without waiting for the body",
+        arguments: TransportUnderTest.allCases
+    )
+    func announcedLengthOverTheLimit(transport: TransportUnderTest) async throws {
         let peer = try await HostilePeer.shared()
         let script = try await peer.script(["body": "{}", "content_length": 100_000_000])
-        let error = try #require(await clientCredentials(at: script))
+        let error = try #require(await clientCredentials(at: script, transport: transport.transport))
         #expect(error.message.contains("larger than"), "\(error.message.prefix(200))")
     }
 
@@ -100,15 +119,16 @@ struct TransportLimitsTests {
 
     @Test(
         "a redirect is not followed: the token request, with its secrets, never reaches the target",
-        arguments: [302, 307, 308]
+        arguments: [302, 307, 308],
+        TransportUnderTest.allCases
     )
-    func redirectsAreNotFollowed(status: Int) async throws {
+    func redirectsAreNotFollowed(status: Int, transport: TransportUnderTest) async throws {
         let peer = try await HostilePeer.shared()
         let target = try await peer.json(#"{"access_token":"at-from-the-redirect-target","token_type":"Bearer"}"#)
         let redirect = try await peer.script([
             "status": status, "headers": [["Location", target.url.absoluteString]], "body": "",
         ])
-        let error = try #require(await clientCredentials(at: redirect))
+        let error = try #require(await clientCredentials(at: redirect, transport: transport.transport))
         #expect(error.message.contains("redirect"), "\(error.message.prefix(200))")
         #expect(try await peer.stats(redirect).hits == 1)
         #expect(try await peer.stats(target).hits == 0)
@@ -128,8 +148,11 @@ struct TransportLimitsTests {
         #expect(try await peer.stats(target).hits == 0)
     }
 
-    @Test("an answer that trickles in past the request's timeout fails, though no single pause is that long")
-    func tricklingAnswerTimesOut() async throws {
+    @Test(
+        "an answer that trickles in past the request's timeout fails, though no single pause is that long",
+        arguments: TransportUnderTest.allCases
+    )
+    func tricklingAnswerTimesOut(transport: TransportUnderTest) async throws {
         let peer = try await HostilePeer.shared()
         // 200 drips of 150 ms: the answer would take 30 s, far past the 1 s timeout even when the
         // machine is so loaded that the timer fires late.
@@ -137,7 +160,7 @@ struct TransportLimitsTests {
             "body": String(repeating: " ", count: 200) + "{}", "chunk_bytes": 1, "drip_ms": 150,
         ])
         let request = OAuthHTTPRequest(url: script.url, timeout: .seconds(1))
-        await #expect(throws: (any Error).self) { _ = try await URLSessionOAuthTransport().send(request) }
+        await #expect(throws: (any Error).self) { _ = try await transport.transport.send(request) }
         #expect(try await peer.settledStats(script).aborted == 1)
     }
 }

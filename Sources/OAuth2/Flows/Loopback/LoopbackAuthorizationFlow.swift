@@ -43,7 +43,7 @@ public struct LoopbackAuthorizationFlow: Sendable {
         scopes: [String],
         redirectPath: String = "/oauth2callback",
         timeout: Duration = .seconds(300),
-        transport: any OAuthTransport = URLSessionOAuthTransport()
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard
     ) {
         self.init(
             configuration: configuration,
@@ -64,7 +64,7 @@ public struct LoopbackAuthorizationFlow: Sendable {
         scopes: [String],
         redirectPath: String = "/oauth2callback",
         timeout: Duration = .seconds(300),
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         receiverLimits: ReceiverLimits
     ) {
         self.configuration = configuration

@@ -1,0 +1,54 @@
+extension Channel {
+    /// Whether a call with these options runs through interceptors (the channel's or its own).
+    @usableFromInline
+    func hasInterceptors(_ options: CallOptions?) -> Bool {
+        !interceptors.isEmpty || !(options?.interceptors ?? defaultCallOptions.interceptors).isEmpty
+    }
+
+    /// A call through its interceptors: the channel's, then the call's, the first outermost; the
+    /// innermost `next` is the call itself (service-config defaults, retries, token, stream), and
+    /// each interceptor is told the events of the call below it.
+    // Generic but not inlinable: calls with interceptors pay for a closure per interceptor anyway,
+    // and calls without them never come here.
+    @usableFromInline
+    nonisolated(nonsending) func intercepted<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
+        _ method: MethodDescriptor,
+        request: Serializer.Message,
+        serializer: Serializer,
+        deserializer: Deserializer,
+        options: CallOptions,
+        serviceConfig: ServiceConfig?
+    ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        let chain = interceptors + options.interceptors
+        let context = ClientInterceptorContext(
+            method: method,
+            options: options,
+            target: target,
+            channelAuthority: defaultAuthority
+        )
+        let observers = CallObservers(chain, context: context)
+
+        nonisolated(nonsending) func run(
+            _ index: Int,
+            _ request: Serializer.Message,
+            _ context: ClientInterceptorContext
+        ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+            guard index < chain.count else {
+                let call = try prepare(
+                    context.method,
+                    request: request,
+                    serializer: serializer,
+                    options: context.options,
+                    serviceConfig: serviceConfig,
+                    observers: observers
+                )
+                return try await perform(call).decode(deserializer).get()
+            }
+            return try await chain[index].intercept(request: request, context: context) {
+                (request, context) async throws(RPCError) -> UnaryResponse<Deserializer.Message> in
+                try await run(index + 1, request, context)
+            }
+        }
+        return try await run(0, request, context)
+    }
+}

@@ -1,0 +1,1 @@
+../../AuthRPC/GoogleAPI/PathTemplateSyntax.swift

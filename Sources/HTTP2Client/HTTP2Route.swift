@@ -1,0 +1,24 @@
+/// How a connection reaches its server.
+package enum HTTP2Route: Sendable, Hashable, CustomStringConvertible {
+    /// Resolve the target's host when connecting and try its addresses (Happy Eyeballs).
+    case resolving(HTTP2Target)
+    /// Try these addresses (Happy Eyeballs): resolved already, or a unix-domain socket.
+    case addresses([SocketAddress])
+    /// Through an HTTP CONNECT proxy: resolve the proxy's host and connect to it, then ask it
+    /// for a tunnel to `target`, whose name the proxy resolves. TLS, when configured, runs
+    /// inside the tunnel, end to end with the target.
+    case proxy(HTTP2Proxy, target: HTTP2Target)
+
+    /// `host:port`, the addresses, or `host:port via http://proxy:port`; never credentials.
+    package var description: String {
+        switch self {
+        case .resolving(let target):
+            return target.description
+        case .addresses(let addresses):
+            return addresses.count == 1
+                ? addresses[0].description : "[" + addresses.map(\.description).joined(separator: ", ") + "]"
+        case .proxy(let proxy, let target):
+            return "\(target) via \(proxy)"
+        }
+    }
+}

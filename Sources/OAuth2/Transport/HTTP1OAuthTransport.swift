@@ -1,0 +1,189 @@
+public import AuthRPC
+import Foundation
+
+/// Sends OAuth requests (token, device authorization, revocation, discovery, IAM, STS, the
+/// metadata server) with the package's own HTTP/1.1 client, on the sockets, TLS and HTTP CONNECT
+/// proxy code that channels use: the default transport everywhere the library picks one.
+///
+/// - **Trust**: `tls` says which roots a server's certificate must lead to, as for a channel:
+///   the system's (OpenSSL's default locations, which `SSL_CERT_FILE` and `SSL_CERT_DIR`
+///   replace, as for every OpenSSL-based tool), an explicit CA (PEM), or both. The server's name
+///   is always verified (SNI and the certificate's names), TLS 1.2 at least; a client certificate
+///   in `tls` is presented (mutual TLS). `serverHostnameOverride` is refused: this transport
+///   talks to many servers.
+/// - **Proxy**: `proxy` is read as a channel reads it (``/AuthRPC/ProxyConfiguration``: by default
+///   `grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or `no_proxy`). Requests go
+///   through the proxy in a CONNECT tunnel, TLS end to end with the server, so the proxy sees the
+///   server's name and port, never a token, a secret or a path. A plain `http` request that the
+///   settings would send through a proxy is refused before anything is sent
+///   (``OAuthError/Kind/invalidConfiguration``): the proxy could read every byte of it, in a
+///   tunnel or as an absolute-form request alike. The library sends plain http only to this
+///   machine and to the metadata server, and neither is ever proxied.
+/// - **Never proxied**: this machine (`localhost`, `127.0.0.0/8`, `::1`) and the Compute Engine
+///   metadata server (`metadata.google.internal`, `169.254.169.254`, and the host
+///   `GCE_METADATA_HOST` names), which is only reachable from the VM itself.
+/// - **Limits**: one request per connection (`Connection: close`); redirects are never followed
+///   (the 3xx answer is returned); the answer's status line, header fields (at most 100, 64 KiB
+///   in all) and body (``OAuthHTTPRequest/maximumResponseBodySize``, an announced larger
+///   `Content-Length` failing before any body byte is read) are bounded; chunked and
+///   `Content-Length` bodies are read; the whole exchange, connecting included, must end within
+///   ``OAuthHTTPRequest/timeout``, however slowly the server sends.
+///
+/// Each exchange runs on a thread of its own (the transport holds no connection between
+/// requests); cancelling the calling task ends it at once. The trust roots are loaded once, when
+/// the transport is made: make one and reuse it.
+public struct HTTP1OAuthTransport: OAuthTransport {
+    /// What the transport trusts and presents.
+    public let tls: TLSConfiguration
+    /// Whether, and through which proxy, requests go.
+    public let proxy: ProxyConfiguration
+
+    private let client: HTTP1Client?
+    private let configurationError: OAuthError?
+    private let metadataHosts: Set<String>
+
+    /// A transport trusting `tls`'s roots and going through `proxy`.
+    ///
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for TLS material OpenSSL cannot use,
+    ///   a `serverHostnameOverride`, or proxy settings (given, or from the environment) that
+    ///   cannot be used, naming what is wrong.
+    public init(
+        tls: TLSConfiguration = TLSConfiguration(),
+        proxy: ProxyConfiguration = .environment
+    ) throws(OAuthError) {
+        self.init(tls: tls, proxy: proxy, environment: Self.processEnvironment)
+        if let configurationError { throw configurationError }
+    }
+
+    /// A transport reading `GCE_METADATA_HOST` and the proxy variables from `environment`;
+    /// configuration errors are kept for ``send(_:)`` (for tests).
+    init(tls: TLSConfiguration, proxy: ProxyConfiguration, environment: @escaping (String) -> String?) {
+        self.tls = tls
+        self.proxy = proxy
+        var hosts: Set<String> = ["metadata.google.internal", "169.254.169.254"]
+        if let value = environment("GCE_METADATA_HOST"), let host = Self.host(ofAuthority: value) {
+            hosts.insert(host)
+        }
+        metadataHosts = hosts
+        do throws(RPCError) {
+            client = try HTTP1Client(tls: tls, proxy: proxy, environment: environment)
+            configurationError = nil
+        } catch {
+            client = nil
+            configurationError = OAuthError(
+                .invalidConfiguration,
+                "the OAuth transport cannot be set up: \(error.message)",
+                underlying: error
+            )
+        }
+    }
+
+    private static let processEnvironment: @Sendable (String) -> String? = { name in
+        ProcessInfo.processInfo.environment[name]
+    }
+
+    /// The transport the library uses when it is given none: the system's roots (honouring
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR`) and the environment's proxy, read once. When the
+    /// environment's proxy settings cannot be used, every request fails with
+    /// ``OAuthError/Kind/invalidConfiguration`` naming the variable, rather than going around
+    /// the proxy.
+    public static var standard: HTTP1OAuthTransport { shared }
+
+    private static let shared = HTTP1OAuthTransport(
+        tls: TLSConfiguration(),
+        proxy: .environment,
+        environment: processEnvironment
+    )
+
+    /// Sends `request` on a connection of its own and returns the server's answer, whatever its
+    /// status (a 3xx included: redirects are not followed).
+    ///
+    /// - Throws: ``OAuthTransportError/timedOut(_:)`` when the whole answer did not come within
+    ///   the request's timeout; ``OAuthTransportError/responseTooLarge(limit:)`` past its body
+    ///   limit; `CancellationError` when the task is cancelled; AuthRPC's `TransportError` when
+    ///   connecting, the proxy, TLS or the server's bytes failed (its `kind` says which);
+    ///   ``OAuthError/Kind/invalidConfiguration`` when the transport's settings cannot be used or
+    ///   the request cannot go as asked (a plain-http request its proxy settings would send through
+    ///   a proxy, a header value with a line break).
+    public func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
+        guard let client else { throw configurationError! }
+        guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
+            let scheme = components.scheme?.lowercased(),
+            let rawHost = components.host, !rawHost.isEmpty
+        else {
+            throw OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): no host")
+        }
+        let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        let port = components.port ?? (scheme == "http" ? 80 : 443)
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let mayUseProxy = !isMetadataServer(host)
+        if scheme == "http", mayUseProxy, client.usesProxy(host: host, port: port) {
+            throw OAuthError(
+                .invalidConfiguration,
+                "refusing to send the plain-http request to \(request.url.redacted) through the proxy \(client.proxyDescription), which could read it: use https, or name the host in no_proxy"
+            )
+        }
+        var headers = request.headers
+        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append(("User-Agent", Self.userAgent))
+        }
+        let exchange = HTTP1Client.Request(
+            scheme: scheme,
+            method: request.method,
+            host: host,
+            port: port,
+            path: path,
+            headers: headers,
+            body: request.body.map { Array($0) },
+            timeout: request.timeout,
+            maximumResponseBodyBytes: request.maximumResponseBodySize,
+            mayUseProxy: mayUseProxy
+        )
+        do throws(HTTP1Client.Failure) {
+            let response = try await client.send(exchange)
+            var fields: [String: String] = [:]
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                fields[key] = fields[key].map { "\($0), \(value)" } ?? value
+            }
+            return OAuthHTTPResponse(statusCode: response.status, headers: fields, body: Data(response.body))
+        } catch {
+            switch error {
+            case .timedOut:
+                throw OAuthTransportError.timedOut(request.timeout)
+            case .responseTooLarge(let limit):
+                throw OAuthTransportError.responseTooLarge(limit: limit)
+            case .cancelled:
+                throw CancellationError()
+            case .invalidRequest(let reason):
+                throw OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): \(reason)")
+            case .transport(let failure):
+                throw failure
+            }
+        }
+    }
+
+    /// What the transport sends as `User-Agent` unless the request names one.
+    static let userAgent = "swift-authrpc-oauth/0.1.0"
+
+    /// Whether `host` is the metadata server, which is never reached through a proxy.
+    func isMetadataServer(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return metadataHosts.contains(name)
+    }
+
+    /// The host of `HOST`, `HOST:PORT` or `[IPv6]:PORT`, lower case.
+    private static func host(ofAuthority authority: String) -> String? {
+        let text = authority.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !text.isEmpty else { return nil }
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            return String(text[text.index(after: text.startIndex)..<close])
+        }
+        if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            return String(text[..<colon])
+        }
+        return text
+    }
+}

@@ -1,0 +1,1 @@
+../../../Plugins/AuthRPCGenerator/ProtocArguments.swift
