@@ -223,6 +223,14 @@ let package = Package(
             path: "Tests/ChaosSoak",
             swiftSettings: defaultSwiftSettings
         ),
+        // A client the channel tests run where the test runner cannot go: in a mount namespace
+        // with its own hosts file (Tests/AuthRPCTests/Connection/NameResolutionTests.swift).
+        .executableTarget(
+            name: "ChannelProbe",
+            dependencies: ["AuthRPC", "AuthSampleService"],
+            path: "Tests/ChannelProbe",
+            swiftSettings: defaultSwiftSettings
+        ),
         // Connects with HTTP2Client where the test runner cannot go: inside a network namespace
         // the Happy Eyeballs test makes (Tests/HTTP2ClientTests/Network).
         .executableTarget(

@@ -13,6 +13,8 @@ servers (h2c and TLS on loopback), and measures:
     a bare continuation in the same process shape;
   * 1,000,000 sequential calls on one channel, RSS, live heap and open descriptors every 10,000;
   * 4 MiB requests and responses at 1 and 8 in flight, in GB/s;
+  * swift-authrpc with round-robin over three C++ servers against pick-first to one, at 100 in
+    flight (h2c): calls/s, CPU and mallocs per call;
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
 figure exceeds the allocation budget. `--quick` measures only swift-authrpc's CPU and
@@ -50,6 +52,7 @@ QUICK_CLIENTS = ("authrpc", "authrpc-io", "authrpc-retry")
 # What a retry policy may cost a call that succeeds at once, against the same call without one.
 RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
+BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
 
 
 def main():
@@ -70,7 +73,7 @@ def main():
     parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
     parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
     parser.add_argument("--only", metavar="PHASES",
-                        help="run only these phases (comma-separated: small, allocations, memory, big, million); "
+                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing); "
                              "prints their figures and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     parser.add_argument("--render", metavar="RESULTS_JSON",
@@ -106,6 +109,9 @@ def main():
         else:
             servers["grpc-swift-2"] = Server("grpc-swift-2", [os.path.join(bin_dir, "BenchServer"),
                                                               paths["server_cert"], paths["server_key"]])
+            if not arguments.only or "balancing" in arguments.only.split(","):
+                for name in BALANCED:
+                    servers[name] = Server(name, [cxx_server, paths["server_cert"], paths["server_key"]])
             over = full(arguments, runner, servers, started)
     finally:
         for server in servers.values():
@@ -252,6 +258,28 @@ def big_messages(arguments, runner, servers):
     return records
 
 
+def balancing(arguments, runner, servers):
+    """Round-robin over three C++ servers (one connection each) against pick-first to one, at 100
+    in flight over h2c, interleaved rounds; then each one's allocations."""
+    first = servers[BUDGET_SERVER]
+    ports = ",".join(str(servers[name].ports["h2c"]) for name in (BUDGET_SERVER,) + BALANCED)
+    runs = {"authrpc": {}, "authrpc-rr": {"ports": ports, "lb": "round_robin"}}
+    records = []
+    for round_number in range(arguments.rounds):
+        for label, extra in runs.items():
+            result = runner.load("authrpc", first, "h2c", 100, arguments.calls, **extra)
+            result.update(impl=label, server="grpc-c++", phase="balancing")
+            records.append(result)
+            progress(f"round {round_number + 1} balancing h2c c=100 {label}", result,
+                     "calls_per_second", "p50_us", "cpu_us_per_call")
+    for label, extra in runs.items():
+        result = runner.load("authrpc", first, "h2c", 100, arguments.calls, count_mallocs=True, **extra)
+        result.update(impl=label, server="grpc-c++", phase="balancing", counted=True)
+        records.append(result)
+        progress(f"mallocs balancing h2c c=100 {label}", result, "mallocs_per_call")
+    return records
+
+
 def sequential_calls(arguments, runner, servers):
     """A million calls one after another on one channel, sampled every 10,000."""
     print(f"{arguments.million} sequential calls (authrpc, grpc-c++, h2c) ...", flush=True)
@@ -266,6 +294,7 @@ PHASES = {
     "memory": ("inflight", memory_in_flight),
     "big": ("big", big_messages),
     "million": ("million", sequential_calls),
+    "balancing": ("balancing", balancing),
 }
 
 
@@ -282,7 +311,7 @@ def full(arguments, runner, servers, started):
         key, measure = PHASES[name]
         results[key] = measure(arguments, runner, servers)
         results["phases"].append([name, time.monotonic() - phase_started])
-    results["flow_control"] = report.flow_control(servers)
+    results["flow_control"] = report.flow_control({name: servers[name] for name in SERVERS if name in servers})
     results["duration_seconds"] = time.monotonic() - started
 
     over = []

@@ -42,12 +42,14 @@ class Runner:
         return result
 
     def load(self, impl, server, transport, concurrency, calls, request_bytes=100, response_bytes=100,
-             warmup=200, count_mallocs=False):
+             warmup=200, count_mallocs=False, **extra):
+        """One load run; `extra` are further BenchClient options (`ports`, `lb` for swift-authrpc's
+        load balancing)."""
         if impl == "h2load":
             return self.h2load(server, transport, concurrency, calls, request_bytes, response_bytes)
         result = self.bench_client("load", impl, server, transport, count_mallocs=count_mallocs, calls=calls,
                                    concurrency=concurrency, warmup=warmup, request_bytes=request_bytes,
-                                   response_bytes=response_bytes)
+                                   response_bytes=response_bytes, **extra)
         result.update(request_bytes=request_bytes, response_bytes=response_bytes)
         return result
 

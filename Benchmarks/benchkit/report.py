@@ -47,6 +47,8 @@ def render(arguments, results):
     lines += memory(results) + million(results)
     if "big" in results:
         lines += big_messages(results)
+    if "balancing" in results:
+        lines += balancing(results)
     lines += flow_control_section(results)
     return "\n".join(lines) + "\n"
 
@@ -137,6 +139,12 @@ def summary(results):
                 mine = gb("authrpc")
                 row(f"4 MiB {direction}s, {transport}, 1 in flight", server, mine, gb("h2load"), gb("grpc-swift"),
                     f"≥ {target} GB/s", mine >= target, " GB/s", 2)
+    balanced = results.get("balancing", [])
+    if balanced:
+        timed = [r for r in balanced if not r.get("counted")]
+        spread, single = median(timed, "calls_per_second", impl="authrpc-rr"), median(timed, "calls_per_second", impl="authrpc")
+        row("calls/s, round-robin over 3 servers vs pick-first to 1, h2c, 100 in flight", "grpc-c++",
+            ratio(spread, single), float("nan"), float("nan"), "≥ 0.9×", ratio(spread, single) >= 0.9, "×", 2)
     if not rows:
         return []
     return ["## Against the targets (PERFORMANCE.md, issue 10)", "",
@@ -159,6 +167,25 @@ def small_calls(results):
                                  f"{median(load, 'cpu_us_per_call', **match):.1f} | {median(load, 'context_switches_per_call', **match):.2f} | "
                                  f"{median(allocs, 'mallocs_per_call', **match):.1f} |")
     return lines + ["", "Latency plot: `results.png`.", ""]
+
+
+def balancing(results):
+    records = results["balancing"]
+    timed = [r for r in records if not r.get("counted")]
+    counted = [r for r in records if r.get("counted")]
+    lines = ["## Round-robin over three servers", "",
+             "swift-authrpc, h2c, 100 in flight: one channel with pick-first to one gRPC C++ server, and one with "
+             "round-robin over three (one connection each, `ipv4:` target), interleaved rounds; mallocs from a "
+             "separate counted run of each.", "",
+             "| policy | servers | calls/s | p50 µs | p99 µs | CPU µs/call | context switches/call | mallocs/call |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, policy, count in (("authrpc", "pick-first", 1), ("authrpc-rr", "round-robin", 3)):
+        lines.append(f"| {policy} | {count} | {median(timed, 'calls_per_second', impl=label):.0f} | "
+                     f"{median(timed, 'p50_us', impl=label):.0f} | {median(timed, 'p99_us', impl=label):.0f} | "
+                     f"{median(timed, 'cpu_us_per_call', impl=label):.1f} | "
+                     f"{median(timed, 'context_switches_per_call', impl=label):.2f} | "
+                     f"{median(counted, 'mallocs_per_call', impl=label):.2f} |")
+    return lines + [""]
 
 
 def allocations(results):

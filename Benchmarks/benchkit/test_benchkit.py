@@ -11,7 +11,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from . import budget, frames
+from . import budget, frames, report
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -153,6 +153,33 @@ class BudgetTests(unittest.TestCase):
         limits = budget.load()["mallocs_per_call"]
         self.assertEqual(limits["authrpc"]["h2c"]["1"], 28)  # ceil(25.98 × 1.05 + 0.5)
         self.assertEqual(limits["authrpc-session"]["tls"]["1"], 40)
+
+
+class BalancingReportTests(unittest.TestCase):
+    @staticmethod
+    def record(impl, calls_per_second, counted=False):
+        return {"impl": impl, "server": "grpc-c++", "transport": "h2c", "concurrency": 100, "phase": "balancing",
+                "calls_per_second": calls_per_second, "p50_us": 900, "p99_us": 2000, "cpu_us_per_call": 40.0,
+                "context_switches_per_call": 0.5, "mallocs_per_call": 14.0, "counted": counted}
+
+    def rows(self, spread, single):
+        results = {"balancing": [self.record("authrpc", single), self.record("authrpc-rr", spread),
+                                 self.record("authrpc", 0, counted=True), self.record("authrpc-rr", 0, counted=True)]}
+        return [line for line in report.summary(results) + report.balancing(results) if line.startswith("|")]
+
+    def test_round_robin_at_nine_tenths_of_pick_first_meets_the_target(self):
+        target = next(line for line in self.rows(18_000, 20_000) if "round-robin over 3 servers" in line)
+        self.assertIn("0.90×", target)
+        self.assertIn("| met |", target)
+
+    def test_round_robin_below_nine_tenths_does_not(self):
+        target = next(line for line in self.rows(17_000, 20_000) if "round-robin over 3 servers" in line)
+        self.assertIn("**not met**", target)
+
+    def test_the_section_shows_both_policies_timed_apart_from_the_counted_runs(self):
+        lines = self.rows(18_000, 20_000)
+        self.assertTrue(any(line.startswith("| pick-first | 1 | 20000 |") for line in lines), lines)
+        self.assertTrue(any(line.startswith("| round-robin | 3 | 18000 |") for line in lines), lines)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,19 @@ public struct CallOptions: Sendable {
     /// within the same deadline. On by default.
     public var retriesUnauthenticatedOnce: Bool
 
+    /// Wait for the channel to connect rather than fail at once. Off by default, as in gRPC: a
+    /// call then fails with `unavailable` (naming the last failure) while the channel is in
+    /// ``ConnectivityState/transientFailure``, that is, while every connection waits out its
+    /// backoff after failed attempts. With it, the call waits through the backoff and the next
+    /// attempts until a connection is ready, bounded by its ``timeout`` (it then fails with
+    /// `deadlineExceeded`, naming the last failure) or its cancellation. Either way a call waits
+    /// while the channel is connecting, and fails at once when the channel is closed. While
+    /// this is not set, the service config's `waitForReady` for the method applies.
+    public var waitForReady: Bool {
+        get { explicitWaitForReady ?? false }
+        set { explicitWaitForReady = newValue }
+    }
+
     /// Creates options; every parameter has the default described on its property.
     public init(
         timeout: Duration? = nil,
@@ -84,7 +97,8 @@ public struct CallOptions: Sendable {
         retriesUnauthenticatedOnce: Bool = true,
         maxRequestMessageBytes: Int? = nil,
         retryPolicy: RetryPolicy? = nil,
-        interceptors: [any ClientInterceptor] = []
+        interceptors: [any ClientInterceptor] = [],
+        waitForReady: Bool? = nil
     ) {
         self.timeout = timeout
         self.credentials = credentials
@@ -98,10 +112,14 @@ public struct CallOptions: Sendable {
         self.maxRequestMessageBytes = maxRequestMessageBytes
         self.retryPolicy = retryPolicy
         self.interceptors = interceptors
+        self.explicitWaitForReady = waitForReady
     }
 
     /// ``maxResponseMessageBytes`` when the caller set it; nil lets a service config's apply.
     var explicitMaxResponseMessageBytes: Int?
+
+    /// ``waitForReady`` when the caller set it; nil lets a service config's apply.
+    var explicitWaitForReady: Bool?
 
     /// gRPC's default limit on a response message: 4 MiB.
     static let defaultMaxResponseMessageBytes = 4 << 20

@@ -1,8 +1,15 @@
 import HTTP2Client
 public import Logging
 
-/// A client's view of one gRPC server: one HTTP/2 connection (made on the first call, replaced
-/// when it ends) carrying any number of concurrent unary calls.
+/// A client's view of one gRPC service: the addresses its target names, HTTP/2 connections to
+/// them (made when calls need them, replaced when they end) and the calls they carry.
+///
+/// The target is looked up when the first call comes and again as the channel runs (after a
+/// connection ends or gets GOAWAY, after a failed attempt, and every 30 seconds while in use).
+/// With ``LoadBalancingPolicy/pickFirst`` (the default) one connection, to the first address
+/// that answers, carries every call; with ``LoadBalancingPolicy/roundRobin`` every address has
+/// its own connection and calls take the ready ones in turn. A connection unused for the idle
+/// timeout closes. ``connectivityStates`` reports where the channel stands.
 ///
 /// ```swift
 /// let channel = try Channel(target: "grpc-test.sandbox.googleapis.com:443")
@@ -12,7 +19,8 @@ public import Logging
 /// print(response.message, response.headers, response.trailers)
 /// ```
 public final class Channel: Sendable {
-    /// The server, as `host:port`.
+    /// The target: `host:port` for a name (also when written `dns:///host:port` or without a
+    /// port), else as written (`ipv4:`, `ipv6:`, `unix:`, `unix-abstract:`).
     public let target: String
     /// How connections are protected.
     public let transportSecurity: TransportSecurity
@@ -20,9 +28,9 @@ public final class Channel: Sendable {
     public let proxy: ProxyConfiguration
     /// The options a call uses when it passes none.
     public let defaultCallOptions: CallOptions
-    /// Runs tasks on the thread of this channel's connection, so calls made from them are
-    /// answered without a thread switch: pass it to `withTaskExecutorPreference(_:operation:)`.
-    /// See ``ChannelExecutor`` for what may run there.
+    /// Runs tasks on the thread of this channel's connection (of one of them, with round-robin),
+    /// so calls made from them are answered without a thread switch: pass it to
+    /// `withTaskExecutorPreference(_:operation:)`. See ``ChannelExecutor`` for what may run there.
     public let executor = ChannelExecutor()
     /// The interceptors every call runs through, before the call's own
     /// (``CallOptions/interceptors``); the first is outermost. See ``ClientInterceptor`` for where
@@ -51,15 +59,32 @@ public final class Channel: Sendable {
     /// (`grpc.absolute_max_metadata_size`).
     public static let defaultMaxResponseHeaderListSize = 16 << 10
 
-    /// Creates a channel to `target` (`host:port`, `[ipv6]:port`, or a host for port 443).
+    /// The default idle timeout: 30 minutes, as gRPC's `grpc.client_idle_timeout_ms`.
+    public static let defaultIdleTimeout = Duration.seconds(30 * 60)
+
+    /// How often a name in use is looked up again (gRPC C-core's
+    /// `grpc.dns_min_time_between_resolutions_ms`).
+    static let defaultResolutionInterval = Duration.seconds(30)
+
+    /// Creates a channel to `target`, named as in gRPC (doc/naming.md).
     ///
-    /// Nothing is connected until the first call. Throws `invalidArgument` for a target that does
-    /// not parse, for TLS material (PEM) that OpenSSL cannot use, for proxy settings (given, or
-    /// from the environment) that cannot be used, and for the other arguments outside the
-    /// ranges given below.
+    /// Nothing is looked up or connected until the first call. Throws `invalidArgument`, naming
+    /// what is wrong, for a target that does not parse (an unknown scheme, a DNS server in the
+    /// authority, an address that is not one, an empty address list, a unix socket path longer
+    /// than the system's `sun_path`), for TLS material (PEM) that OpenSSL cannot use, for proxy
+    /// settings (given, or from the environment) that cannot be used, and for the other
+    /// arguments outside the ranges given below.
     ///
     /// - Parameters:
-    ///   - target: `host:port`, `[ipv6]:port`, or a host (port 443).
+    ///   - target: One of
+    ///     - `host:port`, `[ipv6]:port` or `host` (port 443), the same as `dns:///host:port`
+    ///       (or `dns:host:port`): a name looked up with the system's resolver (DNS, the hosts
+    ///       file), and looked up again as the channel runs;
+    ///     - `ipv4:addr[:port][,addr[:port],...]` or `ipv6:addr` / `ipv6:[addr]:port,...`:
+    ///       fixed addresses (port 443 when none is given); the first is the default
+    ///       `:authority` and the name TLS verifies;
+    ///     - `unix:path` (relative or absolute), `unix:///absolute/path`, or (Linux)
+    ///       `unix-abstract:name`: a unix-domain socket; the `:authority` is `localhost`.
     ///   - transportSecurity: TLS (the default, verifying against the system's roots) or plaintext.
     ///   - defaultCallOptions: The options of calls that pass none.
     ///   - keepalive: PINGs that detect a dead connection while calls wait; off by default. Its
@@ -77,11 +102,22 @@ public final class Channel: Sendable {
     ///   - proxy: Whether connections go through an HTTP CONNECT proxy: by default the one the
     ///     environment names (`grpc_proxy`, `https_proxy`, `http_proxy`, with `no_grpc_proxy` or
     ///     `no_proxy`), as in gRPC C-core; see ``ProxyConfiguration``. Through a proxy, TLS runs
-    ///     end to end with the target, and the proxy resolves the target's name.
+    ///     end to end with the target, and the proxy resolves the target's name: the channel
+    ///     then has one endpoint, `CONNECT host:port`, under either policy. An `ipv4:`/`ipv6:`
+    ///     address goes through the proxy unless `no_proxy` names it, each its own tunnel
+    ///     (`CONNECT addr:port`). Unix sockets and this machine's addresses never do.
     ///   - interceptors: Run around every call, the first outermost, before the call's own; none
     ///     by default.
     ///   - serviceConfig: Per-method call defaults and retry throttling (gRPC's service config,
     ///     for instance loaded with ``ServiceConfig/init(json:)``); none by default.
+    ///   - loadBalancing: How calls spread over the target's addresses: ``LoadBalancingPolicy/pickFirst``
+    ///     (the default) or ``LoadBalancingPolicy/roundRobin``. Each attempt of a call (a retry
+    ///     too) takes the policy's next pick, so a retry may go to another address.
+    ///   - idleTimeout: A connection with no call for this long closes, and a channel with no
+    ///     connection and no call for this long stops reconnecting: it becomes
+    ///     ``ConnectivityState/idle`` and the next call looks the target up and connects again.
+    ///     30 minutes by default (``defaultIdleTimeout``), as in gRPC; `nil` never idles. It must
+    ///     be longer than zero.
     public init(
         target: String,
         transportSecurity: TransportSecurity = .tls(),
@@ -92,9 +128,11 @@ public final class Channel: Sendable {
         logger: Logger = Logger(label: "swift-authrpc"),
         proxy: ProxyConfiguration = .environment,
         interceptors: [any ClientInterceptor] = [],
-        serviceConfig: ServiceConfig? = nil
+        serviceConfig: ServiceConfig? = nil,
+        loadBalancing: LoadBalancingPolicy = .pickFirst,
+        idleTimeout: Duration? = Channel.defaultIdleTimeout
     ) throws(RPCError) {
-        let parsed = try HTTP2Target(parsing: target)
+        let parsed = try ChannelTarget(parsing: target)
         let proxySettings = try ProxySettings(proxy)
         guard let headerListLimit = UInt32(exactly: maxResponseHeaderListSize), headerListLimit > 0 else {
             throw RPCError(
@@ -106,8 +144,15 @@ public final class Channel: Sendable {
         if let problem = connectionBackoff.problem {
             throw RPCError(code: .invalidArgument, message: "invalid connectionBackoff: \(problem)")
         }
+        if let idleTimeout, idleTimeout <= .zero {
+            throw RPCError(
+                code: .invalidArgument,
+                message: "idleTimeout must be longer than zero (it is \(idleTimeout))"
+            )
+        }
         var configuration = HTTP2ConnectionConfiguration()
         configuration.maxHeaderListSize = headerListLimit
+        configuration.idleTimeout = idleTimeout.map { min($0, CallOptions.longestTimeout) }
         if let keepalive {
             guard keepalive.interval > .zero, keepalive.timeout > .zero else {
                 throw RPCError(
@@ -120,14 +165,14 @@ public final class Channel: Sendable {
             configuration.keepaliveInterval = min(keepalive.interval, CallOptions.longestTimeout)
             configuration.keepaliveTimeout = min(keepalive.timeout, CallOptions.longestTimeout)
         }
-        var authority = parsed.description
+        var authority = parsed.authority
         switch transportSecurity.wrapped {
         case .plaintext:
             scheme = "http"
             verifiedName = nil
         case .tls(let tls):
             scheme = "https"
-            verifiedName = tls.serverHostnameOverride ?? parsed.host
+            verifiedName = tls.serverHostnameOverride ?? parsed.serverName
             do throws(HTTP2Error) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
@@ -163,16 +208,45 @@ public final class Channel: Sendable {
         self.retryThrottle = serviceConfig?.retryThrottling.map(RetryThrottle.init)
         self.connections = ConnectionManager(
             target: parsed,
-            route: proxySettings.route(to: parsed),
+            endpoints: parsed.endpoints(through: proxySettings),
+            serverName: parsed.serverName,
             configuration: configuration,
-            backoff: connectionBackoff,
+            machine: ChannelStateMachine.Configuration(
+                loadBalancing: loadBalancing,
+                backoff: connectionBackoff,
+                resolutionInterval: Self.defaultResolutionInterval,
+                idleTimeout: configuration.idleTimeout
+            ),
             executor: executor,
             logger: logger
         )
     }
 
-    /// Stops taking calls: calls in flight finish, then the connection closes. Calls made after
-    /// this fail with `unavailable`.
+    /// Where the channel stands now.
+    public var connectivityState: ConnectivityState {
+        connections.state
+    }
+
+    /// The channel's state now, then every change, ending after ``ConnectivityState/shutdown``.
+    /// Each use is a new sequence; a consumer that falls behind still sees every state, in order.
+    ///
+    /// ```swift
+    /// for await state in channel.connectivityStates {
+    ///     print("channel is \(state)")
+    /// }
+    /// ```
+    public var connectivityStates: AsyncStream<ConnectivityState> {
+        connections.states()
+    }
+
+    /// Looks a name up again after `interval` rather than gRPC's 30 seconds (tests shorten it).
+    package func setResolutionInterval(_ interval: Duration) {
+        connections.setResolutionInterval(interval)
+    }
+
+    /// Stops taking calls: calls in flight finish, then the connections close. Calls made after
+    /// this fail with `unavailable`; ``connectivityStates`` ends with
+    /// ``ConnectivityState/shutdown``.
     public func close() {
         connections.close()
     }

@@ -64,22 +64,45 @@ package final class HTTP2Connection: Sendable {
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let loop = try ConnectionLoop(
-            route: route,
-            serverName: serverName,
-            configuration: configuration,
-            onEvent: onEvent
-        )
-        let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTP2Error?, Never>) in
-            let thread = Thread {
-                CurrentThread.setName(Self.threadName)
-                loop.run { error in continuation.resume(returning: error) }
+        let result = await withUnsafeContinuation { continuation in
+            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) {
+                continuation.resume(returning: $0)
             }
-            thread.name = "\(Self.threadName) \(route)"
-            thread.start()
         }
-        if let result { throw result }
-        return HTTP2Connection(loop: loop)
+        return try result.get()
+    }
+
+    /// Connects as ``connect(via:serverName:configuration:onEvent:)`` does, and answers with
+    /// `completion`, called on the connection's own thread (or at once, when the connection
+    /// cannot even start): no task of the cooperative pool takes part, so connecting goes on
+    /// however busy the pool is. `completion` must not block.
+    package static func start(
+        via route: HTTP2Route,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void,
+        completion: @escaping @Sendable (Result<HTTP2Connection, HTTP2Error>) -> Void
+    ) {
+        let loop: ConnectionLoop
+        do throws(HTTP2Error) {
+            loop = try ConnectionLoop(
+                route: route,
+                serverName: serverName,
+                configuration: configuration,
+                onEvent: onEvent
+            )
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let thread = Thread {
+            CurrentThread.setName(Self.threadName)
+            loop.run { error in
+                completion(error.map { .failure($0) } ?? .success(HTTP2Connection(loop: loop)))
+            }
+        }
+        thread.name = "\(Self.threadName) \(route)"
+        thread.start()
     }
 
     /// What `top -H`, perf and debuggers call a connection's I/O thread.
@@ -135,6 +158,11 @@ package final class HTTP2Connection: Sendable {
     /// the caller must then run the job elsewhere.
     package func enqueue(_ job: UnownedJob, runningOn executor: UnownedTaskExecutor) -> Bool {
         loop.enqueue(job, on: executor)
+    }
+
+    /// The address the connection reached.
+    package var remoteAddress: SocketAddress? {
+        loop.peer.withLock { $0 }
     }
 
     /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).

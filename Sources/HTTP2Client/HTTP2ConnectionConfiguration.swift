@@ -19,6 +19,9 @@ package struct HTTP2ConnectionConfiguration: Sendable {
     package var keepaliveInterval: Duration?
     /// How long to wait for the PING acknowledgement before giving up on the connection.
     package var keepaliveTimeout: Duration = .seconds(20)
+    /// When set, a connection that has had no open stream for this long ends by itself: a
+    /// GOAWAY (NO_ERROR), then close; its owner hears `.closed(nil)`.
+    package var idleTimeout: Duration?
     /// TLS settings, or `nil` for plaintext HTTP/2 with prior knowledge (h2c).
     package var tls: TLSContext?
     /// The name the TLS certificate must match and SNI carries, when it differs from the host

@@ -8,8 +8,12 @@ package enum HTTP2Route: Sendable, Hashable, CustomStringConvertible {
     /// for a tunnel to `target`, whose name the proxy resolves. TLS, when configured, runs
     /// inside the tunnel, end to end with the target.
     case proxy(HTTP2Proxy, target: HTTP2Target)
+    /// Each route in turn, until one connects, all within the one connect timeout (a channel's
+    /// pick-first over a list whose addresses go through a proxy, each its own tunnel).
+    indirect case inTurn([HTTP2Route])
 
-    /// `host:port`, the addresses, or `host:port via http://proxy:port`; never credentials.
+    /// `host:port`, the addresses, or `host:port via http://proxy:port` (routes in turn
+    /// joined by ` or `); never credentials.
     package var description: String {
         switch self {
         case .resolving(let target):
@@ -19,6 +23,8 @@ package enum HTTP2Route: Sendable, Hashable, CustomStringConvertible {
                 ? addresses[0].description : "[" + addresses.map(\.description).joined(separator: ", ") + "]"
         case .proxy(let proxy, let target):
             return "\(target) via \(proxy)"
+        case .inTurn(let routes):
+            return routes.map(\.description).joined(separator: " or ")
         }
     }
 }

@@ -93,6 +93,14 @@ public final class PeerProcess: Sendable {
         process.waitUntilExit()
     }
 
+    /// Ends the peer with SIGKILL, as a crash would (no GOAWAY, no orderly close: the kernel
+    /// resets or closes its connections), and waits for it to exit.
+    public func kill() {
+        sendSignal(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? stdin.fileHandleForWriting.close()
+    }
+
     /// The peer's stderr so far, for failure messages.
     public var log: String {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory.path)) ?? []
@@ -184,4 +192,9 @@ private final class ReadyLine: @unchecked Sendable {
         }
         return line
     }
+}
+
+// Inside PeerProcess its own `kill()` would shadow the C function.
+private func sendSignal(_ pid: Int32, _ signal: Int32) {
+    _ = kill(pid, signal)
 }

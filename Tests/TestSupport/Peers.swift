@@ -79,6 +79,21 @@ public struct HostileProxyInfo: Sendable {
     }
 }
 
+/// One backend of a service (Tests/Peers/backend_server.py): grpcio's TestService on one address,
+/// recording the id of every call it runs.
+public struct BackendInfo: Sendable {
+    public let process: PeerProcess
+    /// What it answers in `SimpleResponse.username`.
+    public var name: String { process.string("name") }
+    /// The port it listens on (1 for a unix socket).
+    public var port: Int { process.int("port") }
+    /// The `x-call-id` of every call it ran, in order, as it recorded them.
+    public var ranIDs: [String] {
+        let text = (try? String(contentsOfFile: process.string("ids_file"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+}
+
 /// Starts each shared peer once per test process and hands the same one to every test.
 public actor Peers {
     /// The static token the shared sandbox accepts.
@@ -142,6 +157,18 @@ public actor Peers {
                 script: "Examples/Sandbox/sandbox.py",
                 name: name,
                 arguments: arguments
+            )
+        )
+    }
+
+    /// A backend of one's own on `listen` (`127.0.0.2:PORT`, `unix:/path`, `unix-abstract:name`),
+    /// appending the ids of the calls it runs to `idsFile` (a file of its own when nil).
+    public static func launchBackend(listen: String, name: String, idsFile: String? = nil) async throws -> BackendInfo {
+        BackendInfo(
+            process: try await PeerProcess.launch(
+                script: "Tests/Peers/backend_server.py",
+                name: "backend-\(name)",
+                arguments: ["--listen", listen, "--name", name] + (idsFile.map { ["--ids-file", $0] } ?? [])
             )
         )
     }

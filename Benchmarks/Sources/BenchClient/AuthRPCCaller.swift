@@ -16,18 +16,24 @@ struct AuthRPCCaller: UnaryCaller {
 
     init(_ setup: BenchSetup, useSession: Bool, onChannelExecutor: Bool = false, retryPolicy: RetryPolicy? = nil) throws
     {
-        let security: TransportSecurity =
-            setup.tls
-            ? .tls(
-                TLSConfiguration(
-                    trustRoots: .certificates(pem: try String(contentsOfFile: setup.caPath, encoding: .utf8))
-                )
-            )
-            : .plaintext
-        let channel = try Channel(
-            target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
-            transportSecurity: security
+        let trustRoots = TLSConfiguration.TrustRoots.certificates(
+            pem: setup.tls ? try String(contentsOfFile: setup.caPath, encoding: .utf8) : ""
         )
+        let channel: Channel
+        if setup.ports.isEmpty {
+            channel = try Channel(
+                target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
+                transportSecurity: setup.tls ? .tls(TLSConfiguration(trustRoots: trustRoots)) : .plaintext
+            )
+        } else {
+            // Several servers on 127.0.0.1, one connection each (or the first, with pick-first).
+            channel = try Channel(
+                target: "ipv4:" + setup.ports.map { "127.0.0.1:\($0)" }.joined(separator: ","),
+                transportSecurity: setup.tls
+                    ? .tls(TLSConfiguration(trustRoots: trustRoots, serverHostnameOverride: "localhost")) : .plaintext,
+                loadBalancing: setup.loadBalancing == "round_robin" ? .roundRobin : .pickFirst
+            )
+        }
         var options = CallOptions(
             timeout: .seconds(120),
             maxResponseMessageBytes: BenchSetup.maxMessageBytes,

@@ -6,6 +6,10 @@ import Foundation
 struct BenchSetup: Sendable {
     var tls: Bool
     var port: Int
+    /// Several servers' ports (127.0.0.1 each) for swift-authrpc's round-robin; empty: `port` alone.
+    var ports: [Int] = []
+    /// swift-authrpc's load-balancing policy: `pick_first` or `round_robin`.
+    var loadBalancing = "pick_first"
     var caPath: String
     var requestBytes: Int
     var responseBytes: Int

@@ -20,6 +20,11 @@ struct Options {
         return value
     }
 
+    /// The value, or nil when the option is not given.
+    func optionalString(_ name: String) -> String? {
+        values[name]
+    }
+
     func int(_ name: String, default fallback: Int? = nil) -> Int {
         guard let text = values[name] else {
             guard let fallback else { Self.fail("--\(name) is required") }
@@ -41,8 +46,11 @@ struct Options {
           IMPL: authrpc (static token), authrpc-io (static token, tasks prefer the channel's
                 executor: its connection's I/O thread), authrpc-session (AuthSession, cached token), grpc-swift, noop
           load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
-                      N calls with C in flight on one connection; calls/s, latency, CPU and (when
-                      libMallocCounter.so is preloaded) allocations per call over the timed calls
+                      [--ports P1,P2,... --lb pick_first|round_robin]
+                      N calls with C in flight on one connection (swift-authrpc with --ports: one
+                      channel to those servers on 127.0.0.1, balanced by --lb); calls/s, latency,
+                      CPU and (when libMallocCounter.so is preloaded) allocations per call over the
+                      timed calls
           inflight    --calls N   N calls parked by the server at once (x-bench-hold), against
                       IMPL baseline: N tasks waiting on a bare continuation; RSS and heap growth
           sequential  --calls N --sample-every K   N calls one after another; RSS, heap and open

@@ -12,13 +12,24 @@ let options = Options(arguments.dropFirst(2))
 let implementation = options.string("impl")
 let transport = options.string("transport")
 guard ["h2c", "tls"].contains(transport) else { Options.fail("--transport must be h2c or tls") }
-let setup = BenchSetup(
+var setup = BenchSetup(
     tls: transport == "tls",
     port: options.int("port"),
     caPath: options.string("ca"),
     requestBytes: options.int("request-bytes", default: 100),
     responseBytes: options.int("response-bytes", default: 100)
 )
+if let ports = options.optionalString("ports") {
+    let list = ports.split(separator: ",").compactMap { Int($0) }
+    guard !list.isEmpty, list.count == ports.split(separator: ",").count else {
+        Options.fail("--ports must be a comma-separated list of ports")
+    }
+    setup.ports = list
+}
+setup.loadBalancing = options.string("lb", default: "pick_first")
+guard ["pick_first", "round_robin"].contains(setup.loadBalancing) else {
+    Options.fail("--lb must be pick_first or round_robin")
+}
 let calls = options.int("calls")
 let warmup = options.int("warmup", default: 200)
 

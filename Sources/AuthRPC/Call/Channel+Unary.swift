@@ -7,7 +7,7 @@ private struct CallProgress {
     /// Whether `token` holds this attempt's token (nil then means a call without credentials).
     var tokenResolved = false
     var token: String?
-    /// A connection waited for, to send on next.
+    /// The connection picked to check the call's authority on before its token, to send on next.
     var connection: HTTP2Connection?
     /// The rejected token to invalidate before asking again.
     var pendingInvalidation: (any InvalidatableAuthTokenProvider, String)?
@@ -204,8 +204,8 @@ extension Channel {
             case .askProvider(let provider):
                 progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
                 progress.tokenResolved = true
-            case .waitForConnection(let attempt):
-                progress.connection = try await connections.wait(for: attempt, deadline: call.deadline)
+            case .waitForConnection(let signal):
+                try await connections.wait(for: signal, deadline: call.deadline)
             case .invalidate(let provider, let token):
                 await provider.invalidate(token: token)
             case .backOff(let instant):
@@ -218,14 +218,14 @@ extension Channel {
     private enum CallStep {
         case send(HTTP2Connection)
         case askProvider(any AuthTokenProvider)
-        case waitForConnection(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
+        case waitForConnection(ChangeSignal)
         case invalidate(any InvalidatableAuthTokenProvider, token: String)
         case backOff(until: ContinuousClock.Instant)
     }
 
-    /// What to await next: an invalidation owed, the wait before a retry, the connection when the
+    /// What to await next: an invalidation owed, the wait before a retry, a connection when the
     /// call's authority must be checked against its certificate first, the provider when no
-    /// token is known, the connection attempt when no connection takes streams, else the send.
+    /// token is known, a change of the channel when no connection takes streams, else the send.
     @inline(never)
     private func nextStep(_ call: PreparedCall, _ progress: inout CallProgress) throws(RPCError) -> CallStep {
         if let (provider, token) = progress.pendingInvalidation {
@@ -240,9 +240,9 @@ extension Channel {
             // Before any provider is asked, a connection must prove the server holds the name a
             // token would be minted for (`send` checks each connection the call goes out on).
             if progress.connection == nil {
-                switch try connections.nextStep() {
+                switch try connections.nextStep(waitForReady: call.options.waitForReady) {
                 case .use(let connection): progress.connection = connection
-                case .wait(let attempt): return .waitForConnection(attempt)
+                case .wait(let signal): return .waitForConnection(signal)
                 }
             }
             if let connection = progress.connection {
@@ -264,9 +264,11 @@ extension Channel {
             progress.connection = nil
             return try send(call, on: connection, &progress)
         }
-        switch try connections.nextStep() {
+        // The load balancer's pick: each attempt (a retry too) asks again, so may go out on
+        // another subchannel's connection, whose certificate `send` checks in turn.
+        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection): return try send(call, on: connection, &progress)
-        case .wait(let attempt): return .waitForConnection(attempt)
+        case .wait(let signal): return .waitForConnection(signal)
         }
     }
 

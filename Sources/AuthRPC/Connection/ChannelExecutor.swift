@@ -21,6 +21,11 @@ import HTTP2Client
 /// between calls short and never block in it; CPU-heavy or blocking work belongs on the default
 /// executor. Before the first connection, between connections and after the channel closes, jobs
 /// run on the global concurrent executor, so a task that prefers this executor always progresses.
+///
+/// With several connections (``LoadBalancingPolicy/roundRobin``), jobs run on the thread of one
+/// of them: the first that became ready, for as long as it stays open, then the next ready one.
+/// Calls answered on that connection resume their task in place; calls answered on the others
+/// resume it with one hand-off to that thread.
 public final class ChannelExecutor: TaskExecutor {
     /// The connection whose thread runs jobs; nil while there is none.
     private let current = Locked<HTTP2Connection?>(nil)

@@ -1,8 +1,11 @@
 /// How a channel waits between connection attempts after one fails, as in gRPC's
 /// connection-backoff.md: the first wait is `initial`, each later one `multiplier` times longer up
-/// to `maximum`, every wait jittered by ±`jitter`; calls made while waiting fail fast with
-/// `unavailable`, naming the last failure. An attempt may take the current backoff, but never less
-/// than `minimumConnectTimeout`.
+/// to `maximum`, every wait jittered by ±`jitter`, and a successful connection starts over. Each
+/// of the channel's connections (one per address with round-robin) keeps its own place in the
+/// policy and tries again by itself when its wait ends. While every connection waits, calls fail
+/// fast with `unavailable`, naming the last failure, unless they set
+/// ``CallOptions/waitForReady``. An attempt may take the current backoff, but never less than
+/// `minimumConnectTimeout`. A name that does not resolve is looked up again after the same waits.
 public struct ConnectionBackoff: Sendable, Hashable {
     /// The wait after the first failed attempt (gRPC: 1 s).
     public var initial: Duration
@@ -52,7 +55,7 @@ public struct ConnectionBackoff: Sendable, Hashable {
     }
 }
 
-/// One channel's place in its backoff policy.
+/// One subchannel's (or the resolver's) place in its backoff policy.
 struct ConnectionBackoffState: Sendable {
     let policy: ConnectionBackoff
     private var current: Duration

@@ -2,176 +2,302 @@ import AuthRPCSystem
 import HTTP2Client
 import Logging
 
-/// Keeps a channel's one HTTP/2 connection: connects lazily on the first call, shares one
-/// connection attempt among every caller waiting for it, replaces the connection after GOAWAY or
-/// loss, and after a failed attempt fails calls fast (`unavailable`, naming the cause) until the
-/// backoff allows another attempt.
+/// Carries out a channel's connection management: resolver → load balancer → subchannels.
+///
+/// Every decision is the ``ChannelStateMachine``'s, taken under this manager's lock; the manager
+/// does the I/O it asks for outside the lock: looks the name up (getaddrinfo on a thread of its
+/// own), connects subchannels (each an ``HTTP2Connection`` with its own I/O thread), runs the
+/// backoff and re-resolution timers, wakes waiting calls, reports connectivity states, and tells
+/// the channel's executor which connection's thread to run jobs on.
+///
+/// A call with a ready connection takes one lock and reads no clock (``nextStep(waitForReady:)``);
+/// everything else happens off its path.
 final class ConnectionManager: Sendable {
-    private enum State {
-        case idle
-        case connecting(generation: Int, attempt: Task<Result<HTTP2Connection, HTTP2Error>, Never>)
-        case ready(generation: Int, connection: HTTP2Connection)
-        case transientFailure(HTTP2Error, retryAt: ContinuousClock.Instant)
-        case closed
-    }
+    typealias Machine = ChannelStateMachine<HTTP2Connection>
 
     private struct Guarded {
-        var state = State.idle
-        var backoff: ConnectionBackoffState
-        var generation = 0
+        var machine: Machine
+        /// The signal calls told to wait are waiting on; made when one first waits.
+        var signal: ChangeSignal?
+        var timers: [Machine.Timer: Task<Void, Never>] = [:]
+        var watchers: [Int: AsyncStream<ConnectivityState>.Continuation] = [:]
+        var nextWatcher = 0
     }
 
-    private let target: HTTP2Target
-    /// How connections reach `target`: resolving it, or through a proxy.
-    private let route: HTTP2Route
+    let target: ChannelTarget
+    /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
+    private let serverName: String
     private let configuration: HTTP2ConnectionConfiguration
     private let logger: Logger
     private let guarded: Locked<Guarded>
     /// Told which connection's thread runs the jobs of tasks that prefer the channel's executor.
     private let executor: ChannelExecutor
 
+    /// A manager for `target`, whose subchannels connect to `endpoints` (nil: the addresses
+    /// the target's name is looked up to).
     init(
-        target: HTTP2Target,
-        route: HTTP2Route,
+        target: ChannelTarget,
+        endpoints: [ChannelEndpoint]?,
+        serverName: String,
         configuration: HTTP2ConnectionConfiguration,
-        backoff: ConnectionBackoff,
+        machine: Machine.Configuration,
         executor: ChannelExecutor,
         logger: Logger
     ) {
         self.target = target
-        self.route = route
-        self.executor = executor
+        self.serverName = serverName
         self.configuration = configuration
+        self.executor = executor
         self.logger = logger
-        guarded = Locked(Guarded(backoff: ConnectionBackoffState(backoff)))
+        guarded = Locked(Guarded(machine: Machine(configuration: machine, endpoints: endpoints)))
     }
 
-    /// What a caller should do to get a connection.
+    /// What a call should do to get a connection.
     enum Step {
-        /// Use this one: it takes new streams.
+        /// Send on this connection: it takes new streams.
         case use(HTTP2Connection)
-        /// Wait for this attempt (``wait(for:deadline:)``).
-        case wait(Task<Result<HTTP2Connection, HTTP2Error>, Never>)
+        /// Wait for the channel to change (``wait(for:deadline:)``), then ask again.
+        case wait(ChangeSignal)
     }
 
-    /// A connection that takes new streams, or the attempt to wait for (started now when there is
-    /// none). Fails fast (`unavailable`, naming the cause) during the backoff after a failed
-    /// attempt, and once the channel is closed.
-    func nextStep() throws(RPCError) -> Step {
-        try guarded.withLock { guarded throws(RPCError) -> Step in
-            switch guarded.state {
-            case .ready(_, let connection) where connection.isAcceptingStreams:
-                return .use(connection)
-            case .connecting(_, let attempt):
-                return .wait(attempt)
-            case .transientFailure(let error, let retryAt) where ContinuousClock.now < retryAt:
-                throw RPCError(transportFailure: error, deadline: nil)
-            case .closed:
-                throw RPCError(code: .unavailable, message: "the channel is closed")
-            case .idle, .ready, .transientFailure:
-                return .wait(startAttempt(&guarded))
-            }
+    /// A ready connection (round-robin's next), or the signal to wait on while the channel
+    /// connects. Throws `unavailable` (naming the cause) in transient failure unless
+    /// `waitForReady`, and once the channel is closed.
+    func nextStep(waitForReady: Bool) throws(RPCError) -> Step {
+        if let connection = guarded.withLock({ $0.machine.pickReady() }) { return .use(connection) }
+        return try slowStep(waitForReady: waitForReady)
+    }
+
+    @inline(never)
+    private func slowStep(waitForReady: Bool) throws(RPCError) -> Step {
+        var actions = Machine.Actions()
+        let (pick, signal, effects) = guarded.withLock { guarded -> (Machine.Pick, ChangeSignal?, Effects) in
+            let pick = guarded.machine.pick(waitForReady: waitForReady, now: .now, &actions)
+            let effects = apply(actions, to: &guarded)
+            guard case .wait = pick else { return (pick, nil, effects) }
+            let signal = guarded.signal ?? ChangeSignal()
+            guarded.signal = signal
+            return (pick, signal, effects)
+        }
+        perform(actions, effects)
+        switch pick {
+        case .use(let connection):
+            return .use(connection)
+        case .wait:
+            return .wait(signal!)
+        case .fail(let error):
+            throw RPCError(transportFailure: error, deadline: nil)
+        case .closed:
+            throw RPCError(code: .unavailable, message: "the channel is closed")
         }
     }
 
-    /// Waits for a connection attempt, until `deadline` or cancellation; the attempt itself goes
-    /// on for the next callers.
+    /// Waits for the channel to change, until `deadline` or cancellation.
     // Never inlined: its frame (the race and its outcomes) exists only while connecting.
     @inline(never)
     nonisolated(nonsending) func wait(
-        for attempt: Task<Result<HTTP2Connection, HTTP2Error>, Never>,
+        for signal: ChangeSignal,
         deadline: ContinuousClock.Instant?
-    ) async throws(RPCError) -> HTTP2Connection {
-        switch await race(deadline: deadline, { await attempt.value }) {
-        case .value(.success(let connection)):
-            return connection
-        case .value(.failure(let error)):
-            throw RPCError(transportFailure: error, deadline: deadline)
+    ) async throws(RPCError) {
+        switch await race(deadline: deadline, { await signal.wait() }) {
+        case .value:
+            return
         case .deadlineExceeded:
-            throw RPCError(code: .deadlineExceeded, message: "deadline exceeded while connecting to \(target)")
+            let failure = guarded.withLock { $0.machine.lastFailure }
+            throw RPCError(
+                code: .deadlineExceeded,
+                message: "deadline exceeded while waiting for a connection to \(target)"
+                    + (failure.map { " (last failure: \($0))" } ?? "")
+            )
         case .cancelled:
-            throw RPCError(code: .cancelled, message: "cancelled while connecting to \(target)")
+            throw RPCError(code: .cancelled, message: "cancelled while waiting for a connection to \(target)")
         case .failed(let error):
-            throw RPCError(code: .unavailable, message: "connecting to \(target) failed", cause: error)
+            throw RPCError(code: .unavailable, message: "waiting for a connection to \(target) failed", cause: error)
         }
     }
 
-    /// Starts a connection attempt; called with the lock held.
-    private func startAttempt(_ guarded: inout Guarded) -> Task<Result<HTTP2Connection, HTTP2Error>, Never> {
-        guarded.generation += 1
-        let generation = guarded.generation
-        var configuration = self.configuration
-        configuration.connectTimeout = guarded.backoff.connectTimeout
-        let target = self.target
-        let route = self.route
-        logger.debug("connecting", metadata: ["route": "\(route)", "attempt": "\(generation)"])
-        let attempt = Task { [weak self] () -> Result<HTTP2Connection, HTTP2Error> in
-            do throws(HTTP2Error) {
-                let connection = try await HTTP2Connection.connect(
-                    via: route,
-                    serverName: target.host,
-                    configuration: configuration
-                ) { [weak self] event in
-                    self?.connection(generation, reported: event)
-                }
-                self?.attemptSucceeded(generation, connection)
-                return .success(connection)
-            } catch {
-                self?.attemptFailed(generation, error)
-                return .failure(error)
+    /// From now on a name is looked up again after `interval` (and no longer every 30 s).
+    func setResolutionInterval(_ interval: Duration) {
+        guarded.withLock { $0.machine.configuration.resolutionInterval = interval }
+    }
+
+    // MARK: - Connectivity
+
+    /// The channel's state now.
+    var state: ConnectivityState {
+        guarded.withLock { $0.machine.state }
+    }
+
+    /// The current state, then every change, until shutdown.
+    func states() -> AsyncStream<ConnectivityState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectivityState.self)
+        let id = guarded.withLock { guarded -> Int in
+            defer { guarded.nextWatcher += 1 }
+            return guarded.nextWatcher
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.guarded.withLock { $0.watchers.removeValue(forKey: id) }
+        }
+        // Registered with the current state under the lock, so no change falls between them.
+        let ended = guarded.withLock { guarded -> Bool in
+            let state = guarded.machine.state
+            if case .terminated = continuation.yield(state) { return false }
+            if state == .shutdown { return true }
+            guarded.watchers[id] = continuation
+            return false
+        }
+        if ended { continuation.finish() }
+        return stream
+    }
+
+    // MARK: - Events
+
+    private func resolution(_ id: Int, finished result: Result<[SocketAddress], HTTP2Error>) {
+        switch result {
+        case .success(let addresses):
+            logger.debug(
+                "resolved",
+                metadata: [
+                    "target": "\(target)", "addresses": "\(addresses.map(\.description).joined(separator: ", "))",
+                ]
+            )
+            handle { $0.resolved(id, addresses.map(ChannelEndpoint.address), now: .now, &$1) }
+        case .failure(let error):
+            logger.info("resolution failed", metadata: ["target": "\(target)", "error": "\(error)"])
+            handle { $0.resolutionFailed(id, error, now: .now, &$1) }
+        }
+    }
+
+    private func attempt(_ attempt: Machine.ConnectAttempt, finished result: Result<HTTP2Connection, HTTP2Error>) {
+        switch result {
+        case .success(let connection):
+            logger.debug(
+                "connected",
+                metadata: ["target": "\(target)", "address": "\(connection.remoteAddress?.description ?? "?")"]
+            )
+            handle { $0.connected(attempt.subchannel, attempt: attempt.attempt, connection, &$1) }
+        case .failure(let error):
+            logger.info("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)"])
+            handle { $0.attemptFailed(attempt.subchannel, attempt: attempt.attempt, error, now: .now, &$1) }
+        }
+    }
+
+    /// GOAWAY or the end of a connection (called on its I/O thread).
+    private func connection(_ attempt: Machine.ConnectAttempt, reported event: HTTP2ConnectionEvent) {
+        logger.debug("connection event", metadata: ["target": "\(target)", "event": "\(event)"])
+        switch event {
+        case .draining:
+            handle { $0.connectionDraining(attempt.subchannel, attempt: attempt.attempt, &$1) }
+        case .closed(let error):
+            handle { $0.connectionClosed(attempt.subchannel, attempt: attempt.attempt, error, &$1) }
+        }
+    }
+
+    private func timerFired(_ timer: Machine.Timer) {
+        handle { $0.timerFired(timer, now: .now, &$1) }
+    }
+
+    /// No new calls; open calls finish, then the connections close.
+    func close() {
+        handle { $0.close(&$1) }
+    }
+
+    /// Feeds the state machine one event and does what it answers.
+    private func handle(_ event: (inout Machine, inout Machine.Actions) -> Void) {
+        var actions = Machine.Actions()
+        let effects = guarded.withLock { guarded -> Effects in
+            event(&guarded.machine, &actions)
+            return apply(actions, to: &guarded)
+        }
+        perform(actions, effects)
+    }
+
+    // MARK: - Actions
+
+    /// What the lock's holder hands over to be done outside it.
+    private struct Effects {
+        var signal: ChangeSignal?
+        var cancelled: [Task<Void, Never>] = []
+        var finished: [AsyncStream<ConnectivityState>.Continuation] = []
+    }
+
+    /// The part of `actions` that must happen under the lock, in the order of events: states
+    /// reported to the watchers, timers started and replaced, the executor's connection
+    /// chosen, the signal to fire taken. (Starting a task or telling the executor takes no lock
+    /// of this manager's.)
+    private func apply(_ actions: Machine.Actions, to guarded: inout Guarded) -> Effects {
+        var effects = Effects()
+        if let state = actions.publish {
+            for watcher in guarded.watchers.values { watcher.yield(state) }
+            if state == .shutdown {
+                effects.finished = Array(guarded.watchers.values)
+                guarded.watchers = [:]
             }
         }
-        guarded.state = .connecting(generation: generation, attempt: attempt)
-        return attempt
+        if actions.cancelTimers {
+            effects.cancelled = Array(guarded.timers.values)
+            guarded.timers = [:]
+        }
+        for (timer, instant) in actions.schedule {
+            let task = Task { [weak self] in
+                try? await Task.sleep(until: instant, clock: .continuous)
+                if !Task.isCancelled { self?.timerFired(timer) }
+            }
+            if let old = guarded.timers.updateValue(task, forKey: timer) { effects.cancelled.append(old) }
+        }
+        switch actions.home {
+        case .use(let connection): executor.use(connection)
+        case .leave(let previous): executor.stopUsing(previous)
+        case nil: break
+        }
+        if actions.wake {
+            effects.signal = guarded.signal
+            guarded.signal = nil
+        }
+        return effects
     }
 
-    private func attemptSucceeded(_ generation: Int, _ connection: HTTP2Connection) {
-        let keep = guarded.withLock { guarded -> Bool in
-            guard case .connecting(generation, _) = guarded.state else { return false }
-            guarded.state = .ready(generation: generation, connection: connection)
-            guarded.backoff.reset()
-            return true
-        }
-        if keep {
-            executor.use(connection)
-            logger.debug("connected", metadata: ["target": "\(target)"])
-        } else {
-            // The channel closed while this attempt ran.
-            connection.close()
+    private func perform(_ actions: Machine.Actions, _ effects: Effects) {
+        for task in effects.cancelled { task.cancel() }
+        for watcher in effects.finished { watcher.finish() }
+        if let id = actions.resolve { resolve(id) }
+        for attempt in actions.connect { connect(attempt) }
+        for connection in actions.close { connection.close(graceful: true) }
+        effects.signal?.fire()
+    }
+
+    /// Looks the name up on a thread of its own, which also hands the answer to the state
+    /// machine: no task takes part, so a busy cooperative pool never delays a connection.
+    private func resolve(_ id: Int) {
+        // The machine resolves only a channel made with a name.
+        guard case .name(let name) = target.endpoint else { return }
+        logger.debug("resolving", metadata: ["target": "\(target)"])
+        AddressResolver.resolveOffThread(name) { [weak self] result in
+            self?.resolution(id, finished: result)
         }
     }
 
-    private func attemptFailed(_ generation: Int, _ error: HTTP2Error) {
-        guarded.withLock { guarded in
-            guard case .connecting(generation, _) = guarded.state else { return }
-            let wait = guarded.backoff.next()
-            guarded.state = .transientFailure(error, retryAt: .now + wait)
-            logger.info(
-                "connection attempt failed",
-                metadata: ["target": "\(target)", "error": "\(error)", "retry-in": "\(wait)"]
-            )
-        }
-    }
-
-    /// GOAWAY or loss on the current connection: the next call makes a new one.
-    private func connection(_ generation: Int, reported event: HTTP2ConnectionEvent) {
-        let ended = guarded.withLock { guarded -> HTTP2Connection? in
-            guard case .ready(generation, let connection) = guarded.state else { return nil }
-            guarded.state = .idle
-            return connection
-        }
-        if let ended { executor.stopUsing(ended) }
-        logger.debug("connection ended", metadata: ["target": "\(target)", "event": "\(event)"])
-    }
-
-    /// No new calls; open calls finish, then the connection closes.
-    func close() {
-        let connection = guarded.withLock { guarded -> HTTP2Connection? in
-            defer { guarded.state = .closed }
-            if case .ready(_, let connection) = guarded.state { return connection }
-            return nil
-        }
-        executor.stopUsing(nil)
-        connection?.close(graceful: true)
+    private func connect(_ attempt: Machine.ConnectAttempt) {
+        var configuration = self.configuration
+        configuration.connectTimeout = attempt.connectTimeout
+        let route = HTTP2Route(attempt.endpoints)
+        logger.debug(
+            "connecting",
+            metadata: ["target": "\(target)", "attempt": "\(attempt.attempt)", "route": "\(route)"]
+        )
+        // The answer comes on the connection's own thread.
+        HTTP2Connection.start(
+            via: route,
+            serverName: serverName,
+            configuration: configuration,
+            onEvent: { [weak self] event in self?.connection(attempt, reported: event) },
+            completion: { [weak self] result in
+                guard let self else {
+                    if case .success(let connection) = result { connection.close() }
+                    return
+                }
+                self.attempt(attempt, finished: result)
+            }
+        )
     }
 }

@@ -85,8 +85,13 @@ package struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
 
     /// How to reach `target`: through the proxy, or by resolving its name.
     func route(to target: HTTP2Target) -> HTTP2Route {
-        guard let proxy, usesProxy(host: target.host, port: target.port) else { return .resolving(target) }
-        return .proxy(HTTP2Proxy(address: proxy.address, authorization: proxy.authorization), target: target)
+        proxy(for: target).map { .proxy($0, target: target) } ?? .resolving(target)
+    }
+
+    /// The proxy a connection to `target` goes through, or nil when it goes direct.
+    func proxy(for target: HTTP2Target) -> HTTP2Proxy? {
+        guard let proxy, usesProxy(host: target.host, port: target.port) else { return nil }
+        return HTTP2Proxy(address: proxy.address, authorization: proxy.authorization)
     }
 
     /// The proxy, without credentials, or `direct`.

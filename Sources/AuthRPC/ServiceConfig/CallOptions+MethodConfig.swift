@@ -6,5 +6,6 @@ extension CallOptions {
         if retryPolicy == nil { retryPolicy = config.retryPolicy }
         if explicitMaxResponseMessageBytes == nil { explicitMaxResponseMessageBytes = config.maxResponseMessageBytes }
         if maxRequestMessageBytes == nil { maxRequestMessageBytes = config.maxRequestMessageBytes }
+        if explicitWaitForReady == nil { explicitWaitForReady = config.waitForReady }
     }
 }

@@ -40,7 +40,8 @@ public struct MethodConfig: Sendable, Hashable {
     public var timeout: Duration?
 
     /// Whether calls wait for a connection while the channel is failing to connect, rather than
-    /// failing at once; nil leaves the channel's behaviour.
+    /// failing at once (see ``CallOptions/waitForReady``). Applies when the call's
+    /// ``CallOptions/waitForReady`` is not set; nil leaves gRPC's default, off.
     public var waitForReady: Bool?
 
     /// The largest request message (serialized, after compression) calls may send; a larger one

@@ -46,6 +46,8 @@ final class ConnectionLoop: @unchecked Sendable {
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
     let inbox = Locked(ConnectionInbox())
+    /// The address the socket connected to, set before the connection is reported ready.
+    let peer = Locked<SocketAddress?>(nil)
     let wakeup: Wakeup
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
@@ -79,6 +81,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
+    /// Since when no stream has been open (with an idle timeout only).
+    private var idleSince: ContinuousClock.Instant?
 
     init(
         route: HTTP2Route,
@@ -172,6 +176,8 @@ final class ConnectionLoop: @unchecked Sendable {
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let (socket, early) = try RouteConnector.open(route, deadline: deadline, abortFD: wakeup.readFD)
         self.socket = socket
+        let connected = SocketAddress.peer(of: socket.fd)
+        peer.withLock { $0 = connected }
         var tunnelBytes = early
         if let context = configuration.tls {
             let name = configuration.tlsServerNameOverride ?? serverName
@@ -277,6 +283,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 close(error)
                 break
             }
+            checkIdle()
             if shouldStop() { break }
         }
     }
@@ -303,11 +310,16 @@ final class ConnectionLoop: @unchecked Sendable {
         takeCommands()
     }
 
-    /// How long poll(2) may sleep: until the nearest deadline or keepalive event, else forever.
+    /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
+    /// forever.
     private func pollTimeout() -> Int32 {
         var next = deadlines.nextDeadline
         if let interval = configuration.keepaliveInterval, !streams.isEmpty {
             let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
+            next = next.map { min($0, event) } ?? event
+        }
+        if let since = idleSince, let timeout = configuration.idleTimeout {
+            let event = since + timeout
             next = next.map { min($0, event) } ?? event
         }
         guard let next else { return -1 }
@@ -346,14 +358,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 cancel(stream)
             case .shutdown(let graceful):
                 if graceful {
-                    gracefulShutdown = true
-                    inbox.withLock { inbox in
-                        if case .ready = inbox.phase {
-                            inbox.phase = .draining(
-                                .connectionClosed(reason: "the channel is closing", streamWasSent: false)
-                            )
-                        }
-                    }
+                    beginGracefulShutdown(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
                 } else {
                     close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
                 }
@@ -362,6 +367,34 @@ final class ConnectionLoop: @unchecked Sendable {
             }
         }
         takenCommands.removeAll(keepingCapacity: true)
+    }
+
+    /// No new streams (they fail with `refusal`, marked not sent); the open ones finish, then
+    /// GOAWAY and close.
+    private func beginGracefulShutdown(_ refusal: HTTP2Error) {
+        gracefulShutdown = true
+        inbox.withLock { inbox in
+            if case .ready = inbox.phase { inbox.phase = .draining(refusal) }
+        }
+    }
+
+    /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
+    /// Called after each turn's write, so a stream opened and answered within one turn's jobs
+    /// is seen; the clock is read only while no stream is open.
+    private func checkIdle() {
+        guard let timeout = configuration.idleTimeout, !gracefulShutdown else { return }
+        guard streams.isEmpty else {
+            idleSince = nil
+            return
+        }
+        let now = ContinuousClock.now
+        guard let since = idleSince else {
+            idleSince = now
+            return
+        }
+        if now - since >= timeout {
+            beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
+        }
     }
 
     private func failQueuedCommands(with error: HTTP2Error) {

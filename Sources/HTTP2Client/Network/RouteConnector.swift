@@ -30,6 +30,19 @@ enum RouteConnector {
                 abortFD: abortFD
             )
             return (socket, [])
+        case .inTurn(let routes):
+            var failures: [HTTP2Error] = []
+            for next in routes {
+                do throws(HTTP2Error) {
+                    return try open(next, deadline: deadline, abortFD: abortFD)
+                } catch {
+                    // Abandoned (the connection is closing), or out of time: no route may start.
+                    if case .connectFailed(_, _, .abandoned) = error { throw error }
+                    failures.append(error)
+                    if ContinuousClock.now >= deadline { break }
+                }
+            }
+            throw inTurnFailure(failures, route: route)
         case .proxy(let proxy, let target):
             // The proxy's name is resolved here; the target's is the proxy's business.
             let addresses: [SocketAddress]
@@ -58,5 +71,44 @@ enum RouteConnector {
                 throw error
             }
         }
+    }
+
+    /// Every route of `.inTurn` failed: one error naming each destination and why. A proxy's
+    /// refusal of every tunnel stays `proxyFailed`; otherwise the kind is refused only when each
+    /// route was.
+    private static func inTurnFailure(_ failures: [HTTP2Error], route: HTTP2Route) -> HTTP2Error {
+        guard failures.count > 1 else {
+            return failures.first ?? .invalidAddress("no address to connect to")
+        }
+        var proxy: String?
+        var tunnelTargets: [String] = []
+        var refused = true
+        let reasons = failures.map { error -> String in
+            switch error {
+            case .proxyFailed(let name, let target, let reason):
+                proxy = name
+                tunnelTargets.append(target)
+                refused = false
+                return "\(target): \(reason)"
+            case .connectFailed(let target, let reason, let kind):
+                refused = refused && kind == .refused
+                return "\(target): \(reason)"
+            default:
+                refused = false
+                return error.description
+            }
+        }
+        if let proxy, tunnelTargets.count == failures.count {
+            return .proxyFailed(
+                proxy: proxy,
+                target: tunnelTargets.joined(separator: " or "),
+                reason: reasons.joined(separator: "; ")
+            )
+        }
+        return .connectFailed(
+            target: route.description,
+            reason: reasons.joined(separator: "; "),
+            kind: refused ? .refused : .other
+        )
     }
 }

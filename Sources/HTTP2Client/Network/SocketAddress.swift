@@ -14,7 +14,7 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// `AF_INET`, `AF_INET6` or `AF_UNIX`.
     let family: Int32
 
-    /// Copies a `sockaddr` the system produced (getaddrinfo, accept).
+    /// Copies a `sockaddr` the system produced (getaddrinfo, accept, getpeername).
     init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
         family = Int32(address.pointee.sa_family)
         bytes = Array(UnsafeRawBufferPointer(start: address, count: Int(length)))
@@ -62,12 +62,13 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// A unix-domain socket in Linux's abstract namespace (gRPC's `unix-abstract:` targets): no
     /// file, the name is all there is. Every byte of `name` counts, NUL bytes included.
     ///
-    /// - Throws: ``HTTP2Error/invalidAddress(_:)`` when the name is longer than
+    /// - Throws: ``HTTP2Error/invalidAddress(_:)`` when the name is empty or longer than
     ///   ``maximumUnixPathLength`` bytes, and on systems other than Linux, which have no
     ///   abstract namespace.
     package init(abstractUnixName name: String) throws(HTTP2Error) {
         #if os(Linux)
         let bytes = Array(name.utf8)
+        guard !bytes.isEmpty else { throw .invalidAddress("the abstract unix socket name is empty") }
         guard bytes.count <= Self.maximumUnixPathLength else {
             throw .invalidAddress(
                 "the abstract unix socket name is \(bytes.count) bytes long; the system allows at most \(Self.maximumUnixPathLength)"
@@ -135,5 +136,18 @@ package struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         let hostText = String(nulTerminated: host)
         let port = String(nulTerminated: service)
         return family == AF_INET6 ? "[\(hostText)]:\(port)" : "\(hostText):\(port)"
+    }
+
+    /// The address at the other end of connected socket `fd`, if the system says.
+    static func peer(of fd: Int32) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard status == 0 else { return nil }
+        return withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+        }
     }
 }

@@ -89,32 +89,6 @@ struct FramingTests {
     }
 }
 
-@Suite("Channel targets")
-struct TargetTests {
-    @Test(
-        "host:port, [v6]:port and bare hosts parse",
-        arguments: [
-            ("example.com:8443", "example.com", 8443),
-            ("example.com", "example.com", 443),
-            ("127.0.0.1:50051", "127.0.0.1", 50051),
-            ("[::1]:50051", "::1", 50051),
-            ("[::1]", "::1", 443),
-        ]
-    )
-    func parses(text: String, host: String, port: Int) throws {
-        let target = try HTTP2Target(parsing: text)
-        #expect(target.host == host && target.port == port)
-    }
-
-    @Test(
-        "bad targets are refused with a reason",
-        arguments: ["", ":443", "host:0", "host:70000", "host:port", "::1:443", "[::1", "a b:1", "https://x:1"]
-    )
-    func refuses(text: String) {
-        #expect(throws: RPCError.self) { try HTTP2Target(parsing: text) }
-    }
-}
-
 @Suite("Status codes")
 struct StatusCodeTests {
     @Test("grpc-status parses digits 0-16 only")

@@ -16,7 +16,8 @@ struct ProxyConnectTests {
         proxyCredentials: String = "",
         transportSecurity: TransportSecurity = .plaintext,
         defaultCallOptions: CallOptions = CallOptions(),
-        connectTimeout: Duration = .seconds(20)
+        connectTimeout: Duration = .seconds(20),
+        loadBalancing: LoadBalancingPolicy = .pickFirst
     ) async throws -> Channel {
         let proxy = try await Peers.hostileProxy()
         let url = "http://\(proxyCredentials)\(proxy.host):\(proxy.port)"
@@ -31,7 +32,8 @@ struct ProxyConnectTests {
                 maximum: .seconds(120),
                 minimumConnectTimeout: connectTimeout
             ),
-            proxy: .http(url, noProxy: "")
+            proxy: .http(url, noProxy: ""),
+            loadBalancing: loadBalancing
         )
     }
 
@@ -155,5 +157,51 @@ struct ProxyConnectTests {
         let seen = try proxy.requests().filter { $0["target"] as? String == target }
         let names = (seen.first?["headers"] as? [[String]] ?? []).map { $0[0].lowercased() }
         #expect(names == ["host"], "\(names)")
+    }
+
+    @Test(
+        "round-robin to a name through a proxy: one tunnel, since the proxy looks the name up; every call goes through it"
+    )
+    func roundRobinToANameIsOneTunnel() async throws {
+        let faults = try await Peers.faultServer()
+        let proxy = try await Peers.hostileProxy()
+        let target = "round-robin.relay.test:\(faults.port("h2c"))"
+        let channel = try await channel(target, loadBalancing: .roundRobin)
+        for index in 0..<8 {
+            let message = Array("call \(index)".utf8)
+            #expect(try await FaultChannel.call(channel, "Echo", message: message).message == message)
+        }
+        let seen = try proxy.requests().filter { $0["target"] as? String == target }
+        #expect(seen.map { $0["method"] as? String } == ["CONNECT"], "\(seen)")
+        channel.close()
+    }
+
+    @Test(
+        "an ipv4: list through a proxy: a CONNECT per address (round-robin at once, pick-first in turn), every refusal named",
+        arguments: [(LoadBalancingPolicy.pickFirst, 11), (.roundRobin, 21)]
+    )
+    func addressListTunnels(policy: LoadBalancingPolicy, first: Int) async throws {
+        // TEST-NET-1 addresses: only named in CONNECT lines; the proxy dials nothing but
+        // loopback (it answers 502), so no packet goes to them.
+        let targets = ["192.0.2.\(first):443", "192.0.2.\(first + 1):443"]
+        let proxy = try await Peers.hostileProxy()
+        let channel = try await channel("ipv4:" + targets.joined(separator: ","), loadBalancing: policy)
+        let error = await #expect(throws: RPCError.self) {
+            try await FaultChannel.call(channel, "Echo", options: CallOptions(timeout: .seconds(60)))
+        }
+        #expect(error?.code == .unavailable, "\(String(describing: error))")
+        #expect((error?.cause as? TransportError)?.kind == .proxyFailed, "\(String(describing: error))")
+        if policy == .pickFirst {
+            // One attempt tried both tunnels; its error names each refusal.
+            for target in targets {
+                #expect(
+                    error?.message.contains("\(target): the proxy refused CONNECT: 'HTTP/1.1 502 Bad Gateway'") == true,
+                    "\(String(describing: error))"
+                )
+            }
+        }
+        let connects = try proxy.requests().compactMap { $0["target"] as? String }.filter(targets.contains)
+        #expect(Set(connects) == Set(targets), "\(connects)")
+        channel.close()
     }
 }

@@ -229,6 +229,7 @@ struct ServiceConfigTests {
         let config = MethodConfig(
             names: [],
             timeout: .seconds(5),
+            waitForReady: true,
             maxRequestMessageBytes: 10,
             maxResponseMessageBytes: 20,
             retryPolicy: policy
@@ -239,13 +240,16 @@ struct ServiceConfigTests {
         #expect(unset.retryPolicy == policy)
         #expect(unset.maxRequestMessageBytes == 10)
         #expect(unset.maxResponseMessageBytes == 20)
+        #expect(unset.waitForReady)
         var set = CallOptions(
             timeout: .seconds(60),
             maxResponseMessageBytes: 4 << 20,
             maxRequestMessageBytes: 100,
-            retryPolicy: .disabled
+            retryPolicy: .disabled,
+            waitForReady: false
         )
         set.applyDefaults(from: config)
+        #expect(!set.waitForReady)
         #expect(set.timeout == .seconds(60))
         #expect(set.retryPolicy == .disabled)
         #expect(set.maxRequestMessageBytes == 100)
@@ -254,5 +258,6 @@ struct ServiceConfigTests {
         defaults.applyDefaults(from: MethodConfig(names: []))
         #expect(defaults.maxResponseMessageBytes == 4 << 20)
         #expect(defaults.timeout == nil)
+        #expect(!defaults.waitForReady)
     }
 }
