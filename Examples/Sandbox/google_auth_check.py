@@ -8,11 +8,16 @@
         "error": ...} when it finds nothing. For Compute Engine credentials it asks the metadata
         server for the account's email (refreshing a token), so GCE_METADATA_HOST must be set.
 
-    google_auth_check.py verify-jwt --cert PEM_FILE [--audience AUD]  < token
-        Verifies a JWT read from stdin with google.auth.jwt.decode against the certificate (or
+    google_auth_check.py verify-jwt --cert PEM_FILE [--audience AUD] [--token-file FILE]  < token
+        Verifies a JWT read from FILE, or from stdin with google.auth.jwt.decode against the certificate (or
         public key) in PEM_FILE, checking `aud` when given; prints {"header", "claims"} as JSON,
         or exits 1 with the reason.
 
+    google_auth_check.py self-signed-jwt --key KEY_FILE --audience AUD
+        Loads a service-account key file with google-auth (service_account.Credentials) and makes
+        the self-signed JWT it would send for AUD (google.auth.jwt.Credentials); prints {"header",
+        "claims"} (the claims' values, never the signature) as JSON, or exits 1 with google-auth's
+        reason for refusing the key. Nothing is sent anywhere.
     google_auth_check.py impersonate --iam-endpoint URL (--source-key KEY | --source-metadata)
                          --target EMAIL [--delegate EMAIL]... --scope SCOPE [--lifetime SECONDS]
         google-auth's impersonated credentials (google.auth.impersonated_credentials) get one
@@ -176,6 +181,25 @@ def id_token(arguments):
     return {"claims": jwt.decode(credentials.token, verify=False), "expiry": credentials.expiry.isoformat()}
 
 
+def self_signed_jwt(key_path, audience):
+    from google.auth import jwt
+    from google.oauth2 import service_account
+
+    try:
+        source = service_account.Credentials.from_service_account_file(key_path)
+    except (ValueError, KeyError) as error:
+        sys.exit(f"google_auth_check: google-auth refuses the key: {error}")
+    token = jwt.Credentials.from_signing_credentials(source, audience=audience)._make_jwt()[0]
+    if isinstance(token, bytes):
+        token = token.decode()
+    header_segment, claims_segment = token.split(".")[:2]
+
+    def decoded(segment):
+        return json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+
+    return {"header": decoded(header_segment), "claims": decoded(claims_segment)}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -183,6 +207,10 @@ def main(argv=None):
     verify = commands.add_parser("verify-jwt", help="verify a JWT (read from stdin) with google-auth")
     verify.add_argument("--cert", required=True, help="PEM certificate or public key of the signer")
     verify.add_argument("--audience", help="the aud the JWT must carry")
+    verify.add_argument("--token-file", help="read the JWT from this file instead of stdin")
+    signed = commands.add_parser("self-signed-jwt", help="the self-signed JWT google-auth makes with a key file")
+    signed.add_argument("--key", required=True, help="the service-account key file (JSON)")
+    signed.add_argument("--audience", required=True, help="the JWT's aud")
     imp = commands.add_parser("impersonate", help="one impersonated access token from google-auth")
     imp.add_argument("--iam-endpoint", required=True, help="the IAM Credentials emulator's base URL")
     source = imp.add_mutually_exclusive_group(required=True)
@@ -212,12 +240,19 @@ def main(argv=None):
     _confine_metadata_traffic()
     if arguments.command == "adc":
         result = resolve_adc()
+    elif arguments.command == "self-signed-jwt":
+        result = self_signed_jwt(arguments.key, arguments.audience)
     elif arguments.command == "impersonate":
         result = impersonate(arguments)
     elif arguments.command == "id-token":
         result = id_token(arguments)
     else:
-        result = verify_jwt(sys.stdin.read().strip(), arguments.cert, arguments.audience)
+        if arguments.token_file:
+            with open(arguments.token_file) as handle:
+                token = handle.read().strip()
+        else:
+            token = sys.stdin.read().strip()
+        result = verify_jwt(token, arguments.cert, arguments.audience)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
 

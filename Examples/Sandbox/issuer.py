@@ -495,7 +495,8 @@ class Issuer:
                     store.count(account.email, "jwt_bearer_requests")
                 if headers.get("alg") != "RS256":
                     raise InvalidGrantError(description="the assertion must be signed with RS256")
-                if account is not None and headers.get("kid") != account.key_id:
+                # Like Google: a kid must name the account's key; without one, the account's key is tried.
+                if account is not None and headers.get("kid") not in (None, account.key_id):
                     raise InvalidGrantError(description="the assertion's kid is not the service account's private_key_id")
                 claims = super().process_assertion_claims(assertion)
                 problem = service_accounts.check_lifetime(claims)

@@ -112,7 +112,8 @@ class ServiceAccounts:
     def verify_jwt_access(self, token, audiences):
         """Checks a self-signed JWT used as a bearer token, the way Google's front ends do.
 
-        The header must say RS256 and name the key (`kid`) of the account in `iss`; `iss` and
+        The header must say RS256 and, when it has a `kid`, name the key of the account in `iss`
+        (without one, the account's key is tried, as Google does); `iss` and
         `sub` are that account's email; the signature must verify with the key's public half;
         `aud` must be one of `audiences` (`https://<host>/`), or, without `aud`, a `scope` claim
         must say what the token is for; `iat` not in the future, `exp` not past, and at most an
@@ -142,7 +143,7 @@ class ServiceAccounts:
     def _check(account, header, claims, token, audiences):
         if header.get("alg") != "RS256":
             return f"alg is {header.get('alg')!r}, not RS256"
-        if header.get("kid") != account.key_id:
+        if header.get("kid") not in (None, account.key_id):
             return "kid is not the account's private_key_id"
         try:
             jws.deserialize_compact(token, account.public_jwk(), algorithms=["RS256"])

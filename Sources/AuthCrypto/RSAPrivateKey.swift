@@ -23,20 +23,39 @@ package final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible 
     ///
     /// - Throws: ``CryptoError`` when there is no such key, when it is encrypted, when it is not
     ///   RSA, or when it is smaller than ``minimumBitCount``. Messages never quote the PEM text.
-    package init(pem: String) throws(CryptoError) {
-        if pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || pem.contains("Proc-Type: 4,ENCRYPTED") {
+    package convenience init(pem: String) throws(CryptoError) {
+        var text = pem
+        let loaded = text.withUTF8 { bytes in
+            Result { () throws(CryptoError) in try Self.load(UnsafeRawBufferPointer(bytes)) }
+        }
+        self.init(loaded: try loaded.get())
+    }
+
+    /// Loads the first private key in the PEM text `pem` (bytes the caller owns and may clear
+    /// afterwards: OpenSSL reads them in place and keeps no copy of the text).
+    ///
+    /// - Throws: ``CryptoError`` as ``init(pem:)`` does.
+    package convenience init(pemBytes pem: UnsafeRawBufferPointer) throws(CryptoError) {
+        self.init(loaded: try Self.load(pem))
+    }
+
+    private init(loaded: (key: OpaquePointer, bits: Int)) {
+        key = loaded.key
+        bitCount = loaded.bits
+    }
+
+    private static func load(_ pem: UnsafeRawBufferPointer) throws(CryptoError) -> (key: OpaquePointer, bits: Int) {
+        if contains(pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || contains(pem, "Proc-Type: 4,ENCRYPTED") {
             throw CryptoError("the private key is encrypted; only unencrypted PEM keys are supported")
         }
         ERR_clear_error()
-        var text = pem
-        let loaded: OpaquePointer? = text.withUTF8 { bytes -> OpaquePointer? in
-            guard bytes.count <= Int(Int32.max), let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else {
-                return nil
-            }
-            defer { BIO_free(bio) }
-            // A password callback that has none: OpenSSL's default would prompt on the terminal.
-            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        guard pem.count <= Int(Int32.max), let base = pem.baseAddress, let bio = BIO_new_mem_buf(base, Int32(pem.count))
+        else {
+            throw .openSSL("no PEM private key (PKCS#8 or PKCS#1) could be read")
         }
+        // A password callback that has none: OpenSSL's default would prompt on the terminal.
+        let loaded = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        BIO_free(bio)
         guard let loaded else {
             throw .openSSL("no PEM private key (PKCS#8 or PKCS#1) could be read")
         }
@@ -46,12 +65,21 @@ package final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible 
             throw CryptoError("the private key is \(type), not RSA")
         }
         let bits = Int(EVP_PKEY_get_bits(loaded))
-        guard bits >= Self.minimumBitCount else {
+        guard bits >= minimumBitCount else {
             EVP_PKEY_free(loaded)
-            throw CryptoError("the RSA key has \(bits) bits; RS256 needs at least \(Self.minimumBitCount)")
+            throw CryptoError(
+                "the RSA key has \(bits) bits; RS256 needs at least \(minimumBitCount) (RFC 7518 section 3.3: smaller keys can be factored), and Google issues 2048-bit keys"
+            )
         }
-        key = loaded
-        bitCount = bits
+        return (loaded, bits)
+    }
+
+    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: String) -> Bool {
+        let needle = Array(needle.utf8)
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+            (0..<needle.count).allSatisfy { haystack[start + $0] == needle[$0] }
+        }
     }
 
     deinit {

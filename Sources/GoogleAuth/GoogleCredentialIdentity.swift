@@ -61,6 +61,14 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// Who impersonates whom, for an impersonated service account: the source credential's
     /// principal, each delegate, then ``principal``. Empty for the other kinds.
     public var chain: [String] = []
+    /// The universe the credential belongs to (its file's `universe_domain`; ``defaultUniverseDomain``
+    /// when it names none, and for the metadata server): its tokens are good only for endpoints in
+    /// that universe.
+    public var universeDomain: String
+
+    /// Google's public universe, `googleapis.com`: what a credential belongs to unless its file
+    /// says otherwise, and the universe of the endpoints ``GoogleCredentials`` expects by default.
+    public static let defaultUniverseDomain = "googleapis.com"
 
     /// Creates an identity.
     public init(
@@ -68,13 +76,15 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         principal: String,
         source: String? = nil,
         projectID: String? = nil,
-        quotaProjectID: String? = nil
+        quotaProjectID: String? = nil,
+        universeDomain: String = defaultUniverseDomain
     ) {
         self.kind = kind
         self.principal = principal
         self.source = source
         self.projectID = projectID
         self.quotaProjectID = quotaProjectID
+        self.universeDomain = universeDomain
     }
 
     /// `service_account sa@project.iam.gserviceaccount.com (from /path/key.json)`.
@@ -83,6 +93,7 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         if chain.count > 1 { text += " via \(chain.dropLast().joined(separator: " -> "))" }
         if let source { text += " (from \(source))" }
         if let quotaProjectID { text += ", quota project \(quotaProjectID)" }
+        if universeDomain != Self.defaultUniverseDomain { text += ", universe \(universeDomain)" }
         return text
     }
 }

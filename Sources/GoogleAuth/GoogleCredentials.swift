@@ -19,11 +19,19 @@ public import OAuth2
 /// Or one kind directly: `GoogleCredentials(source: ServiceAccountTokenSource(...))` (the JWT
 /// bearer grant), `GoogleCredentials(source: AuthorizedUserTokenSource(...))`,
 /// `GoogleCredentials(source: ComputeEngineTokenSource(...))`, or
-/// ``init(selfSignedJWTsFor:scopes:lifetime:quotaProjectID:expiryTolerance:refreshBackoff:logger:)`` (no token
+/// ``init(selfSignedJWTsFor:scopes:lifetime:quotaProjectID:expiryTolerance:refreshBackoff:universeDomain:logger:)`` (no token
 /// endpoint: a JWT per service, its audience `https://<host>/` from each call's `:authority`).
 ///
 /// A quota project (an authorized_user file's `quota_project_id`, or `GOOGLE_CLOUD_QUOTA_PROJECT`
 /// for Application Default Credentials) goes with every call as `x-goog-user-project`.
+///
+/// Universes: a credential's tokens are good only in its universe (its file's `universe_domain`,
+/// `googleapis.com` by default). The universe of the endpoints the credentials are used with is
+/// given when they are made (`universeDomain`, `googleapis.com` by default, as Google's client
+/// libraries take it from their client options); credentials of another universe are refused
+/// then, with a message naming both, before anything is sent. A call whose `:authority` is a
+/// `googleapis.com` host while the expected universe is another fails the same way before any
+/// token is asked for.
 /// Failures come as ``/OAuth2/OAuthError``: a call fails UNAUTHENTICATED when the grant was refused and
 /// UNAVAILABLE when the token endpoint could not be reached, with the error as its cause. No
 /// private key, assertion, JWT or token appears in a log line, a `description` or an error.
@@ -36,6 +44,9 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     public let refreshBackoff: RefreshBackoff
     /// `x-goog-user-project` when there is a quota project; sent with every call.
     public let requestMetadata: Metadata
+    /// The universe of the endpoints these credentials are for: the credential's own
+    /// (``GoogleCredentialIdentity/universeDomain``), checked when they were made.
+    public var universeDomain: String { identity.universeDomain }
 
     private let tokens: Tokens
     private let logger: Logger
@@ -61,16 +72,19 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     ///     the credential's own (an authorized_user file's `quota_project_id`), if any.
     ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
     ///   - refreshBackoff: How long to wait after failed token requests.
+    ///   - universeDomain: The universe of the endpoints the calls go to; `googleapis.com` by default.
     ///   - logger: Where failures are logged (never a token or secret).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a quota project that cannot go in
-    ///   a header.
+    ///   a header, or a credential of another universe than `universeDomain`.
     public convenience init(
         source: any GoogleTokenSource,
         quotaProjectID: String? = nil,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
+        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
+        try Self.checkUniverse(of: source.identity, expected: universeDomain)
         let engine = TokenEngine(
             expiryTolerance: expiryTolerance,
             refreshBackoff: refreshBackoff,
@@ -101,9 +115,11 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     ///   - quotaProjectID: The project billed for the calls (`x-goog-user-project`); none by default.
     ///   - expiryTolerance: How long before expiry a new JWT is made; 60 s by default.
     ///   - refreshBackoff: How long to wait after a JWT could not be made before trying again.
+    ///   - universeDomain: The universe of the endpoints the calls go to; `googleapis.com` by default.
     ///   - logger: Where failures are logged (never a key or a token).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a lifetime outside 1 s...1 h, a
-    ///   scope with a space, or a quota project that cannot go in a header.
+    ///   scope with a space, a quota project that cannot go in a header, or a key of another
+    ///   universe than `universeDomain`.
     public convenience init(
         selfSignedJWTsFor key: ServiceAccountKey,
         scopes: [String] = [],
@@ -111,8 +127,10 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         quotaProjectID: String? = nil,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
+        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
+        try Self.checkUniverse(of: key.identity, expected: universeDomain)
         let jwts = try SelfSignedJWTs(
             key: key,
             scopes: scopes,
@@ -168,6 +186,7 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     ///   reached (during the backoff that follows, the same error at once),
     ///   ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for self-signed JWTs without an authority or scopes.
     public func freshAccessToken(forAuthority authority: String? = nil) async throws(OAuthError) -> String {
+        if let problem = universeProblem(forAuthority: authority) { throw problem }
         switch tokens {
         case .source(let source, let engine):
             return try await engine.token { generation in
@@ -209,6 +228,8 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
 
     /// The current token for the call `context` describes when it is fresh, without waiting.
     public func cachedToken(for context: AuthTokenContext) -> String? {
+        // A call to another universe gets no token here: token(for:) says why.
+        guard universeProblem(forAuthority: context.authority) == nil else { return nil }
         switch tokens {
         case .source(_, let engine): return engine.cachedToken()
         case .selfSigned(let jwts): return jwts.cachedToken(forAuthority: context.authority)
@@ -222,6 +243,34 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         case .source(_, let engine): engine.invalidate(token: token)
         case .selfSigned(let jwts): jwts.invalidate(token: token)
         }
+    }
+
+    // MARK: - Universe
+
+    /// Throws unless `identity`'s universe is `expected` (compared without case).
+    private static func checkUniverse(of identity: GoogleCredentialIdentity, expected: String) throws(OAuthError) {
+        guard identity.universeDomain.lowercased() != expected.lowercased() else { return }
+        let credential = identity.source.map { "the credential from \($0)" } ?? "the credential"
+        throw OAuthError(
+            .invalidConfiguration,
+            "\(credential) is for universe \(identity.universeDomain) (universe_domain), but the endpoints are in universe \(expected): its tokens would be refused there"
+        )
+    }
+
+    /// Why a call to `authority` must not get a token: its host is in Google's public universe
+    /// (`googleapis.com` or a name under it) while these credentials are for another.
+    private func universeProblem(forAuthority authority: String?) -> OAuthError? {
+        let universe = identity.universeDomain.lowercased()
+        let publicUniverse = GoogleCredentialIdentity.defaultUniverseDomain
+        guard universe != publicUniverse, let authority,
+            var host = ServiceHost.host(ofAuthority: authority)?.lowercased()
+        else { return nil }
+        if host.hasSuffix(".") { host.removeLast() }
+        guard host == publicUniverse || host.hasSuffix("." + publicUniverse) else { return nil }
+        return OAuthError(
+            .invalidConfiguration,
+            "the call goes to \(host), in universe \(publicUniverse), but the credentials are for universe \(identity.universeDomain); no token is sent there"
+        )
     }
 
     // MARK: - Description

@@ -39,7 +39,7 @@ struct GoogleAuthCrossCheckTests {
             ("nothing", ["HOME": emptyHome]),
         ]
         for (name, variables) in environments {
-            let reference = try GoogleAuthReference.resolveADC(environment: variables)
+            let reference = try await GoogleAuthReference.resolveADC(environment: variables)
             let ours = try await choice(in: variables)
             #expect(ours.type == reference["type"] as? String, "\(name): google-auth says \(reference)")
             #expect(ours.principal == reference["principal"] as? String, "\(name): google-auth says \(reference)")
@@ -85,7 +85,7 @@ struct GoogleAuthCrossCheckTests {
             ),
         ]
         for (name, variables) in environments {
-            let reference = try GoogleAuthReference.resolveADC(environment: variables)
+            let reference = try await GoogleAuthReference.resolveADC(environment: variables)
             let credentials = try GoogleCredentials.applicationDefault(
                 scopes: [ServiceConfiguration.googleTestScope],
                 environment: ApplicationDefaultCredentials.Environment(variables: variables),

@@ -28,7 +28,7 @@ struct GoogleCredentialsBehaviourTests {
         let key = try ServiceAccountKey(json: try await google.newServiceAccountKey())
         let keyFile = try ScratchDirectory()
         let certificate = try keyFile.write(
-            Data(try await google.certificate(of: key.clientEmail, keyID: key.privateKeyID).utf8),
+            Data(try await google.certificate(of: key.clientEmail, keyID: key.privateKeyID!).utf8),
             to: "cert.pem"
         )
         let credentials = try GoogleCredentials(selfSignedJWTsFor: key)
@@ -50,10 +50,14 @@ struct GoogleCredentialsBehaviourTests {
             "a new authority string has no token yet"
         )
         for (jwt, audience) in [(byName, "https://localhost/"), (byAddress, "https://127.0.0.1/")] {
-            let verified = try GoogleAuthReference.verifyJWT(jwt, certificatePath: certificate, audience: audience)
+            let verified = try await GoogleAuthReference.verifyJWT(
+                jwt,
+                certificatePath: certificate,
+                audience: audience
+            )
             #expect((verified["claims"] as? [String: Any])?["aud"] as? String == audience)
-            #expect(throws: PeerError.self) {
-                try GoogleAuthReference.verifyJWT(
+            await #expect(throws: PeerError.self) {
+                try await GoogleAuthReference.verifyJWT(
                     jwt,
                     certificatePath: certificate,
                     audience: "https://pubsub.googleapis.com/"

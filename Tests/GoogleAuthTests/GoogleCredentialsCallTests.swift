@@ -128,7 +128,7 @@ struct GoogleCredentialsCallTests {
             method: MethodDescriptor(service: "grpc.testing.TestService", method: "UnaryCall")
         )
         let jwt = try #require(credentials.cachedToken(for: context))
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             jwt,
             certificatePath: google.serviceAccountCertificatePath,
             audience: "https://localhost/"

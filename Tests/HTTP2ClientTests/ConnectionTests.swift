@@ -148,6 +148,27 @@ struct ConnectionTests {
         #expect(reason.contains("HTTP/2") || reason.contains("closed"), "\(reason)")
     }
 
+    @Test("h2c to a server that answers in HTTP/1.1 and keeps the connection open is not HTTP/2, at once")
+    func notHTTP2WithoutClose() async throws {
+        let server = try RawAnswerServer(answer: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        defer { server.stop() }
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.connectTimeout = .seconds(60)
+        let error = await #expect(throws: HTTP2Error.self) {
+            try await HTTP2Connection.connect(
+                to: HTTP2Target(host: "127.0.0.1", port: server.port),
+                configuration: configuration
+            )
+        }
+        guard case .connectFailed(_, let reason, let kind)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
+        // Before: nghttp2's GOAWAY for the unreadable "frame" made this a protocol violation.
+        #expect(kind == .notHTTP2)
+        #expect(reason.contains("did not speak HTTP/2"), "\(reason)")
+    }
+
     @Test("close() fails open streams at once; graceful close lets them finish")
     func closing() async throws {
         let connection = try await FaultPeer.connect()

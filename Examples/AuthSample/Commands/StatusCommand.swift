@@ -56,12 +56,12 @@ struct StatusCommand: AsyncParsableCommand {
             if json {
                 var object: [String: Any] = [
                     "session": handle.name, "path": handle.path, "client_id": state.client.id,
-                    "token_endpoint": state.configuration.tokenEndpoint.absoluteString,
+                    "token_endpoint": GrantRequest.redacted(state.configuration.tokenEndpoint),
                     "scopes": state.effectiveScopes, "grant": state.grant.type.rawValue,
                     "signed_in_at": formatter.string(from: state.grant.date),
                     "access_token_fresh": fresh, "has_refresh_token": state.refreshToken != nil,
                 ]
-                if let issuer = state.configuration.issuer { object["issuer"] = issuer.absoluteString }
+                if let issuer = state.configuration.issuer { object["issuer"] = GrantRequest.redacted(issuer) }
                 if let email = state.userEmail { object["user_email"] = email }
                 if let verified = state.userEmailIsVerified { object["user_email_verified"] = verified }
                 if let id = state.userID { object["user_id"] = id }
@@ -77,7 +77,7 @@ struct StatusCommand: AsyncParsableCommand {
                 "  User:          \(IdentitySummary(state: state) ?? "unknown (no ID token; sign in with the openid scope)")"
             )
             Output.line(
-                "  Issuer:        \(state.configuration.issuer?.absoluteString ?? state.configuration.tokenEndpoint.absoluteString)"
+                "  Issuer:        \(GrantRequest.redacted(state.configuration.issuer ?? state.configuration.tokenEndpoint))"
             )
             Output.line("  Client:        \(state.client.id)")
             Output.line("  Scopes:        \(state.effectiveScopes.joined(separator: " "))")
@@ -116,6 +116,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let project = identity.projectID { object["project_id"] = project }
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
             if !identity.chain.isEmpty { object["chain"] = identity.chain }
+            object["universe_domain"] = identity.universeDomain
             Output.printJSON(object)
             return
         }
@@ -130,6 +131,9 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")
         }
         Output.line("  Tokens:        \(selection.tokens)")
+        if identity.universeDomain != GoogleCredentialIdentity.defaultUniverseDomain {
+            Output.line("  Universe:      \(identity.universeDomain)")
+        }
     }
 
     /// What the access token is good for, and what the next call will do about it.

@@ -84,6 +84,15 @@ struct GoogleCredentialOptions: ParsableArguments {
     )
     var idTokenAudience: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The universe of the target's endpoints; Google credentials of another universe (their file's universe_domain) are refused before anything is sent.",
+            valueName: "domain"
+        )
+    )
+    var universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain
+
     /// The flags that choose Google credentials, for messages.
     static let selectingFlags = "--adc, --service-account-key and --authorized-user"
 
@@ -103,6 +112,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
                 (userTokenEndpoint != nil, "--user-token-endpoint"),
                 (idTokenAudience != nil, "--id-token-audience"),
+                (universeDomain != GoogleCredentialIdentity.defaultUniverseDomain, "--universe-domain"),
             ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }
@@ -322,7 +332,12 @@ struct GoogleCredentialOptions: ParsableArguments {
             let origin = "--service-account-key \(serviceAccountKey)"
             if selfSignedJwt {
                 let credentials = try Self.commandLine { () throws(OAuthError) in
-                    try GoogleCredentials(selfSignedJWTsFor: key, scopes: self.scopes, logger: logger)
+                    try GoogleCredentials(
+                        selfSignedJWTsFor: key,
+                        scopes: self.scopes,
+                        universeDomain: universeDomain,
+                        logger: logger
+                    )
                 }
                 return GoogleSelection(
                     credentials: credentials,
@@ -333,6 +348,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
                     source: ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger),
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -355,6 +371,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                         transport: transport,
                         logger: logger
                     ),
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -380,6 +397,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                     selfSignedJWTsFor: key,
                     scopes: self.scopes,
                     quotaProjectID: resolved.quotaProjectID,
+                    universeDomain: universeDomain,
                     logger: logger
                 )
             }
@@ -392,6 +410,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 scopes: scopes,
                 userTokenEndpoint: endpoint,
                 transport: transport,
+                universeDomain: universeDomain,
                 logger: logger
             )
         }
@@ -443,11 +462,11 @@ struct GoogleCredentialOptions: ParsableArguments {
     }
 
     private static func grantTokens(_ key: ServiceAccountKey, _ scopes: [String]) -> String {
-        "JWT bearer grant at \(key.tokenURI.absoluteString), scopes: \(scopes.joined(separator: " "))"
+        "JWT bearer grant at \(GrantRequest.redacted(key.tokenURI)), scopes: \(scopes.joined(separator: " "))"
     }
 
     private static func refreshTokens(_ endpoint: URL) -> String {
-        "refresh-token grant at \(endpoint.absoluteString)"
+        "refresh-token grant at \(GrantRequest.redacted(endpoint))"
     }
 
     private static func selfSignedTokens(_ scopes: [String]) -> String {

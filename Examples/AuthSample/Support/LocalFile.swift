@@ -1,7 +1,10 @@
+import AuthRPCSystem
 import Foundation
 
-/// Files named on the command line, read with a size limit: a mistake such as `/dev/zero` or a
-/// huge file fails with a message instead of filling memory.
+/// Files named on the command line, read as the library reads credential files
+/// (``BoundedFile``): opened once, regular files only (symbolic links followed; a FIFO or a
+/// device such as `/dev/zero` is refused at once instead of blocking or filling memory), with a
+/// size limit.
 enum LocalFile {
     /// The most an access token file may hold.
     static let tokenLimit = 64 * 1024
@@ -10,26 +13,28 @@ enum LocalFile {
 
     /// The UTF-8 text of `path`, named on the command line by `option` for `what` it holds.
     static func text(at path: String, option: String, limit: Int, what: String) throws(ToolFailure) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ToolFailure(
-                status: .usage,
-                message: "cannot read \(option) \(path): it does not exist or is not readable"
-            )
-        }
-        defer { try? handle.close() }
-        let data: Data
+        let bytes: SecretBytes
         do {
-            data = try handle.read(upToCount: limit + 1) ?? Data()
+            bytes = try BoundedFile.read(path, limit: limit)
         } catch {
-            throw ToolFailure(status: .usage, message: "cannot read \(option) \(path): it is not a readable file")
+            switch error.reason {
+            case .tooLarge:
+                throw ToolFailure(
+                    status: .usage,
+                    message: "\(option) \(path) holds more than \(limit / 1024) KiB, too much for \(what)"
+                )
+            case .notRegularFile:
+                throw ToolFailure(
+                    status: .usage,
+                    message: "cannot read \(option) \(path): \(error)",
+                    hint: option == "--token-file"
+                        ? "to pass a token from another program, set $\(CallCommand.tokenEnvironmentVariable)" : nil
+                )
+            default:
+                throw ToolFailure(status: .usage, message: "cannot read \(option) \(path): \(error)")
+            }
         }
-        guard data.count <= limit else {
-            throw ToolFailure(
-                status: .usage,
-                message: "\(option) \(path) holds more than \(limit / 1024) KiB, too much for \(what)"
-            )
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = bytes.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
             throw ToolFailure(status: .usage, message: "\(option) \(path) is not UTF-8 text")
         }
         return text

@@ -1,3 +1,4 @@
+import AuthRPCSystem
 public import Foundation
 public import Logging
 public import OAuth2
@@ -19,7 +20,7 @@ public import OAuth2
 /// tried and why it did not apply. `GOOGLE_CLOUD_QUOTA_PROJECT`, when set, names the project billed
 /// for the calls whatever the credential (as google-auth does).
 ///
-/// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:logger:)``
+/// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:universeDomain:logger:)``
 /// turns what is found into a call's token provider.
 public enum ApplicationDefaultCredentials {
     /// What resolution looks at: environment variables and the DMI product-name file.
@@ -184,6 +185,7 @@ public enum ApplicationDefaultCredentials {
                 identity.chain =
                     [sourceIdentity.principal] + impersonation.delegates.map(ServiceAccountName.email(ofDelegate:))
                     + [impersonation.targetPrincipal]
+                identity.universeDomain = sourceIdentity.universeDomain
                 return identity
             }
         }
@@ -296,12 +298,6 @@ public enum ApplicationDefaultCredentials {
         var attempts: [SearchReport.Attempt] = []
 
         if let path = environment.value("GOOGLE_APPLICATION_CREDENTIALS") {
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw OAuthError(
-                    .invalidConfiguration,
-                    "GOOGLE_APPLICATION_CREDENTIALS names \(path), which does not exist"
-                )
-            }
             return (
                 try credential(inFile: path, purpose: "GOOGLE_APPLICATION_CREDENTIALS"),
                 .environmentVariable(path: path)
@@ -358,6 +354,9 @@ public enum ApplicationDefaultCredentials {
         do {
             file = try CredentialFile(contentsOfFile: path)
         } catch {
+            if let failure = error.underlying as? BoundedFile.Failure, failure.reason == .notFound {
+                throw OAuthError(.invalidConfiguration, "\(purpose) names \(path), which does not exist")
+            }
             throw OAuthError(.invalidConfiguration, "\(purpose): \(error.message)")
         }
         let type = try file.type()
@@ -400,15 +399,18 @@ public enum ApplicationDefaultCredentials {
         case notGoogle(String)
     }
 
-    /// What the product-name file says, read at most 256 bytes of it. Google's libraries call
-    /// a machine whose DMI product name starts with `Google` a Google VM.
+    /// What the product-name file says (a regular file of at most 4 KiB: sysfs files say they
+    /// are one page). Google's libraries call a machine whose DMI product name starts with
+    /// `Google` a Google VM.
     private static func googleVMMarker(at path: String) -> GoogleVMMarker {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            return .notGoogle("\(path) cannot be read")
+        let bytes: SecretBytes
+        do {
+            bytes = try BoundedFile.read(path, limit: 4096)
+        } catch {
+            return .notGoogle("\(path) cannot be read: \(error)")
         }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 256)) ?? Data()
-        let name = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = bytes.withUnsafeBytes { String(decoding: $0.prefix(256), as: UTF8.self) }
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let shown = name.prefix(64).filter { !$0.isNewline }
         return name.hasPrefix("Google") ? .google("\"\(shown)\"") : .notGoogle("\(path) says \"\(shown)\"")
     }

@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Foundation
 import OAuth2
 
@@ -12,7 +13,8 @@ extension CredentialFile {
         guard let members = value as? [String: Any] else {
             throw OAuthError(.invalidConfiguration, "\(key) in \(source) is not a JSON object")
         }
-        return CredentialFile(object: members, source: "\(key) in \(source)")
+        // The document's one private_key (a nested service account's) was taken out when it was read.
+        return CredentialFile(object: members, source: "\(key) in \(source)", privateKeyPEM: privateKeyPEM)
     }
 
     /// The list of strings in field `key`; empty when absent or `null`.
@@ -27,8 +29,9 @@ extension CredentialFile {
         return strings
     }
 
-    private init(object: [String: Any], source: String) {
+    private init(object: [String: Any], source: String, privateKeyPEM: SecretBytes?) {
         self.source = source
         self.object = object
+        self.privateKeyPEM = privateKeyPEM
     }
 }

@@ -1,8 +1,13 @@
+import AuthRPCSystem
 import Foundation
 import OAuth2
 
 /// A Google credential file read as a JSON object, with field access whose errors name the file
 /// and the field but never quote a value (the file holds private keys and refresh tokens).
+///
+/// The file's bytes live in ``SecretBytes`` (cleared when released). A `private_key` is taken out
+/// of them before the JSON is parsed (``JSONSecretField``): its text never becomes a Swift string,
+/// and it is handed to OpenSSL from memory that is cleared afterwards.
 struct CredentialFile {
     /// Credential files are a few kilobytes; anything much larger is not one.
     static let maximumSize = 64 * 1024
@@ -10,55 +15,55 @@ struct CredentialFile {
     /// Where the JSON came from, for messages (a path, or "the JSON given").
     let source: String
     let object: [String: Any]
+    /// The decoded `private_key`, when the file has one.
+    let privateKeyPEM: SecretBytes?
 
-    /// Parses `data`.
+    /// Parses `data` (a copy of it is taken and cleared after parsing).
     init(json data: Data, source: String) throws(OAuthError) {
-        self.source = source
         guard data.count <= Self.maximumSize else {
             throw OAuthError(
                 .invalidConfiguration,
                 "\(source) is \(data.count) bytes; a Google credential file is at most \(Self.maximumSize)"
             )
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        try self.init(bytes: SecretBytes(copying: data), source: source)
+    }
+
+    /// Parses `bytes`, taking the private key out first.
+    init(bytes: SecretBytes, source: String) throws(OAuthError) {
+        self.source = source
+        privateKeyPEM = JSONSecretField.take("private_key", from: bytes)
+        let parsed = bytes.withUnsafeBytes { buffer -> Any? in
+            guard let base = buffer.baseAddress else { return nil }
+            let data = Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                count: buffer.count,
+                deallocator: .none
+            )
+            return try? JSONSerialization.jsonObject(with: data)
+        }
+        guard let object = parsed as? [String: Any] else {
             throw OAuthError(.invalidConfiguration, "\(source) is not a JSON object")
         }
         self.object = object
     }
 
-    /// Reads and parses the file at `path`: a regular file of at most ``maximumSize`` bytes.
+    /// Reads and parses the file at `path`: a regular file (symbolic links followed) of at most
+    /// ``maximumSize`` bytes, opened once and checked on the opened descriptor.
     init(contentsOfFile path: String) throws(OAuthError) {
-        try self.init(json: Self.read(path), source: path)
+        try self.init(bytes: Self.read(path), source: path)
     }
 
-    /// The bytes of the regular file at `path`, at most ``maximumSize`` of them.
-    static func read(_ path: String) throws(OAuthError) -> Data {
-        let attributes: [FileAttributeKey: Any]
+    /// The bytes of the regular file at `path`, at most ``maximumSize`` of them (``BoundedFile``).
+    ///
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` naming the path and what is
+    ///   wrong: no such file, not a regular file (a directory, a FIFO), too large, unreadable.
+    static func read(_ path: String) throws(OAuthError) -> SecretBytes {
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
+            return try BoundedFile.read(path, limit: maximumSize)
         } catch {
-            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(Self.reason(error))")
+            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(error)", underlying: error)
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw OAuthError(.invalidConfiguration, "\(path) is not a regular file")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw OAuthError(.invalidConfiguration, "cannot open \(path) for reading")
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
-        } catch {
-            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(Self.reason(error))")
-        }
-        guard data.count <= maximumSize else {
-            throw OAuthError(
-                .invalidConfiguration,
-                "\(path) is larger than \(maximumSize) bytes; it is not a Google credential file"
-            )
-        }
-        return data
     }
 
     /// The `type` field (`service_account`, `authorized_user`, ...).
@@ -110,18 +115,5 @@ struct CredentialFile {
             )
         }
         return value
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if nsError.domain == NSCocoaErrorDomain,
-            nsError.code == NSFileReadNoSuchFileError || nsError.code == NSFileNoSuchFileError
-        {
-            return "no such file"
-        }
-        if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(posix.code)))
-        }
-        return nsError.localizedDescription
     }
 }

@@ -7,7 +7,7 @@ extension GoogleCredentials {
     /// in Google's order (``ApplicationDefaultCredentials/resolve(in:)``: `GOOGLE_APPLICATION_CREDENTIALS`,
     /// gcloud's well-known file, then the metadata server only when `GCE_METADATA_HOST` is set or
     /// the machine is a Google VM; nothing is sent anywhere to decide), made into a provider by
-    /// ``init(_:scopes:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:logger:)``.
+    /// ``init(_:scopes:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:universeDomain:logger:)``.
     ///
     /// - Parameters:
     ///   - scopes: The scopes to ask for.
@@ -16,6 +16,8 @@ extension GoogleCredentials {
     ///   - transport: How token requests are sent.
     ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
     ///   - refreshBackoff: How long to wait after failed token requests.
+    ///   - universeDomain: The universe of the endpoints the calls go to; `googleapis.com` by
+    ///     default. A credential of another universe is refused, naming both.
     ///   - logger: Where failures are logged (never a token or secret).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when nothing is found (the message lists
     ///   each place tried and why it did not apply; `underlying` is an
@@ -27,6 +29,7 @@ extension GoogleCredentials {
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
+        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) -> GoogleCredentials {
         try GoogleCredentials(
@@ -36,6 +39,7 @@ extension GoogleCredentials {
             transport: transport,
             expiryTolerance: expiryTolerance,
             refreshBackoff: refreshBackoff,
+            universeDomain: universeDomain,
             logger: logger
         )
     }
@@ -52,8 +56,11 @@ extension GoogleCredentials {
     /// The resolved quota project (`GOOGLE_CLOUD_QUOTA_PROJECT`, else an authorized_user file's)
     /// is sent as `x-goog-user-project`.
     ///
+    /// A credential of another universe than `universeDomain` (`googleapis.com` by default) is
+    /// refused, naming both.
+    ///
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for scopes or an endpoint the
-    ///   credential's source refuses.
+    ///   credential's source refuses, or a credential of another universe.
     public convenience init(
         _ resolved: ApplicationDefaultCredentials.Resolved,
         scopes: [String],
@@ -61,6 +68,7 @@ extension GoogleCredentials {
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
+        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         if let key = resolved.credential.serviceAccountKey, scopes.isEmpty {
@@ -69,6 +77,7 @@ extension GoogleCredentials {
                 quotaProjectID: resolved.quotaProjectID,
                 expiryTolerance: expiryTolerance,
                 refreshBackoff: refreshBackoff,
+                universeDomain: universeDomain,
                 logger: logger
             )
         } else {
@@ -83,6 +92,7 @@ extension GoogleCredentials {
                 quotaProjectID: resolved.quotaProjectID,
                 expiryTolerance: expiryTolerance,
                 refreshBackoff: refreshBackoff,
+                universeDomain: universeDomain,
                 logger: logger
             )
         }

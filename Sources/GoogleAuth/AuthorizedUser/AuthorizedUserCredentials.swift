@@ -6,7 +6,10 @@ public import OAuth2
 /// (`gcloud auth application-default login`, `"type": "authorized_user"`): an OAuth client and a
 /// refresh token.
 ///
-/// The client secret and the refresh token never appear in a `description` or an error. A
+/// The client secret and the refresh token never appear in a `description` or an error. The file
+/// is read into memory that is cleared when released, but the two secrets are kept as Swift
+/// strings for as long as these credentials exist (every refresh sends them), and Swift strings
+/// cannot be cleared: their memory is released, not overwritten. A
 /// `token_uri` in the file is ignored, as Google's libraries ignore it: a file cannot send the
 /// refresh token elsewhere; the token endpoint is the caller's choice
 /// (``AuthorizedUserTokenSource``).
@@ -18,6 +21,8 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
     public let quotaProjectID: String?
     /// The account gcloud signed in (`account`), when the file says.
     public let account: String?
+    /// The universe the user's tokens are for (`universe_domain`), `googleapis.com` when absent.
+    public let universeDomain: String
     /// Where the credentials were read from (a path), for ``identity``.
     public let source: String?
 
@@ -50,6 +55,9 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
         refreshToken = try file.token("refresh_token", maximumLength: 4096)!
         quotaProjectID = try file.token("quota_project_id", maximumLength: 128, required: false)
         account = try file.optionalString("account")
+        universeDomain =
+            try file.token("universe_domain", maximumLength: 253, required: false)
+            ?? GoogleCredentialIdentity.defaultUniverseDomain
         self.source = source
     }
 
@@ -59,7 +67,8 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
             kind: .authorizedUser,
             principal: clientID,
             source: source,
-            quotaProjectID: quotaProjectID
+            quotaProjectID: quotaProjectID,
+            universeDomain: universeDomain
         )
     }
 

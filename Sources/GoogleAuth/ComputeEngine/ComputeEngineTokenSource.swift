@@ -9,7 +9,10 @@ public import OAuth2
 /// An answer without `Metadata-Flavor: Google` did not come from a metadata server (a proxy, a
 /// captive portal, another service on the address) and is refused. The host is
 /// `metadata.google.internal` unless given (``ApplicationDefaultCredentials`` uses
-/// `GCE_METADATA_HOST`); the link-local address is never used by default.
+/// `GCE_METADATA_HOST`); the link-local address is never used by default. The requests are plain
+/// http, as the metadata server serves only http: they carry no secret, and they may go only to
+/// `metadata.google.internal`, `169.254.169.254` or exactly `host`. A request that fails in a way
+/// that may pass (no answer, HTTP 408, 429, 500, 503, 504) is retried as ``retry`` says.
 public struct ComputeEngineTokenSource: GoogleTokenSource {
     /// The metadata server's name on Compute Engine.
     public static let defaultHost = "metadata.google.internal"
@@ -26,17 +29,21 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
     public let host: String
     /// The scopes asked for; empty for the instance's own.
     public let scopes: [String]
+    /// How failures that may pass are retried.
+    public let retry: MetadataRetry
 
     private let transport: any OAuthTransport
     private let logger: Logger
 
-    /// A source asking the metadata server at `host`.
+    /// A source asking the metadata server at `host`, retrying as `retry` says
+    /// (``MetadataRetry/standard``: five attempts within 30 s, as google-auth).
     ///
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when `host` is not `HOST[:PORT]`, or a
     ///   scope is empty or has a comma or space.
     public init(
         host: String = defaultHost,
         scopes: [String] = [],
+        retry: MetadataRetry = .standard,
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
@@ -54,6 +61,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         }
         self.host = host
         self.scopes = scopes
+        self.retry = retry
         self.transport = transport
         self.logger = logger
     }
@@ -90,18 +98,78 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         return email
     }
 
-    /// A flavoured GET of `path`, its answer checked: from a metadata server, 2xx, bounded.
+    /// A flavoured GET of `path`, its answer checked: from a metadata server, 2xx, bounded;
+    /// failures that may pass are retried as ``retry`` says.
     func get(_ path: String, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
         guard let url = URL(string: "http://\(host)\(path)") else {
             throw OAuthError(.invalidConfiguration, "cannot make a metadata URL for \(host)")
         }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var attempt = 1
+        while true {
+            let elapsed = clock.now - start
+            let outcome = try await getOnce(
+                url,
+                purpose: purpose,
+                timeout: retry.timeout(Self.requestTimeout, elapsed: elapsed)
+            )
+            let failure: OAuthError
+            switch outcome {
+            case .answer(let response): return response
+            case .mayPass(let error): failure = error
+            }
+            guard !Task.isCancelled,
+                let wait = retry.wait(afterAttempt: attempt, elapsed: clock.now - start, jitter: .random(in: -1...1))
+            else {
+                guard attempt > 1 else { throw failure }
+                throw OAuthError(
+                    failure.kind,
+                    "\(failure.message) (after \(attempt) attempts)",
+                    underlying: failure
+                )
+            }
+            logger.debug(
+                "the metadata server did not answer; retrying",
+                metadata: ["host": "\(host)", "attempt": "\(attempt)", "reason": "\(failure.message)"]
+            )
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                throw OAuthError(.transient, "\(failure.message) (the retry was cancelled)", underlying: failure)
+            }
+            attempt += 1
+        }
+    }
+
+    /// What one request ended with, unless it failed for good (thrown).
+    private enum Outcome {
+        /// A 2xx answer from a metadata server.
+        case answer(OAuthHTTPResponse)
+        /// No answer, or an answer worth asking again for.
+        case mayPass(OAuthError)
+    }
+
+    private func getOnce(_ url: URL, purpose: String, timeout: Duration) async throws(OAuthError) -> Outcome {
         let request = OAuthHTTPRequest(
             url: url,
             method: "GET",
             headers: [(Self.flavorHeader, Self.flavor)],
-            timeout: Self.requestTimeout
+            timeout: timeout
         )
-        let response = try await GrantRequest.send(request, transport: transport, purpose: purpose)
+        let response: OAuthHTTPResponse
+        do {
+            response = try await GrantRequest.send(
+                request,
+                transport: transport,
+                purpose: purpose,
+                plaintext: .metadataServer(configuredAuthority: host)
+            )
+        } catch {
+            // No answer (connecting failed, a timeout): worth another try, unless cancelled.
+            guard error.isTransient, !(error.underlying is CancellationError), !Task.isCancelled else { throw error }
+            return .mayPass(error)
+        }
         let server = "the metadata server at \(host)"
         guard response.headers[Self.flavorHeader.lowercased()] == Self.flavor else {
             throw OAuthError(
@@ -117,8 +185,10 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         }
         switch response.statusCode {
         case 200..<300:
-            return response
-        case 408, 429, 500...:
+            return .answer(response)
+        case let status where MetadataRetry.isRetryable(status: status):
+            return .mayPass(OAuthError(.transient, "\(server) answered HTTP \(status); try again later"))
+        case 500...:
             throw OAuthError(.transient, "\(server) answered HTTP \(response.statusCode); try again later")
         case 404:
             throw OAuthError(.invalidConfiguration, "\(server) has no default service account (HTTP 404)")

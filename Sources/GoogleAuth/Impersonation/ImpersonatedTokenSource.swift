@@ -201,6 +201,7 @@ enum ServiceAccountName {
             quotaProjectID: sourceIdentity?.quotaProjectID
         )
         identity.chain = [principal] + delegates.map(email(ofDelegate:)) + [target]
+        if let universe = sourceIdentity?.universeDomain { identity.universeDomain = universe }
         return identity
     }
 

@@ -30,12 +30,13 @@ struct JWTClaims: Encodable, Sendable {
 enum JSONWebToken {
     private struct Header: Encodable {
         let alg = "RS256"
-        let kid: String
+        /// Absent (not null) without a key id, as google-auth writes it.
+        let kid: String?
         let typ = "JWT"
     }
 
-    /// Signs `claims` with `key`, naming it `keyID` in the header.
-    static func rs256(claims: JWTClaims, keyID: String, key: RSAPrivateKey) throws(CryptoError) -> String {
+    /// Signs `claims` with `key`, naming it `keyID` in the header when there is one.
+    static func rs256(claims: JWTClaims, keyID: String?, key: RSAPrivateKey) throws(CryptoError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let header: Data

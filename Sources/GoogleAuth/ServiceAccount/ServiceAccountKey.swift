@@ -1,20 +1,28 @@
 import AuthCrypto
+import AuthRPCSystem
 public import Foundation
 public import OAuth2
 
 /// A Google service account's key, from the JSON file Google gives out
 /// (`"type": "service_account"`).
 ///
-/// Every field is checked when the key is read: `client_email`, `private_key_id` and `token_uri`
-/// must be present and well-formed, and `private_key` must be an unencrypted RSA key of at least
-/// 2048 bits (PKCS#8 as Google writes it, or PKCS#1). The private key is kept only inside
-/// OpenSSL, freed with the last copy of this value, and never appears in a `description` or an
-/// error.
+/// Every field is checked when the key is read: `client_email` and `token_uri` must be present
+/// and well-formed, `private_key_id` well-formed when present (google-auth accepts keys without
+/// one; their JWTs then carry no `kid`), and `private_key` must be an unencrypted RSA key of at
+/// least 2048 bits (PKCS#8 as Google writes it, or PKCS#1).
+///
+/// Where the private key is: the file is read into memory that is cleared when released, the
+/// key's PEM text is taken out of it before the JSON is parsed (so it never becomes a Swift
+/// string) and handed to OpenSSL from memory that is cleared right after; from then on the key
+/// lives only inside OpenSSL, which clears it when the last copy of this value goes. When the key
+/// comes from ``init(json:source:)``, the caller's `Data` is the caller's to clear. The key never
+/// appears in a `description` or an error.
 public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     /// The service account's email (`client_email`): the JWTs' `iss` and `sub`.
     public let clientEmail: String
-    /// The key's id (`private_key_id`): the JWTs' `kid`.
-    public let privateKeyID: String
+    /// The key's id (`private_key_id`): the JWTs' `kid`; `nil` when the file has none (the JWTs
+    /// then have no `kid`, as google-auth makes them).
+    public let privateKeyID: String?
     /// Where the JWT bearer grant goes (`token_uri`): HTTPS, or HTTP to a loopback address only.
     public let tokenURI: URL
     /// The account's numeric id (`client_id`), when present.
@@ -61,14 +69,20 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
             throw OAuthError(.invalidConfiguration, "client_email in \(file.source) is not an email address")
         }
         clientEmail = email
-        privateKeyID = try file.token("private_key_id", maximumLength: 128)!
+        privateKeyID = try file.token("private_key_id", maximumLength: 128, required: false)
         clientID = try file.token("client_id", maximumLength: 128, required: false)
         projectID = try file.token("project_id", maximumLength: 128, required: false)
-        universeDomain = try file.token("universe_domain", maximumLength: 253, required: false) ?? "googleapis.com"
+        universeDomain =
+            try file.token("universe_domain", maximumLength: 253, required: false)
+            ?? GoogleCredentialIdentity.defaultUniverseDomain
         tokenURI = try Self.tokenURI(file)
-        let pem = try file.requiredString("private_key")
+        guard let pem = file.privateKeyPEM, pem.count > 0 else {
+            // Absent, not a string, or a string no PEM key is written as: say which.
+            _ = try file.requiredString("private_key")
+            throw OAuthError(.invalidConfiguration, "private_key in \(file.source) is not PEM text")
+        }
         do {
-            signingKey = try RSAPrivateKey(pem: pem)
+            signingKey = try pem.withUnsafeBytes { bytes throws(CryptoError) in try RSAPrivateKey(pemBytes: bytes) }
         } catch {
             throw OAuthError(.invalidConfiguration, "private_key in \(file.source) is not usable: \(error)")
         }
@@ -95,15 +109,21 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
 
     /// Who the key acts as, and the file it came from.
     public var identity: GoogleCredentialIdentity {
-        GoogleCredentialIdentity(kind: .serviceAccount, principal: clientEmail, source: source, projectID: projectID)
+        GoogleCredentialIdentity(
+            kind: .serviceAccount,
+            principal: clientEmail,
+            source: source,
+            projectID: projectID,
+            universeDomain: universeDomain
+        )
     }
 
     /// The account, key id and token endpoint; never the key.
     public var description: String {
-        "ServiceAccountKey(\(clientEmail), key \(privateKeyID), token_uri \(GrantRequest.redacted(tokenURI)))"
+        "ServiceAccountKey(\(clientEmail), key \(privateKeyID ?? "without an id"), token_uri \(GrantRequest.redacted(tokenURI)))"
     }
 
-    /// A JWT with `claims`, signed RS256 with this key, `kid` = ``privateKeyID``.
+    /// A JWT with `claims`, signed RS256 with this key, `kid` = ``privateKeyID`` (none without one).
     func signedJWT(_ claims: JWTClaims) throws(OAuthError) -> String {
         do {
             return try JSONWebToken.rs256(claims: claims, keyID: privateKeyID, key: signingKey)

@@ -78,6 +78,12 @@ final class ConnectionLoop: @unchecked Sendable {
     private var gracefulShutdown = false
     /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
     private var protocolFailure: String?
+    /// How many of the server's first four bytes (its first frame's length and type) were seen,
+    /// and whether that frame is SETTINGS, as an HTTP/2 server's must be: a server that answers
+    /// in another protocol (HTTP/1.1's `HTTP/1.1 400`) is told apart from one that breaks HTTP/2,
+    /// whichever way its bytes and its close are split across reads.
+    private var serverPrefixBytesSeen = 0
+    private var serverFirstFrameIsSettings = true
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
@@ -202,6 +208,13 @@ final class ConnectionLoop: @unchecked Sendable {
             // The server broke the protocol (say, SETTINGS with a window over 2^31-1): nghttp2 has
             // said so with GOAWAY, and no SETTINGS will ever count. End here, not at the deadline.
             if let protocolFailure {
+                guard serverFirstFrameIsSettings else {
+                    throw .connectFailed(
+                        target: route.description,
+                        reason: "the server did not speak HTTP/2 (its first frame is not SETTINGS)",
+                        kind: .notHTTP2
+                    )
+                }
                 throw .connectFailed(target: route.description, reason: protocolFailure, kind: .protocolViolation)
             }
             if let shutdown = shutdownRequested() { throw shutdown }
@@ -615,6 +628,11 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func feed(_ bytes: UnsafeRawBufferPointer) -> HTTP2Error? {
         guard let session else { return nil }
+        if serverPrefixBytesSeen < 4, !bytes.isEmpty {
+            let typeIndex = 3 - serverPrefixBytesSeen
+            if typeIndex < bytes.count { serverFirstFrameIsSettings = bytes[typeIndex] == 0x04 }
+            serverPrefixBytesSeen += min(4 - serverPrefixBytesSeen, bytes.count)
+        }
         let result = nghttp2_session_mem_recv(
             session,
             bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),

@@ -43,12 +43,20 @@ package enum GrantRequest {
     }
 
     /// Sends `request`; a failure to get any answer is ``OAuthError/Kind/transient``.
+    ///
+    /// - Parameter plaintext: Where the request may go over plain http beyond loopback, when it
+    ///   carries no secret (no body, no `Authorization` header): the metadata server, or exactly
+    ///   the URL a credential file names. A request that carries a secret goes over https only,
+    ///   whatever this says (``EndpointSecurity``).
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` before anything is sent when the
+    ///   request may not go to its URL; ``OAuthError/Kind/transient`` when no answer came.
     package static func send(
         _ request: OAuthHTTPRequest,
         transport: any OAuthTransport,
-        purpose: String
+        purpose: String,
+        plaintext: PlaintextAllowance = .none
     ) async throws(OAuthError) -> OAuthHTTPResponse {
-        try await OAuthHTTP.send(request, transport: transport, purpose: purpose)
+        try await OAuthHTTP.send(request, transport: transport, purpose: purpose, plaintext: plaintext)
     }
 
     /// A token endpoint's (or metadata server's) JSON answer, checked as ``TokenResponse`` checks

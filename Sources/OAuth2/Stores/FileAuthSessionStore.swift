@@ -1,3 +1,4 @@
+import AuthRPCSystem
 public import Foundation
 
 #if canImport(Glibc)
@@ -121,21 +122,39 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
         try syncDirectory()
     }
 
+    /// The largest session file read: a session is a few KiB (tokens, an ID token, the
+    /// configuration); anything much larger is not one.
+    public static let maximumFileSize = 1024 * 1024
+
     /// Reads the session file; `nil` when there is none.
     ///
-    /// - Throws: ``OAuthError/Kind/storage`` naming the path when the file cannot be read or is
-    ///   not a session; the file is left in place.
+    /// The file is opened once and checked on the opened descriptor: symbolic links are followed,
+    /// anything but a regular file (a directory, a FIFO, a device) is refused at once without
+    /// waiting on it, and a file larger than ``maximumFileSize`` is refused. The file's bytes are
+    /// decoded in place and cleared from memory afterwards; the tokens in the ``AuthState`` are
+    /// Swift strings, which are released, not overwritten, when the state goes.
+    ///
+    /// - Throws: ``OAuthError/Kind/storage`` naming the path when the file cannot be read, is
+    ///   not a regular file, is too large or is not a session; the file is left in place.
     public func retrieve() throws(OAuthError) -> AuthState? {
-        let descriptor = open(filePath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            throw OAuthError(.storage, "could not open \(filePath): \(systemErrorDescription(code))")
-        }
-        defer { close(descriptor) }
-        let data = try Self.readAll(from: descriptor, path: filePath)
+        let bytes: SecretBytes
         do {
-            return try AuthState(decoding: data)
+            bytes = try BoundedFile.read(filePath, limit: Self.maximumFileSize)
+        } catch {
+            if error.reason == .notFound { return nil }
+            throw OAuthError(.storage, "could not read \(filePath): \(error)", underlying: error)
+        }
+        do {
+            return try bytes.withUnsafeBytes { buffer throws(OAuthError) in
+                guard let base = buffer.baseAddress else { return try AuthState(decoding: Data()) }
+                // No copy: the decoder reads the cleared-on-release bytes where they are.
+                let data = Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                    count: buffer.count,
+                    deallocator: .none
+                )
+                return try AuthState(decoding: data)
+            }
         } catch {
             throw OAuthError(.storage, "\(filePath): \(error.message)", underlying: error)
         }
@@ -290,21 +309,6 @@ public struct FileAuthSessionStore: SharedAuthSessionStore {
                 offset += written
             }
             return nil
-        }
-    }
-
-    private static func readAll(from descriptor: Int32, path: String) throws(OAuthError) -> Data {
-        var data = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return data }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw OAuthError(.storage, "could not read \(path): \(systemErrorDescription(code))")
-            }
-            data.append(contentsOf: chunk[..<count])
         }
     }
 

@@ -6,17 +6,20 @@ import Foundation
 enum OAuthHTTP {
     /// Sends `request`.
     ///
-    /// Before anything is sent, the URL must be https (or http on loopback). The answer must not
-    /// be a redirect, and its body must fit the request's limit, whatever the transport did.
+    /// Before anything is sent, the URL must be https (or http on loopback), or plain http to
+    /// the place `plaintext` names for a request that carries no secret (``EndpointSecurity``).
+    /// The answer must not be a redirect, and its body must fit the request's limit, whatever the
+    /// transport did.
     ///
-    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a URL that may not carry secrets or
+    /// - Throws: ``OAuthError/Kind/invalidConfiguration`` for a URL the request may not go to or
     ///   a redirect; ``OAuthError/Kind/transient`` for no answer, a timeout or an oversized body.
     static func send(
         _ request: OAuthHTTPRequest,
         transport: any OAuthTransport,
-        purpose: String
+        purpose: String,
+        plaintext: PlaintextAllowance = .none
     ) async throws(OAuthError) -> OAuthHTTPResponse {
-        try EndpointSecurity.require(request.url, for: "the \(purpose) endpoint")
+        try EndpointSecurity.require(request, plaintext: plaintext, for: "the \(purpose) endpoint")
         let response: OAuthHTTPResponse
         do {
             response = try await transport.send(request)

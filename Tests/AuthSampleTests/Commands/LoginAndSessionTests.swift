@@ -2,6 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -133,6 +139,29 @@ struct LoginAndSessionTests {
         #expect(warning.hasSuffix("; removing it anyway"), "\(result)")
         #expect(warning.contains("could not be revoked at the issuer") == revoke, "\(result)")
         #expect(result.stdout == "Removed session 'default' (\(workspace.sessionFile.path)).\n", "\(result)")
+    }
+
+    @Test(
+        "a FIFO at the session path: status fails at once naming it, logout removes it with a warning; neither waits for a writer (before: both hung in the read)"
+    )
+    func fifoSessionFile() async throws {
+        let workspace = try await CLIWorkspace.make()
+        try FileManager.default.createDirectory(
+            at: workspace.sessionFile.deletingLastPathComponent(),
+            withIntermediateDirectories: true
+        )
+        #expect(mkfifo(workspace.sessionFile.path, 0o600) == 0)
+
+        let status = try await workspace.run(["status"])
+        #expect(!status.timedOut, "\(status)")
+        #expect(status.status != 0, "\(status)")
+        #expect(status.stderr.contains("it is a FIFO, not a regular file"), "\(status)")
+
+        let logout = try await workspace.run(["logout"])
+        #expect(!logout.timedOut, "\(logout)")
+        #expect(logout.status == 0, "\(logout)")
+        #expect(logout.stderr.contains("it is a FIFO, not a regular file; removing it anyway"), "\(logout)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.sessionFile.path))
     }
 
     @Test("without a stored session every command exits 22 and says so", arguments: ["call", "status", "logout"])

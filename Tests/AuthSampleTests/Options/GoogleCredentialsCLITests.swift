@@ -2,6 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `auth_sample call` and `status` with Google credentials (a service-account key, an
 /// authorized_user file, the metadata server, Application Default Credentials), with the real
 /// binary against the sandbox.
@@ -52,16 +58,19 @@ struct GoogleCredentialsCLITests {
             return Google(workspace: workspace, userClientID: user?["client_id"] as? String ?? "", secrets: secrets)
         }
 
-        /// Runs the tool with `environment` on top of a clean one (HOME without gcloud's file).
+        /// Runs the tool with `environment` on top of a clean one (HOME without gcloud's file), with
+        /// `hosts` as its /etc/hosts when given.
         func run(
             _ arguments: [String],
             environment: [String: String] = [:],
+            hosts: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
         ) async throws -> CLIResult {
             let result = try await workspace.run(
                 arguments,
                 extraSecrets: secrets,
                 environment: ["HOME": home].merging(environment) { $1 },
+                hosts: hosts,
                 sourceLocation: sourceLocation
             )
             #expect(
@@ -192,6 +201,166 @@ struct GoogleCredentialsCLITests {
                 "Credentials: compute_engine default from Application Default Credentials: the metadata server (GCE_METADATA_HOST is set)"
             ),
             "\(instance)"
+        )
+    }
+
+    @Test(
+        "--service-account-key and GOOGLE_APPLICATION_CREDENTIALS through a Kubernetes Secret mount (key.json -> ..data/key.json, ..data -> ..<timestamp>) work; a FIFO, a directory or an oversized file swapped in behind the links fails at once naming what it is (before: 'is not a regular file' for the mount)"
+    )
+    func kubernetesSecretMount() async throws {
+        let google = try await Google.make()
+        let files = FileManager.default
+        let volume = google.workspace.configHome.appendingPathComponent("secret-volume")
+        try files.createDirectory(at: volume, withIntermediateDirectories: true)
+        /// An update as the kubelet makes it: a new timestamped directory, then `..data` renamed over.
+        func publish(_ stamp: String, _ make: (_ keyPath: String) throws -> Void) throws {
+            let directory = volume.appendingPathComponent(stamp)
+            try files.createDirectory(at: directory, withIntermediateDirectories: true)
+            try make(directory.appendingPathComponent("key.json").path)
+            let temporary = volume.appendingPathComponent("..data_tmp").path
+            try files.createSymbolicLink(atPath: temporary, withDestinationPath: stamp)
+            #expect(rename(temporary, volume.appendingPathComponent("..data").path) == 0)
+        }
+        try publish("..2026_11_26_01_00_00.000000001") { path in
+            try files.copyItem(atPath: google.keyPath, toPath: path)
+        }
+        let keyPath = volume.appendingPathComponent("key.json").path
+        try files.createSymbolicLink(atPath: keyPath, withDestinationPath: "..data/key.json")
+
+        let direct = try await google.run(["call", "--service-account-key", keyPath] + google.workspace.tls)
+        #expect(direct.status == 0, "\(direct)")
+        #expect(direct.stdout.contains("on behalf of user \(google.email)"), "\(direct)")
+        let adc = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GOOGLE_APPLICATION_CREDENTIALS": keyPath]
+        )
+        #expect(adc.status == 0, "\(adc)")
+        #expect(adc.stdout.contains("on behalf of user \(google.email)"), "\(adc)")
+
+        let swaps: [(stamp: String, make: (String) throws -> Void, says: String)] = [
+            (
+                "..2026_11_26_02_00_00.000000002", { #expect(mkfifo($0, 0o600) == 0) },
+                "it is a FIFO, not a regular file"
+            ),
+            (
+                "..2026_11_26_03_00_00.000000003",
+                { try files.createDirectory(atPath: $0, withIntermediateDirectories: false) },
+                "it is a directory, not a regular file"
+            ),
+            (
+                "..2026_11_26_04_00_00.000000004",
+                { try Data(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1).write(to: URL(fileURLWithPath: $0)) },
+                "it is larger than 65536 bytes"
+            ),
+        ]
+        for swap in swaps {
+            try publish(swap.stamp, swap.make)
+            for (arguments, environment) in [
+                (["status", "--service-account-key", keyPath], [:]),
+                (["status", "--adc"], ["GOOGLE_APPLICATION_CREDENTIALS": keyPath]),
+            ] {
+                let result = try await google.run(arguments, environment: environment)
+                #expect(!result.timedOut, "\(result)")
+                #expect(result.status != 0, "\(result)")
+                #expect(result.stderr.contains("cannot read \(keyPath): \(swap.says)"), "\(result)")
+            }
+        }
+    }
+
+    /// The sandbox's key with `changes`, written to a file of the workspace.
+    func editedKey(_ google: Google, _ changes: [String: String], name: String) throws -> String {
+        var key =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: google.keyPath)))
+            as? [String: Any] ?? [:]
+        for (field, value) in changes { key[field] = value }
+        let path = google.workspace.configHome.appendingPathComponent(name).path
+        try JSONSerialization.data(withJSONObject: key).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test(
+        "status and call print a key's token_uri as the library does: without its query (before: the query was printed whole)"
+    )
+    func tokenURIRedacted() async throws {
+        let google = try await Google.make()
+        let marker = "SECRET-IN-TOKEN-URI"
+        let path = try editedKey(google, ["token_uri": google.tokenEndpoint + "?sig=\(marker)"], name: "query-key.json")
+        for arguments in [
+            ["status", "--service-account-key", path], ["status", "--json", "--service-account-key", path],
+        ] {
+            let result = try await google.run(arguments)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains("JWT bearer grant at \(google.tokenEndpoint),"), "\(result)")
+            #expect(!result.stdout.contains(marker) && !result.stderr.contains(marker), "\(result)")
+        }
+    }
+
+    @Test(
+        "a key of another universe is refused before anything is sent, naming both universes; --universe-domain of the key's universe lets it be used; status shows the universe"
+    )
+    func universeDomain() async throws {
+        let google = try await Google.make()
+        let universe = "example-universe.test"
+        // A token endpoint where nothing listens: had the grant been tried, the call would fail
+        // on the connection instead.
+        let path = try editedKey(
+            google,
+            ["universe_domain": universe, "token_uri": "http://127.0.0.1:\(Ports.closed())/token"],
+            name: "universe-key.json"
+        )
+
+        let refused = try await google.run(["call", "--service-account-key", path] + google.workspace.tls)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(
+            refused.stderr.contains(
+                "the credential from \(path) is for universe \(universe) (universe_domain), but the endpoints are in universe googleapis.com"
+            ),
+            "\(refused)"
+        )
+        #expect(!refused.stderr.contains("127.0.0.1"), "nothing was sent to the token endpoint: \(refused)")
+
+        let accepted = try await google.run(
+            ["call", "--service-account-key", path, "--self-signed-jwt", "--universe-domain", universe]
+                + google.workspace.tls
+        )
+        #expect(accepted.status == 0, "\(accepted)")
+        let status = try await google.run(["status", "--service-account-key", path, "--universe-domain", universe])
+        #expect(status.stdout.contains("  Universe:      \(universe)\n"), "\(status)")
+    }
+
+    @Test(
+        "status --adc and call --adc reach the metadata server by its name: GCE_METADATA_HOST=metadata.google.internal:PORT, the name mapped to the loopback emulator in a private /etc/hosts (before: 'refusing the metadata token endpoint ...: OAuth endpoints must use https', exit 26)"
+    )
+    func metadataServerByName() async throws {
+        let google = try await Google.make()
+        let port = try #require(google.metadataHost.split(separator: ":").last)
+        let authority = "metadata.google.internal:\(port)"
+        // The program under test resolves the production name; nothing here sends to a link-local address.
+        let hosts = "127.0.0.1 localhost\n127.0.0.1 metadata.google.internal\n"
+        let before = try await google.workspace.issuer.accessTokens(of: google.metadataEmail).count
+
+        let status = try await google.run(
+            ["status", "--adc"],
+            environment: ["GCE_METADATA_HOST": authority],
+            hosts: hosts
+        )
+        #expect(status.status == 0, "\(status)")
+        #expect(
+            status.stdout.contains("  Principal:     \(google.metadataEmail) (as the metadata server says)\n"),
+            "\(status)"
+        )
+        #expect(status.stdout.contains("  Source:        metadata server at \(authority)\n"), "\(status)")
+
+        let call = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: ["GCE_METADATA_HOST": authority],
+            hosts: hosts
+        )
+        #expect(call.status == 0, "\(call)")
+        #expect(call.stdout.contains("on behalf of user \(google.metadataEmail)"), "\(call)")
+        #expect(
+            try await google.workspace.issuer.accessTokens(of: google.metadataEmail).count > before,
+            "the token came from the emulator"
         )
     }
 

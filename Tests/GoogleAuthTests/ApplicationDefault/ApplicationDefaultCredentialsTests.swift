@@ -66,7 +66,10 @@ struct ApplicationDefaultCredentialsTests {
         let cases = [
             (missing, "GOOGLE_APPLICATION_CREDENTIALS names \(missing), which does not exist"),
             (unsupported, "holds a \"external_account\" credential; supported: service_account, authorized_user"),
-            (machine.scratch.path, "GOOGLE_APPLICATION_CREDENTIALS: \(machine.scratch.path) is not a regular file"),
+            (
+                machine.scratch.path,
+                "GOOGLE_APPLICATION_CREDENTIALS: cannot read \(machine.scratch.path): it is a directory, not a regular file"
+            ),
         ]
         for (path, says) in cases {
             let error = try #require(throws: OAuthError.self) {

@@ -33,39 +33,80 @@ struct ComputeEngineTests {
     }
 
     /// A sandbox of its own: the knobs change the emulator for every caller.
-    @Test("an answer without Metadata-Flavor: Google is refused; 5xx is transient; the next good answer works")
+    @Test(
+        "an answer without Metadata-Flavor: Google is refused at once; 408/429/5xx are retried as google-auth does, up to the attempts; 404 and 502 are not retried (before: one 503 failed the fetch)"
+    )
     func flavorAndFailures() async throws {
         let own = GoogleSandbox(sandbox: try await Peers.launchSandbox(name: "google-metadata-knobs"))
         defer { own.sandbox.process.stop() }
-        let source = try ComputeEngineTokenSource(host: own.metadataHost)
+        let retry = MetadataRetry(attempts: 3, initialBackoff: .milliseconds(20))
+        let source = try ComputeEngineTokenSource(host: own.metadataHost, retry: retry)
+        var expectedRequests = 0
+        func requests() async throws -> Int? { try await own.metadataCounters()["token_requests"] }
 
         try await own.metadataKnob("omit-flavor", ["enabled": true])
         let notMetadata = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
         #expect(notMetadata.kind == .invalidConfiguration)
         #expect(notMetadata.message.contains("without Metadata-Flavor: Google"))
         try await own.metadataKnob("omit-flavor", ["enabled": false])
+        expectedRequests += 1
+        #expect(try await requests() == expectedRequests, "a server that is not the metadata server is asked once")
 
-        try await own.metadataKnob("fail-tokens", ["status": 503, "count": 1])
+        try await own.metadataKnob("fail-tokens", ["status": 503, "count": 2])
+        let afterRetries = try await source.fetchToken()
+        #expect(try await own.whoAmI(token: afterRetries.accessToken).user == own.metadataEmail)
+        expectedRequests += 3
+        #expect(try await requests() == expectedRequests, "two 503s, then the token")
+
+        try await own.metadataKnob("fail-tokens", ["status": 429, "count": 1])
+        _ = try await source.fetchToken()
+        expectedRequests += 2
+        #expect(try await requests() == expectedRequests)
+
+        try await own.metadataKnob("fail-tokens", ["status": 503, "count": 3])
         let unavailable = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
         #expect(unavailable.isTransient)
-        #expect(unavailable.message.contains("HTTP 503"))
+        #expect(
+            unavailable.message
+                == "the metadata server at \(own.metadataHost) answered HTTP 503; try again later (after 3 attempts)"
+        )
+        expectedRequests += 3
+        #expect(try await requests() == expectedRequests)
 
-        try await own.metadataKnob("fail-tokens", ["status": 404, "count": 1])
-        let missing = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
-        #expect(missing.kind == .invalidConfiguration)
+        for (status, kind) in [(404, OAuthError.Kind.invalidConfiguration), (502, .transient)] {
+            try await own.metadataKnob("fail-tokens", ["status": status, "count": 1])
+            let refused = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
+            #expect(refused.kind == kind, "HTTP \(status)")
+            #expect(refused.message.contains("HTTP \(status)"))
+            expectedRequests += 1
+            #expect(try await requests() == expectedRequests, "HTTP \(status) is not retried")
+        }
 
-        let token = try await source.fetchToken()
-        #expect(try await own.whoAmI(token: token.accessToken).user == own.metadataEmail)
+        // maximumDuration bounds the whole fetch: after the first wait (360-440 ms), a second one
+        // (720-880 ms) would end past 1 s, so it is not begun.
+        let bounded = try ComputeEngineTokenSource(
+            host: own.metadataHost,
+            retry: MetadataRetry(attempts: 5, initialBackoff: .milliseconds(400), maximumDuration: .seconds(1))
+        )
+        try await own.metadataKnob("fail-tokens", ["status": 503, "count": 5])
+        let outOfTime = try await #require(throws: OAuthError.self) { try await bounded.fetchToken() }
+        #expect(outOfTime.message.hasSuffix("(after 2 attempts)"))
+        expectedRequests += 2
+        #expect(try await requests() == expectedRequests)
+
         let counters = try await own.metadataCounters()
-        #expect(counters["token_requests"] == 4)
         #expect(counters["requests_without_flavor"] == 0, "every request carried Metadata-Flavor: Google")
     }
 
-    @Test("a metadata server that cannot be reached is a transient error")
+    @Test("a metadata server that cannot be reached is a transient error after the attempts")
     func unreachable() async throws {
-        let source = try ComputeEngineTokenSource(host: "127.0.0.1:\(Ports.closed())")
+        let source = try ComputeEngineTokenSource(
+            host: "127.0.0.1:\(Ports.closed())",
+            retry: MetadataRetry(attempts: 2, initialBackoff: .milliseconds(10))
+        )
         let error = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
         #expect(error.isTransient)
+        #expect(error.message.hasSuffix("(after 2 attempts)"), "\(error.message)")
     }
 
     @Test("hosts that are not HOST[:PORT] and scopes with commas are refused")

@@ -41,7 +41,7 @@ struct IDTokenTests {
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
         let transport = BodyRecordingTransport()
         let source = try ServiceAccountIDTokenSource(key: key, audience: google.idTokenAudience, transport: transport)
-        let reference = try GoogleAuthReference.idToken(
+        let reference = try await GoogleAuthReference.idToken(
             audience: google.idTokenAudience,
             how: ["--key", google.serviceAccountKeyPath]
         )
@@ -66,7 +66,7 @@ struct IDTokenTests {
         let google = try await GoogleSandbox.shared()
         let source = try ComputeEngineIDTokenSource(audience: google.idTokenAudience, host: google.metadataHost)
         let before = try await google.metadataIdentityRequests().count
-        let reference = try GoogleAuthReference.idToken(
+        let reference = try await GoogleAuthReference.idToken(
             audience: google.idTokenAudience,
             how: ["--metadata"],
             environment: ["GCE_METADATA_HOST": google.metadataHost, "GCE_METADATA_IP": google.metadataHost]
@@ -92,7 +92,7 @@ struct IDTokenTests {
             audience: google.idTokenAudience,
             endpoint: google.iamURL(google.impersonationTarget, "generateIdToken")
         )
-        let reference = try GoogleAuthReference.idToken(
+        let reference = try await GoogleAuthReference.idToken(
             audience: google.idTokenAudience,
             how: [
                 "--impersonate", google.impersonationTarget, "--iam-endpoint", google.iamEndpoint, "--source-key",

@@ -156,7 +156,7 @@ struct ImpersonationTests {
     func sameRequestAsGoogleAuth() async throws {
         let google = try await GoogleSandbox.shared()
         let delegate = "projects/-/serviceAccounts/\(google.impersonationDelegate)"
-        _ = try GoogleAuthReference.impersonate(
+        _ = try await GoogleAuthReference.impersonate(
             iamEndpoint: google.iamEndpoint,
             sourceKey: google.serviceAccountKeyPath,
             target: google.impersonationTarget,
@@ -191,7 +191,7 @@ struct ImpersonationTests {
         let google = try await GoogleSandbox.shared()
         let scratch = try ScratchDirectory()
         let variables = ["GOOGLE_APPLICATION_CREDENTIALS": google.impersonatedADCFile, "HOME": scratch.path]
-        let reference = try GoogleAuthReference.resolveADC(environment: variables)
+        let reference = try await GoogleAuthReference.resolveADC(environment: variables)
         let resolved = try ApplicationDefaultCredentials.resolve(
             in: .init(variables: variables, productNamePath: "/nonexistent")
         )

@@ -70,14 +70,14 @@ struct ServiceAccountJWTAccessTests {
             audience: .forAuthority(google.authority),
             lifetime: .seconds(600)
         ).fetchToken()
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             token.accessToken,
             certificatePath: google.serviceAccountCertificatePath,
             audience: "https://localhost/"
         )
         let header = try #require(verified["header"] as? [String: Any])
         let claims = try #require(verified["claims"] as? [String: Any])
-        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID, "typ": "JWT"] as NSDictionary)
+        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID!, "typ": "JWT"] as NSDictionary)
         #expect(claims["iss"] as? String == google.serviceAccountEmail)
         #expect(claims["sub"] as? String == google.serviceAccountEmail)
         #expect(claims["aud"] as? String == "https://localhost/")
@@ -86,8 +86,8 @@ struct ServiceAccountJWTAccessTests {
         #expect(exp - iat == 600)
         #expect(Date(timeIntervalSince1970: TimeInterval(iat)) == token.receivedAt)
         // And refuses it for another audience, so the check above could fail.
-        #expect(throws: PeerError.self) {
-            try GoogleAuthReference.verifyJWT(
+        await #expect(throws: PeerError.self) {
+            try await GoogleAuthReference.verifyJWT(
                 token.accessToken,
                 certificatePath: google.serviceAccountCertificatePath,
                 audience: "https://example.com/"

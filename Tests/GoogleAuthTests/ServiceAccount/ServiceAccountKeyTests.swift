@@ -33,8 +33,57 @@ struct ServiceAccountKeyTests {
         )
         #expect(
             key.description
-                == "ServiceAccountKey(\(google.serviceAccountEmail), key \(key.privateKeyID), token_uri \(google.tokenEndpoint.absoluteString))"
+                == "ServiceAccountKey(\(google.serviceAccountEmail), key \(key.privateKeyID!), token_uri \(google.tokenEndpoint.absoluteString))"
         )
+    }
+
+    @Test(
+        "a key without private_key_id works as with google-auth: the grant and self-signed JWTs go through, their headers carry no kid, google-auth verifies them (before: 'has no private_key_id')"
+    )
+    func keyWithoutID() async throws {
+        let google = try await GoogleSandbox.shared()
+        let full = try await google.newServiceAccountKey()
+        let email = full.jsonString("client_email")
+        let certificate = try ScratchDirectory()
+        let certificatePath = try certificate.write(
+            Data(try await google.certificate(of: email, keyID: full.jsonString("private_key_id")).utf8),
+            to: "cert.pem"
+        )
+        let withoutID = try certificate.write(try full.editingJSON(["private_key_id": nil]), to: "no-id.json")
+        let key = try ServiceAccountKey(contentsOfFile: withoutID)
+        #expect(key.privateKeyID == nil)
+        #expect(key.description.contains("key without an id"))
+
+        let recorder = AssertionRecorder()
+        let source = try ServiceAccountTokenSource(
+            key: key,
+            scopes: [ServiceConfiguration.googleTestScope],
+            transport: recorder
+        )
+        let granted = try await source.fetchToken()
+        let assertion = try #require(recorder.lastForm?.last?.1)
+        #expect(jwtPart(assertion, 0) as NSDictionary == ["alg": "RS256", "typ": "JWT"] as NSDictionary)
+        #expect(try await google.whoAmI(token: granted.accessToken).user == email)
+
+        let jwt = try await ServiceAccountJWTAccessSource(key: key, audience: .forAuthority(google.authority))
+            .fetchToken().accessToken
+        #expect(jwtPart(jwt, 0) as NSDictionary == ["alg": "RS256", "typ": "JWT"] as NSDictionary)
+        #expect(try await google.whoAmI(token: jwt).user == email)
+        let verified = try await GoogleAuthReference.verifyJWT(
+            jwt,
+            certificatePath: certificatePath,
+            audience: "https://localhost/"
+        )
+        #expect((verified["claims"] as? [String: Any])?["iss"] as? String == email)
+
+        // google-auth, given the same file, makes the same header and the same claims.
+        let reference = try await GoogleAuthReference.selfSignedJWT(keyPath: withoutID, audience: "https://localhost/")
+        #expect(reference["header"] as? NSDictionary == jwtPart(jwt, 0) as NSDictionary)
+        let referenceClaims = try #require(reference["claims"] as? [String: Any])
+        #expect(Set(referenceClaims.keys) == Set(jwtPart(jwt, 1).keys))
+        for claim in ["iss", "sub", "aud"] {
+            #expect(referenceClaims[claim] as? String == jwtPart(jwt, 1)[claim] as? String, "\(claim)")
+        }
     }
 
     @Test("a PKCS#1 (BEGIN RSA PRIVATE KEY) private_key is accepted too")
@@ -61,7 +110,6 @@ struct ServiceAccountKeyTests {
             (["client_email": nil], "has no client_email"),
             (["client_email": "no-at-sign"], "client_email in the service account key is not an email address"),
             (["client_email": 42], "client_email in the service account key is not a string"),
-            (["private_key_id": nil], "has no private_key_id"),
             (["private_key_id": "has space"], "private_key_id in the service account key is not a plain token"),
             (["private_key": nil], "has no private_key"),
             (
@@ -70,7 +118,10 @@ struct ServiceAccountKeyTests {
             ),
             (["private_key": String(privateKey.dropLast(120))], "private_key in the service account key is not usable"),
             (["private_key": TestKeys.ecP256], "is EC, not RSA"),
-            (["private_key": TestKeys.rsa1024], "has 1024 bits"),
+            (
+                ["private_key": TestKeys.rsa1024],
+                "the RSA key has 1024 bits; RS256 needs at least 2048 (RFC 7518 section 3.3: smaller keys can be factored)"
+            ),
             (
                 ["private_key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----\n"],
                 "is encrypted"
@@ -130,9 +181,9 @@ struct ServiceAccountKeyTests {
         let huge = try scratch.write(Data(repeating: UInt8(ascii: " "), count: 70_000), to: "huge.json")
         let cases: [(path: String, says: String)] = [
             (scratch.url.appendingPathComponent("missing.json").path, "no such file"),
-            (scratch.path, "is not a regular file"),
+            (scratch.path, "it is a directory, not a regular file"),
             (notJSON, "is not a JSON object"),
-            (huge, "is larger than 65536 bytes"),
+            (huge, "it is larger than 65536 bytes"),
         ]
         for (path, says) in cases {
             let error = try #require(throws: OAuthError.self) { try ServiceAccountKey(contentsOfFile: path) }

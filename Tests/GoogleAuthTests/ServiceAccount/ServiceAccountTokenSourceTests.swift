@@ -64,7 +64,7 @@ struct ServiceAccountTokenSourceTests {
         let assertion = try #require(form.last?.1)
         let header = jwtPart(assertion, 0)
         let claims = jwtPart(assertion, 1)
-        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID, "typ": "JWT"] as NSDictionary)
+        #expect(header as NSDictionary == ["alg": "RS256", "kid": key.privateKeyID!, "typ": "JWT"] as NSDictionary)
         #expect(claims["iss"] as? String == google.serviceAccountEmail)
         #expect(claims["aud"] as? String == google.tokenEndpoint.absoluteString)
         #expect(claims["scope"] as? String == "\(scope) openid")
@@ -75,7 +75,7 @@ struct ServiceAccountTokenSourceTests {
         #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 300)
         #expect(!assertion.contains("="), "base64url without padding")
         // google-auth verifies the signature with the certificate Google would publish.
-        let verified = try GoogleAuthReference.verifyJWT(
+        let verified = try await GoogleAuthReference.verifyJWT(
             assertion,
             certificatePath: google.serviceAccountCertificatePath,
             audience: google.tokenEndpoint.absoluteString

@@ -232,20 +232,28 @@ struct GoogleSandbox: Sendable {
 }
 
 /// `google_auth_check.py`: google-auth's opinion, in a child process with exactly the
-/// environment given (plus PATH).
+/// environment given (plus PATH), run without holding a thread of the cooperative pool
+/// (``ChildProcess``): a blocking wait for Python starved other tests' tasks under `--parallel`.
 enum GoogleAuthReference {
     /// What `google.auth.default()` finds in `environment`: `type` (nil for nothing), `principal`,
     /// `quota_project_id`, or `error`.
-    static func resolveADC(environment: [String: String]) throws -> [String: Any] {
-        try run(["adc"], environment: environment)
+    static func resolveADC(environment: [String: String]) async throws -> [String: Any] {
+        try await run(["adc"], environment: environment)
     }
 
     /// The header and claims of `token` once google-auth verified it against the certificate,
     /// checking `audience` when given.
-    static func verifyJWT(_ token: String, certificatePath: String, audience: String?) throws -> [String: Any] {
-        var arguments = ["verify-jwt", "--cert", certificatePath]
+    static func verifyJWT(
+        _ token: String,
+        certificatePath: String,
+        audience: String?
+    ) async throws -> [String: Any] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jwt-\(UUID().uuidString)")
+        try Data(token.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var arguments = ["verify-jwt", "--cert", certificatePath, "--token-file", file.path]
         if let audience { arguments += ["--audience", audience] }
-        return try run(arguments, environment: [:], stdin: token)
+        return try await run(arguments, environment: [:])
     }
 
     /// google-auth's impersonated credentials get one access token from the IAM emulator.
@@ -256,8 +264,8 @@ enum GoogleAuthReference {
         delegates: [String],
         scope: String,
         lifetime: Int
-    ) throws -> [String: Any] {
-        try run(
+    ) async throws -> [String: Any] {
+        try await run(
             ["impersonate", "--iam-endpoint", iamEndpoint, "--source-key", sourceKey, "--target", target]
                 + delegates.flatMap { ["--delegate", $0] } + ["--scope", scope, "--lifetime", "\(lifetime)"],
             environment: [:]
@@ -266,47 +274,34 @@ enum GoogleAuthReference {
 
     /// google-auth's ID token for `audience` (`how`: `--key PATH`, `--metadata`, or
     /// `--impersonate EMAIL --iam-endpoint URL --source-key PATH`): its claims and expiry.
-    static func idToken(audience: String, how: [String], environment: [String: String] = [:]) throws -> [String: Any] {
-        try run(["id-token", "--audience", audience] + how, environment: environment)
+    static func idToken(
+        audience: String,
+        how: [String],
+        environment: [String: String] = [:]
+    ) async throws -> [String: Any] {
+        try await run(["id-token", "--audience", audience] + how, environment: environment)
     }
 
-    static func run(
-        _ arguments: [String],
-        environment: [String: String],
-        stdin: String = ""
-    ) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = PackageRoot.python
-        process.arguments =
-            [PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path] + arguments
+    /// The self-signed JWT google-auth makes with the key file at `keyPath` for `audience`, decoded:
+    /// `header` and `claims`.
+    static func selfSignedJWT(keyPath: String, audience: String) async throws -> [String: Any] {
+        try await run(["self-signed-jwt", "--key", keyPath, "--audience", audience], environment: [:])
+    }
+
+    private static func run(_ arguments: [String], environment: [String: String]) async throws -> [String: Any] {
         var variables = environment
         variables["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        process.environment = variables
-        let input = Pipe()
-        let output = Pipe()
-        // stderr goes to a file, so a chatty child never blocks on a pipe nobody reads.
-        let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "google-auth-check-\(UUID().uuidString).log"
+        let script = PackageRoot.url.appendingPathComponent("Examples/Sandbox/google_auth_check.py").path
+        let result = try await ChildProcess.run(
+            PackageRoot.python,
+            [script] + arguments,
+            environment: variables,
+            timeout: .seconds(120)
         )
-        _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorsURL) }
-        let errors = try FileHandle(forWritingTo: errorsURL)
-        defer { try? errors.close() }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
-            throw PeerError(
-                "google_auth_check.py \(arguments.first ?? "") failed (\(process.terminationStatus)): \(stderr)"
-            )
+        guard result.status == 0 else {
+            throw PeerError("google_auth_check.py \(arguments.first ?? "") failed (\(result.status)): \(result.stderr)")
         }
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw PeerError("google_auth_check.py printed no JSON object")
         }
         return object

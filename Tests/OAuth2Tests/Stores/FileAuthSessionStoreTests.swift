@@ -218,6 +218,40 @@ final class FileAuthSessionStoreTests {
         #expect(try Data(contentsOf: store.fileURL) == incomplete)
     }
 
+    @Test(
+        "the session file is opened once and checked: a FIFO (no writer) fails at once, a directory and an oversized file fail, a symbolic link is followed (before: retrieve blocked on the FIFO and read any size)"
+    )
+    func notARegularSessionFile() throws {
+        let store = try makeStore()
+        let directory = store.fileURL.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        #expect(mkfifo(store.fileURL.path, 0o600) == 0)
+        let fifo = storageError { () throws(OAuthError) in _ = try store.retrieve() }
+        #expect(fifo?.message == "could not read \(store.fileURL.path): it is a FIFO, not a regular file")
+        try store.remove()
+        #expect(!FileManager.default.fileExists(atPath: store.fileURL.path), "remove takes the FIFO away")
+
+        try FileManager.default.createDirectory(at: store.fileURL, withIntermediateDirectories: false)
+        let folder = storageError { () throws(OAuthError) in _ = try store.retrieve() }
+        #expect(folder?.message == "could not read \(store.fileURL.path): it is a directory, not a regular file")
+        try FileManager.default.removeItem(at: store.fileURL)
+
+        try Data(repeating: UInt8(ascii: " "), count: FileAuthSessionStore.maximumFileSize + 1).write(to: store.fileURL)
+        let large = storageError { () throws(OAuthError) in _ = try store.retrieve() }
+        #expect(
+            large?.message
+                == "could not read \(store.fileURL.path): it is larger than \(FileAuthSessionStore.maximumFileSize) bytes"
+        )
+        try FileManager.default.removeItem(at: store.fileURL)
+
+        // A session kept elsewhere and linked in (a dotfiles manager) is read through the link.
+        let elsewhere = try makeStore("elsewhere")
+        try elsewhere.save(StoreFixtures.state())
+        try FileManager.default.createSymbolicLink(at: store.fileURL, withDestinationURL: elsewhere.fileURL)
+        #expect(try store.retrieve()?.refreshToken == StoreFixtures.refreshToken)
+    }
+
     @Test("a stray temporary file from an interrupted save does not disturb the session")
     func strayTemporaryFile() throws {
         let store = try makeStore()
