@@ -13,11 +13,13 @@
         public key) in PEM_FILE, checking `aud` when given; prints {"header", "claims"} as JSON,
         or exits 1 with the reason.
 
-    google_auth_check.py self-signed-jwt --key KEY_FILE --audience AUD
-        Loads a service-account key file with google-auth (service_account.Credentials) and makes
-        the self-signed JWT it would send for AUD (google.auth.jwt.Credentials); prints {"header",
-        "claims"} (the claims' values, never the signature) as JSON, or exits 1 with google-auth's
-        reason for refusing the key. Nothing is sent anywhere.
+    google_auth_check.py external-account FILE [--scope SCOPE]...
+        Loads the external_account FILE with google-auth's class for its source (identity_pool,
+        pluggable or aws) in this process's environment, refreshes it
+        (reading the subject token, exchanging it at the file's token_url) and prints
+        {"type", "token"}: the access token the emulators gave google-auth, so a test can call
+        with it and compare the requests google-auth sent with its own.
+
     google_auth_check.py impersonate --iam-endpoint URL (--source-key KEY | --source-metadata)
                          --target EMAIL [--delegate EMAIL]... --scope SCOPE [--lifetime SECONDS]
         google-auth's impersonated credentials (google.auth.impersonated_credentials) get one
@@ -30,6 +32,12 @@
         One ID token from google-auth (a service account's key with target_audience, the metadata
         server's identity endpoint, or impersonation's generateIdToken); prints {"claims", "expiry"}
         (claims unverified: the token itself is not printed).
+
+    google_auth_check.py self-signed-jwt --key KEY_FILE --audience AUD
+        Loads a service-account key file with google-auth (service_account.Credentials) and makes
+        the self-signed JWT it would send for AUD (google.auth.jwt.Credentials); prints {"header",
+        "claims"} (the claims' values, never the signature) as JSON, or exits 1 with google-auth's
+        reason for refusing the key. Nothing is sent anywhere.
 
 Traffic rule: google-auth probes `GCE_METADATA_IP` (169.254.169.254 unless set) to decide whether
 it runs on Compute Engine. This tool never lets it: GCE_METADATA_IP and GCE_METADATA_HOST default
@@ -100,6 +108,25 @@ def resolve_adc():
         return {"type": "compute_engine", "principal": credentials.service_account_email,
                 "quota_project_id": credentials.quota_project_id}
     return {"type": type(credentials).__module__ + "." + type(credentials).__name__}
+
+
+def external_account(path, scopes):
+    import google.auth.transport.requests
+    from google.auth import aws, identity_pool, pluggable
+
+    # Not google.auth.load_credentials_from_file: for external accounts it asks Cloud Resource
+    # Manager (a Google host) for the project id, and no test may reach outside loopback.
+    with open(path) as handle:
+        source = json.load(handle).get("credential_source", {})
+    if "environment_id" in source:
+        kind = aws.Credentials
+    elif "executable" in source:
+        kind = pluggable.Credentials
+    else:
+        kind = identity_pool.Credentials
+    credentials = kind.from_file(path, scopes=scopes or None)
+    credentials.refresh(google.auth.transport.requests.Request())
+    return {"type": type(credentials).__module__ + "." + type(credentials).__name__, "token": credentials.token}
 
 
 def verify_jwt(token, certificate_path, audience):
@@ -207,10 +234,9 @@ def main(argv=None):
     verify = commands.add_parser("verify-jwt", help="verify a JWT (read from stdin) with google-auth")
     verify.add_argument("--cert", required=True, help="PEM certificate or public key of the signer")
     verify.add_argument("--audience", help="the aud the JWT must carry")
-    verify.add_argument("--token-file", help="read the JWT from this file instead of stdin")
-    signed = commands.add_parser("self-signed-jwt", help="the self-signed JWT google-auth makes with a key file")
-    signed.add_argument("--key", required=True, help="the service-account key file (JSON)")
-    signed.add_argument("--audience", required=True, help="the JWT's aud")
+    external = commands.add_parser("external-account", help="refresh an external_account file with google-auth")
+    external.add_argument("file")
+    external.add_argument("--scope", action="append", default=[])
     imp = commands.add_parser("impersonate", help="one impersonated access token from google-auth")
     imp.add_argument("--iam-endpoint", required=True, help="the IAM Credentials emulator's base URL")
     source = imp.add_mutually_exclusive_group(required=True)
@@ -229,6 +255,10 @@ def main(argv=None):
     ident.add_argument("--iam-endpoint")
     ident.add_argument("--source-key")
     ident.add_argument("--delegate", action="append", default=[])
+    verify.add_argument("--token-file", help="read the JWT from this file instead of stdin")
+    signed = commands.add_parser("self-signed-jwt", help="the self-signed JWT google-auth makes with a key file")
+    signed.add_argument("--key", required=True, help="the service-account key file (JSON)")
+    signed.add_argument("--audience", required=True, help="the JWT's aud")
     arguments = parser.parse_args(argv)
     if arguments.command == "id-token" and arguments.impersonate and not (arguments.iam_endpoint and arguments.source_key):
         parser.error("--impersonate needs --iam-endpoint and --source-key")
@@ -240,12 +270,14 @@ def main(argv=None):
     _confine_metadata_traffic()
     if arguments.command == "adc":
         result = resolve_adc()
-    elif arguments.command == "self-signed-jwt":
-        result = self_signed_jwt(arguments.key, arguments.audience)
+    elif arguments.command == "external-account":
+        result = external_account(arguments.file, arguments.scope)
     elif arguments.command == "impersonate":
         result = impersonate(arguments)
     elif arguments.command == "id-token":
         result = id_token(arguments)
+    elif arguments.command == "self-signed-jwt":
+        result = self_signed_jwt(arguments.key, arguments.audience)
     else:
         if arguments.token_file:
             with open(arguments.token_file) as handle:

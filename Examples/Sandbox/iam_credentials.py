@@ -21,6 +21,8 @@ Test-only endpoints, under /sandbox/:
     GET  /sandbox/requests   the last requests, oldest first: {"method", "path", "content_type",
                              "caller" (the principal), "body"} (the bearer token is not kept)
     POST /sandbox/reset      forgets the recorded requests
+    POST /sandbox/allow      {"target", "principal"}: grants the Token Creator role (a federated
+                             principal a test's own pool makes, principal://iam.googleapis.com/...)
 """
 
 import datetime
@@ -115,6 +117,16 @@ class IAMCredentials:
                 if not 0 <= length <= MAX_BODY_BYTES:
                     return self.refuse(413, "INVALID_ARGUMENT", "the request body is too large")
                 raw = self.rfile.read(length)
+                if path == "/sandbox/allow":
+                    try:
+                        grant = json.loads(raw or b"{}")
+                    except ValueError:
+                        grant = None
+                    if not isinstance(grant, dict) or not all(
+                            isinstance(grant.get(name), str) and grant.get(name) for name in ("target", "principal")):
+                        return self.refuse(400, "INVALID_ARGUMENT", "target and principal are required strings")
+                    emulator.allow(grant["target"], grant["principal"])
+                    return self.answer(200, {})
                 if path == "/sandbox/reset":
                     with emulator._lock:
                         emulator._requests.clear()

@@ -22,12 +22,15 @@ import ssl
 import sys
 import threading
 
+import aws_emulator
 import certs
 import google_services
 import iam_credentials
 import id_tokens
 import metadata_server
+import oidc_provider
 import service_accounts
+import sts_emulator
 import test_service
 
 USER_EMAIL = "sandbox-user@example.com"
@@ -65,6 +68,12 @@ def parse_arguments(argv=None):
     parser.add_argument("--issuer-port", type=int, default=0, help="OAuth issuer over http (0: any free port)")
     parser.add_argument("--metadata-port", type=int, default=0,
                         help="Compute Engine metadata-server emulator over http (0: any free port)")
+    parser.add_argument("--oidc-port", type=int, default=0,
+                        help="the OIDC provider of subject tokens (GitHub Actions and Azure URL sources) (0: any free port)")
+    parser.add_argument("--sts-port", type=int, default=0,
+                        help="the Security Token Service emulator (0: any free port)")
+    parser.add_argument("--aws-port", type=int, default=0,
+                        help="the AWS emulator: instance metadata (IMDSv2) and STS GetCallerIdentity (0: any free port)")
     parser.add_argument("--iam-port", type=int, default=0,
                         help="IAM Credentials API emulator over http (0: any free port)")
     parser.add_argument("--token-lifetime", type=int, default=3600, help="access-token lifetime in seconds")
@@ -87,7 +96,8 @@ def parse_arguments(argv=None):
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
 
-    for name in ("tls_port", "plaintext_port", "issuer_port", "metadata_port", "iam_port"):
+    for name in ("tls_port", "plaintext_port", "issuer_port", "metadata_port", "iam_port", "oidc_port", "sts_port",
+                 "aws_port"):
         if not 0 <= getattr(arguments, name) <= 65535:
             parser.error(f"--{name.replace('_', '-')} must be between 0 and 65535")
     if arguments.token_lifetime <= 0:
@@ -298,6 +308,7 @@ def run(arguments):
         public_name=arguments.public_name, ssl_context=_issuer_tls(paths) if arguments.issuer_tls else None)
     servers = []
     metadata = None
+    federation = []
     iam = None
     signer = id_tokens.IDTokenSigner()
     issuer.id_tokens = signer
@@ -318,6 +329,17 @@ def run(arguments):
         except OSError as error:
             raise StartupError(f"the metadata server emulator did not start on {arguments.host}:{arguments.metadata_port}: {error}") from None
         metadata.start()
+        try:
+            oidc = oidc_provider.OIDCProvider(arguments.host, arguments.oidc_port)
+            aws = aws_emulator.AWSEmulator(arguments.host, arguments.aws_port)
+            sts = sts_emulator.SecurityTokenService(
+                arguments.host, arguments.sts_port, oidc, aws,
+                lambda principal, scope, lifetime: issuer.mint_access_token(principal, scope, lifetime))
+        except OSError as error:
+            raise StartupError(f"the federation peers did not start on {arguments.host}: {error}") from None
+        federation = [oidc, aws, sts]
+        for peer in federation:
+            peer.start()
         jwt_audiences = _jwt_audiences(arguments.host, (certs.SERVER_NAME, *certs.SERVER_ALIASES, *arguments.tls_name))
         id_token_audiences = [ID_TOKEN_AUDIENCE] + jwt_audiences
         validate = _token_validator(static_tokens, issuer, jwt_audiences, signer, id_token_audiences)
@@ -353,6 +375,14 @@ def run(arguments):
             "metadata_host": metadata.authority,
             "metadata_email": compute_account.email,
             "jwt_audiences": jwt_audiences,
+            "oidc_issuer": oidc.issuer,
+            "actions_id_token_request_url": oidc.github_token_url,
+            "actions_id_token_request_token": oidc.actions_request_token,
+            "sts_url": sts.url,
+            "sts_token_url": sts.token_url,
+            "sts_project_number": sts_emulator.PROJECT_NUMBER,
+            "aws_url": aws.url,
+            "aws_region": aws.region,
             **impersonation,
             "id_token_audience": ID_TOKEN_AUDIENCE,
             "id_token_audiences": id_token_audiences,
@@ -370,6 +400,8 @@ def run(arguments):
             done.wait(3)
         if metadata is not None:
             metadata.stop()
+        for peer in federation:
+            peer.stop()
         if iam is not None:
             iam.stop()
         try:

@@ -26,7 +26,7 @@ enum HTTP2ClientTarget {
         let server = try Listener.shared.get()
         let outcome = ClientOutcome()
         let port = server.port
-        Task {
+        Task(executorPreference: ClientThreadExecutor.shared) {
             await outcome.play(port: port)
         }
 

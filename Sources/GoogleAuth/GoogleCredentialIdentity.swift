@@ -11,6 +11,8 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
             case authorizedUser = "authorized_user"
             case computeEngine = "compute_engine"
             case impersonatedServiceAccount = "impersonated_service_account"
+            case externalAccount = "external_account"
+            case externalAccountAuthorizedUser = "external_account_authorized_user"
         }
 
         let wrapped: Wrapped
@@ -30,6 +32,12 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         /// (`"type": "impersonated_service_account"`, what `gcloud auth application-default login
         /// --impersonate-service-account` writes).
         public static let impersonatedServiceAccount = Self(.impersonatedServiceAccount)
+        /// Workload or workforce identity federation (`"type": "external_account"`): a token
+        /// from another identity provider exchanged at Google's Security Token Service.
+        public static let externalAccount = Self(.externalAccount)
+        /// A workforce pool user's refresh token from gcloud
+        /// (`"type": "external_account_authorized_user"`).
+        public static let externalAccountAuthorizedUser = Self(.externalAccountAuthorizedUser)
 
         /// The kind's name: a credential file's `type` (`service_account`, `authorized_user`),
         /// or `compute_engine`.
@@ -48,8 +56,9 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// The kind of credential.
     public var kind: Kind
     /// Who it acts as: a service account's `client_email`, an authorized user's OAuth
-    /// `client_id` (the file does not say which user), or the metadata server's account
-    /// (`default` until asked).
+    /// `client_id` (the file does not say which user), the metadata server's account
+    /// (`default` until asked), or for federation the impersonated service account, else the
+    /// pool provider's audience (the external identity is known only to the provider).
     public var principal: String
     /// Where it came from: a file's path, or `metadata server at HOST`.
     public var source: String?

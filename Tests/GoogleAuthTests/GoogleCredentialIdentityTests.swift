@@ -5,6 +5,7 @@ import Testing
 struct GoogleCredentialIdentityTests {
     static let kinds: [(GoogleCredentialIdentity.Kind, String)] = [
         (.serviceAccount, "service_account"), (.authorizedUser, "authorized_user"), (.computeEngine, "compute_engine"),
+        (.externalAccount, "external_account"), (.externalAccountAuthorizedUser, "external_account_authorized_user"),
     ]
 
     @Test("each kind is named as in the credential files' type, and the name gives back the kind")
@@ -15,7 +16,7 @@ struct GoogleCredentialIdentityTests {
             #expect(GoogleCredentialIdentity.Kind(rawValue: name) == kind)
         }
         #expect(Set(Self.kinds.map(\.0)).count == Self.kinds.count)
-        #expect(GoogleCredentialIdentity.Kind(rawValue: "external_account") == nil)
+        #expect(GoogleCredentialIdentity.Kind(rawValue: "gdch_service_account") == nil)
         #expect(GoogleCredentialIdentity.Kind(rawValue: "Service_Account") == nil)
     }
 

@@ -117,6 +117,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
             if !identity.chain.isEmpty { object["chain"] = identity.chain }
             object["universe_domain"] = identity.universeDomain
+            for (key, value) in selection.federation { object[key] = value }
             Output.printJSON(object)
             return
         }
@@ -126,6 +127,13 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("  Source:        \(identity.source ?? "unknown")")
         Output.line("  Found in:      \(selection.origin)")
         if !identity.chain.isEmpty { Output.line("  Chain:         \(identity.chain.joined(separator: " -> "))") }
+        if let audience = selection.federation["audience"] { Output.line("  Audience:      \(audience)") }
+        if let kind = selection.federation["source_kind"] {
+            Output.line("  Subject token: \(kind) \(selection.federation["source_location"] ?? "")")
+        }
+        if let account = selection.federation["impersonated_account"] {
+            Output.line("  Impersonates:  \(account)")
+        }
         if let project = identity.projectID { Output.line("  Project:       \(project)") }
         if let quota = identity.quotaProjectID {
             Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")

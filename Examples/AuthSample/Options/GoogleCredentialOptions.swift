@@ -425,6 +425,22 @@ struct GoogleCredentialOptions: ParsableArguments {
                     "generateAccessToken at \(impersonation.impersonationURL.absoluteString), scopes: \(scopes.joined(separator: " "))"
             )
         }
+        if let external = resolved.credential.externalAccountCredentials {
+            return GoogleSelection(
+                credentials: credentials,
+                origin: origin,
+                tokens: Self.federationTokens(external, scopes),
+                federation: Self.federationDetails(external)
+            )
+        }
+        if let user = resolved.credential.externalAccountAuthorizedUserCredentials {
+            return GoogleSelection(
+                credentials: credentials,
+                origin: origin,
+                tokens: "refresh-token grant at \(user.tokenURL.absoluteString) (a workforce pool user's)",
+                federation: ["audience": user.audience]
+            )
+        }
         if let host = resolved.credential.metadataHost {
             return GoogleSelection(
                 credentials: credentials,
@@ -434,6 +450,27 @@ struct GoogleCredentialOptions: ParsableArguments {
             )
         }
         return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.refreshTokens(endpoint))
+    }
+
+    /// How an external_account file's tokens are made: its source, the exchange, the
+    /// impersonation.
+    private static func federationTokens(_ external: ExternalAccountCredentials, _ scopes: [String]) -> String {
+        var text =
+            "subject token from \(external.credentialSource) exchanged at \(external.tokenURL.absoluteString)"
+        if let account = external.impersonatedServiceAccount { text += ", impersonating \(account)" }
+        return text + ", scopes: \(scopes.joined(separator: " "))"
+    }
+
+    /// What `status` shows of an external_account file: the pool provider, the source's kind and
+    /// place, the impersonated service account.
+    private static func federationDetails(_ external: ExternalAccountCredentials) -> [String: String] {
+        var details = [
+            "audience": external.audience,
+            "source_kind": external.credentialSource.kind.description,
+            "source_location": external.credentialSource.location,
+        ]
+        if let account = external.impersonatedServiceAccount { details["impersonated_account"] = account }
+        return details
     }
 
     /// A file named on the command line, read by `body`: a file that cannot be read or is not
@@ -497,6 +534,9 @@ struct GoogleSelection {
     let tokens: String
     /// The metadata server, when the credentials are the instance's.
     var metadataHost: String? = nil
+    /// For identity federation: `audience`, `source_kind`, `source_location` and
+    /// `impersonated_account` (when there is one); empty for the other kinds.
+    var federation: [String: String] = [:]
 
     /// The account the metadata server names (for `status`; a call's server reports it itself).
     func metadataPrincipal(logger: Logger) async -> Result<String, OAuthError>? {

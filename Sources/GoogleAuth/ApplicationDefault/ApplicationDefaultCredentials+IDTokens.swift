@@ -15,9 +15,10 @@ extension ApplicationDefaultCredentials.Resolved {
     ///   - userTokenEndpoint: Where an impersonating user's refresh goes: Google's by default.
     ///   - transport: How requests are sent.
     ///   - logger: Where requests are logged (never a token).
-    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a user's authorized_user
-    ///   credentials (Google issues them no ID tokens for an audience: impersonate a service
-    ///   account instead), or an audience that cannot be used.
+    /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a user's authorized_user or
+    ///   external_account_authorized_user credentials (Google issues them no ID tokens for an
+    ///   audience: impersonate a service account instead), for an external_account file (not
+    ///   supported here: impersonate a service account with it), or an audience that cannot be used.
     public func idTokenSource(
         audience: String,
         userTokenEndpoint: URL = AuthorizedUserTokenSource.googleTokenEndpoint,
@@ -39,10 +40,15 @@ extension ApplicationDefaultCredentials.Resolved {
                 transport: transport,
                 logger: logger
             )
-        case .authorizedUser:
+        case .authorizedUser, .externalAccountAuthorizedUser:
             throw OAuthError(
                 .invalidConfiguration,
-                "a user's authorized_user credentials cannot get ID tokens for an audience; impersonate a service account (gcloud auth application-default login --impersonate-service-account EMAIL)"
+                "a user's \(identity.kind.rawValue) credentials cannot get ID tokens for an audience; impersonate a service account (gcloud auth application-default login --impersonate-service-account EMAIL)"
+            )
+        case .externalAccount:
+            throw OAuthError(
+                .invalidConfiguration,
+                "ID tokens from an external_account file are not supported here; impersonate a service account with it (auth_sample --impersonate-service-account EMAIL)"
             )
         }
     }
@@ -58,7 +64,8 @@ extension ApplicationDefaultCredentials.Resolved {
         let source = ApplicationDefaultCredentials.Resolved(
             credential: impersonation.sourceCredential,
             origin: origin,
-            quotaProjectOverride: nil
+            quotaProjectOverride: nil,
+            variables: variables
         )
         return try GoogleCredentials(
             source: source.tokenSource(

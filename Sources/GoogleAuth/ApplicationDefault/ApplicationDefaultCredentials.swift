@@ -6,8 +6,10 @@ public import OAuth2
 /// Application Default Credentials: the credential a program finds in its environment, looked
 /// for in the order Google's libraries use.
 ///
-/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the key, authorized_user or impersonated_service_account
-///    file it names. Set but
+/// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the credential file it names (a service account's key,
+///    gcloud's authorized_user or impersonated_service_account, an external_account file of
+///    workload or workforce identity federation, or a workforce pool user's
+///    external_account_authorized_user). Set but
 ///    unreadable or unusable is an error, not a reason to look further.
 /// 2. gcloud's well-known file: `$CLOUDSDK_CONFIG/application_default_credentials.json`, or
 ///    `$HOME/.config/gcloud/application_default_credentials.json`.
@@ -51,17 +53,20 @@ public enum ApplicationDefaultCredentials {
         }
     }
 
-    /// A credential found: a service account's key, a user's gcloud credentials, or the metadata
-    /// server. ``Resolved/identity`` says which kind; the properties below hold what it is made of.
+    /// A credential found: a service account's key, a user's gcloud credentials, workload or
+    /// workforce identity federation, a workforce pool user's credentials, or the metadata server.
+    /// ``Resolved/identity`` says which kind; the properties below hold what it is made of.
     ///
     /// A struct rather than an enum so that later versions can find more kinds (impersonated
-    /// service accounts, external accounts, ...) without breaking code that reads it.
+    /// service accounts, X.509 workload certificates, ...) without breaking code that reads it.
     public struct Credential: Sendable, CustomStringConvertible {
         enum Wrapped: Sendable {
             case serviceAccount(ServiceAccountKey)
             case authorizedUser(AuthorizedUserCredentials)
             case computeEngine(metadataHost: String)
             indirect case impersonated(ImpersonatedServiceAccountCredentials)
+            case externalAccount(ExternalAccountCredentials)
+            case externalAccountAuthorizedUser(ExternalAccountAuthorizedUserCredentials)
         }
 
         let wrapped: Wrapped
@@ -92,6 +97,14 @@ public enum ApplicationDefaultCredentials {
             return nil
         }
 
+        static func externalAccount(_ credentials: ExternalAccountCredentials) -> Self {
+            Self(.externalAccount(credentials))
+        }
+
+        static func externalAccountAuthorizedUser(_ credentials: ExternalAccountAuthorizedUserCredentials) -> Self {
+            Self(.externalAccountAuthorizedUser(credentials))
+        }
+
         /// The key, for a service account's key file; `nil` for the other kinds.
         public var serviceAccountKey: ServiceAccountKey? {
             if case .serviceAccount(let key) = wrapped { return key }
@@ -110,6 +123,19 @@ public enum ApplicationDefaultCredentials {
             return nil
         }
 
+        /// The federation credentials, for an external_account file; `nil` for the other kinds.
+        public var externalAccountCredentials: ExternalAccountCredentials? {
+            if case .externalAccount(let credentials) = wrapped { return credentials }
+            return nil
+        }
+
+        /// The workforce pool user's credentials, for an external_account_authorized_user file;
+        /// `nil` for the other kinds.
+        public var externalAccountAuthorizedUserCredentials: ExternalAccountAuthorizedUserCredentials? {
+            if case .externalAccountAuthorizedUser(let credentials) = wrapped { return credentials }
+            return nil
+        }
+
         /// The credential, without secrets.
         public var description: String {
             switch wrapped {
@@ -117,6 +143,8 @@ public enum ApplicationDefaultCredentials {
             case .authorizedUser(let credentials): return credentials.description
             case .computeEngine(let host): return "the Compute Engine metadata server at \(host)"
             case .impersonated(let credentials): return credentials.description
+            case .externalAccount(let credentials): return credentials.description
+            case .externalAccountAuthorizedUser(let credentials): return credentials.description
             }
         }
     }
@@ -149,10 +177,14 @@ public enum ApplicationDefaultCredentials {
         /// The project billed for the calls (`x-goog-user-project`): `GOOGLE_CLOUD_QUOTA_PROJECT`
         /// when set, else the credential's own (an authorized_user file's `quota_project_id`).
         public var quotaProjectID: String?
+        /// The environment variables resolution saw: an external_account source reads its own
+        /// from them (`GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES`, AWS's).
+        let variables: [String: String]
 
-        init(credential: Credential, origin: Origin, quotaProjectOverride: String?) {
+        init(credential: Credential, origin: Origin, quotaProjectOverride: String?, variables: [String: String]) {
             self.credential = credential
             self.origin = origin
+            self.variables = variables
             quotaProjectID = quotaProjectOverride ?? Self.identity(of: credential).quotaProjectID
         }
 
@@ -187,18 +219,23 @@ public enum ApplicationDefaultCredentials {
                     + [impersonation.targetPrincipal]
                 identity.universeDomain = sourceIdentity.universeDomain
                 return identity
+            case .externalAccount(let credentials): return credentials.identity
+            case .externalAccountAuthorizedUser(let credentials): return credentials.identity
             }
         }
 
         /// A source of access tokens for this credential: the JWT bearer grant for a service
         /// account, the refresh-token grant for a user, the metadata server for Compute Engine,
         /// IAM Credentials' `generateAccessToken` for an impersonated service account (its source
-        /// asking for the `cloud-platform` scope; `scopes` empty asks for `cloud-platform` too).
+        /// asking for the `cloud-platform` scope; `scopes` empty asks for `cloud-platform` too),
+        /// the subject token exchanged at the Security Token Service (then impersonation, if the
+        /// file says) for an external_account file, the refresh-token grant at the file's
+        /// `token_url` for a workforce pool user.
         ///
         /// - Parameters:
         ///   - scopes: The scopes to ask for (a service account needs at least one; a user's
         ///     refresh token keeps the scopes it was granted; empty asks the metadata server for
-        ///     the instance's own).
+        ///     the instance's own, and an external account for `cloud-platform`).
         ///   - userTokenEndpoint: Where a user's refresh goes: Google's token endpoint, whatever
         ///     the file says.
         ///   - transport: How token requests are sent.
@@ -229,6 +266,20 @@ public enum ApplicationDefaultCredentials {
                     delegates: impersonation.delegates,
                     scopes: scopes.isEmpty ? [ImpersonatedServiceAccountCredentials.sourceScope] : scopes,
                     endpoint: impersonation.impersonationURL,
+                    transport: transport,
+                    logger: logger
+                )
+            case .externalAccount(let credentials):
+                return try ExternalAccountTokenSource(
+                    credentials: credentials,
+                    scopes: scopes,
+                    environment: variables,
+                    transport: transport,
+                    logger: logger
+                )
+            case .externalAccountAuthorizedUser(let credentials):
+                return ExternalAccountAuthorizedUserTokenSource(
+                    credentials: credentials,
                     transport: transport,
                     logger: logger
                 )
@@ -290,7 +341,12 @@ public enum ApplicationDefaultCredentials {
             }
             quotaProject = value
         }
-        return Resolved(credential: credential, origin: origin, quotaProjectOverride: quotaProject)
+        return Resolved(
+            credential: credential,
+            origin: origin,
+            quotaProjectOverride: quotaProject,
+            variables: environment.variables
+        )
     }
 
     /// The credential and where it was found, in Google's order.
@@ -367,10 +423,14 @@ public enum ApplicationDefaultCredentials {
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
         case "impersonated_service_account":
             return .impersonated(try ImpersonatedServiceAccountCredentials(file, source: path))
+        case ExternalAccountCredentials.fileType:
+            return .externalAccount(try ExternalAccountCredentials(file, source: path))
+        case ExternalAccountAuthorizedUserCredentials.fileType:
+            return .externalAccountAuthorizedUser(try ExternalAccountAuthorizedUserCredentials(file, source: path))
         default:
             throw OAuthError(
                 .invalidConfiguration,
-                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, impersonated_service_account"
+                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, impersonated_service_account, external_account, external_account_authorized_user"
             )
         }
     }

@@ -60,12 +60,25 @@ struct ApplicationDefaultCredentialsTests {
         )
         let missing = machine.scratch.url.appendingPathComponent("nope.json").path
         let unsupported = try machine.scratch.write(
-            Data(#"{"type": "external_account", "audience": "x"}"#.utf8),
+            Data(#"{"type": "gdch_service_account"}"#.utf8),
+            to: "gdch.json"
+        )
+        let impersonatedWithoutURL = try machine.scratch.write(
+            Data(#"{"type": "impersonated_service_account"}"#.utf8),
+            to: "impersonated.json"
+        )
+        let externalWithoutAudience = try machine.scratch.write(
+            Data(#"{"type": "external_account", "credential_source": {"file": "/nonexistent"}}"#.utf8),
             to: "external.json"
         )
         let cases = [
             (missing, "GOOGLE_APPLICATION_CREDENTIALS names \(missing), which does not exist"),
-            (unsupported, "holds a \"external_account\" credential; supported: service_account, authorized_user"),
+            (
+                unsupported,
+                "holds a \"gdch_service_account\" credential; supported: service_account, authorized_user, impersonated_service_account, external_account, external_account_authorized_user"
+            ),
+            (impersonatedWithoutURL, "has no service_account_impersonation_url"),
+            (externalWithoutAudience, "has no audience"),
             (
                 machine.scratch.path,
                 "GOOGLE_APPLICATION_CREDENTIALS: cannot read \(machine.scratch.path): it is a directory, not a regular file"

@@ -288,6 +288,23 @@ enum GoogleAuthReference {
         try await run(["self-signed-jwt", "--key", keyPath, "--audience", audience], environment: [:])
     }
 
+    /// The access token google-auth got for the external_account `file` in `environment`
+    /// (refreshed with its own `identity_pool`, `pluggable` or `aws` credentials).
+    static func externalAccountToken(
+        file: String,
+        scopes: [String],
+        environment: [String: String]
+    ) async throws -> String {
+        let object = try await run(
+            ["external-account", file] + scopes.flatMap { ["--scope", $0] },
+            environment: environment
+        )
+        guard let token = object["token"] as? String, !token.isEmpty else {
+            throw PeerError("google-auth got no token for \(file)")
+        }
+        return token
+    }
+
     private static func run(_ arguments: [String], environment: [String: String]) async throws -> [String: Any] {
         var variables = environment
         variables["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
