@@ -24,7 +24,8 @@
                          --target EMAIL [--delegate EMAIL]... --scope SCOPE [--lifetime SECONDS]
         google-auth's impersonated credentials (google.auth.impersonated_credentials) get one
         access token; prints {"expiry"}. google-auth always addresses iamcredentials.googleapis.com,
-        so its endpoint templates are pointed at the emulator's base URL: the requests are google-auth's own.
+        so its endpoint templates are pointed at the emulator's base URL, and its assertions'
+        audience at the key's token_uri: the requests are otherwise google-auth's own.
 
     google_auth_check.py id-token --audience AUD (--key KEY | --metadata |
                          --impersonate EMAIL --iam-endpoint URL --source-key KEY [--delegate EMAIL]...)
@@ -152,6 +153,16 @@ def _point_iam_at(base):
     iam._IAM_IDTOKEN_ENDPOINT = prefix + "generateIdToken"
 
 
+def _aim_assertions_at(key_path):
+    """google-auth names Google's token endpoint as every service-account assertion's `aud`,
+    whatever the key's token_uri; the sandbox issuer takes only its own, as this package sends:
+    aim google-auth's constant at the key's token_uri (the assertions are otherwise its own)."""
+    from google.oauth2 import service_account
+
+    with open(key_path) as handle:
+        service_account._GOOGLE_OAUTH2_TOKEN_ENDPOINT = json.load(handle)["token_uri"]
+
+
 def _impersonated(arguments, scopes):
     from google.auth import compute_engine, impersonated_credentials
     from google.oauth2 import service_account
@@ -160,6 +171,7 @@ def _impersonated(arguments, scopes):
     if getattr(arguments, "source_metadata", False):
         source = compute_engine.Credentials()
     else:
+        _aim_assertions_at(arguments.source_key)
         source = service_account.Credentials.from_service_account_file(arguments.source_key)
     return impersonated_credentials.Credentials(
         source_credentials=source, target_principal=arguments.target, target_scopes=scopes,
@@ -181,6 +193,7 @@ def id_token(arguments):
 
     request = google.auth.transport.requests.Request()
     if arguments.key:
+        _aim_assertions_at(arguments.key)
         credentials = service_account.IDTokenCredentials.from_service_account_file(
             arguments.key, target_audience=arguments.audience)
     elif arguments.metadata:

@@ -48,9 +48,6 @@ HOSTILE_TEXT = ("\x1b[2J\x1b[31m\x1b]0;title\x07\u009b31m\u202eevil\u202c\u2066\
                 "\r\nauth_sample: error: FORGED LINE\n\x00")
 
 
-#: The audience google-auth puts in every service-account assertion.
-GOOGLE_TOKEN_ENDPOINT = "https://oauth2.googleapis.com/token"
-
 
 class Client(ClientMixin):
     def __init__(self, client_id, secret=None, grant_types=None, token_lifetime=None,
@@ -479,9 +476,7 @@ class Issuer:
             }
 
             def get_audiences(self):
-                # google-auth always names Google's token endpoint as the audience, whatever the
-                # key's token_uri says (and Google's endpoint takes it): so does the sandbox.
-                return [f"{issuer.url}/token", GOOGLE_TOKEN_ENDPOINT]
+                return [f"{issuer.url}/token"]
 
             def resolve_issuer_client(self, iss):
                 if issuer.service_accounts.get(iss) is None:

@@ -55,7 +55,13 @@ class ImpersonationTests(unittest.TestCase):
         cls.tls = pbg.TestServiceStub(cls.channel)
         source = service_account.Credentials.from_service_account_file(
             cls.info["service_account_key"], scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        source.refresh(google.auth.transport.requests.Request())
+        # google-auth's assertions name Google's token endpoint; the sandbox issuer takes only its own.
+        google_endpoint = service_account._GOOGLE_OAUTH2_TOKEN_ENDPOINT
+        service_account._GOOGLE_OAUTH2_TOKEN_ENDPOINT = cls.info["token_endpoint"]
+        try:
+            source.refresh(google.auth.transport.requests.Request())
+        finally:
+            service_account._GOOGLE_OAUTH2_TOKEN_ENDPOINT = google_endpoint
         cls.source_token = source.token
 
     @classmethod

@@ -2,14 +2,15 @@
 public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The kinds of Google credential, named as in the credential files' `type`.
     ///
-    /// A struct rather than an enum so that later versions can add kinds (impersonated service
-    /// accounts, external accounts, ...) without breaking code that compares them. Compare with
-    /// `==`, or `switch` with a `default` case.
+    /// A struct rather than an enum so that later versions can add kinds (external accounts, ...)
+    /// without breaking code that compares them. Compare with `==`, or `switch` with a `default`
+    /// case.
     public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         enum Wrapped: String, Sendable, Hashable {
             case serviceAccount = "service_account"
             case authorizedUser = "authorized_user"
             case computeEngine = "compute_engine"
+            case impersonatedServiceAccount = "impersonated_service_account"
             case externalAccount = "external_account"
             case externalAccountAuthorizedUser = "external_account_authorized_user"
         }
@@ -27,6 +28,10 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
         /// The service account of a Compute Engine instance, through its metadata server
         /// (`compute_engine`, a name of this package's: no file holds it).
         public static let computeEngine = Self(.computeEngine)
+        /// A service account impersonated through the IAM Credentials API by another credential
+        /// (`"type": "impersonated_service_account"`, what `gcloud auth application-default login
+        /// --impersonate-service-account` writes).
+        public static let impersonatedServiceAccount = Self(.impersonatedServiceAccount)
         /// Workload or workforce identity federation (`"type": "external_account"`): a token
         /// from another identity provider exchanged at Google's Security Token Service.
         public static let externalAccount = Self(.externalAccount)
@@ -62,6 +67,9 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// The project billed for quota (`quota_project_id`), when the credential names one; send it
     /// as `x-goog-user-project`.
     public var quotaProjectID: String?
+    /// Who impersonates whom, for an impersonated service account: the source credential's
+    /// principal, each delegate, then ``principal``. Empty for the other kinds.
+    public var chain: [String] = []
     /// The universe the credential belongs to (its file's `universe_domain`; ``defaultUniverseDomain``
     /// when it names none, and for the metadata server): its tokens are good only for endpoints in
     /// that universe.
@@ -91,6 +99,7 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// `service_account sa@project.iam.gserviceaccount.com (from /path/key.json)`.
     public var description: String {
         var text = "\(kind.rawValue) \(principal)"
+        if chain.count > 1 { text += " via \(chain.dropLast().joined(separator: " -> "))" }
         if let source { text += " (from \(source))" }
         if let quotaProjectID { text += ", quota project \(quotaProjectID)" }
         if universeDomain != Self.defaultUniverseDomain { text += ", universe \(universeDomain)" }

@@ -88,6 +88,11 @@ struct CallCommand: AsyncParsableCommand {
                 "give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user"
             )
         }
+        if google.impersonatesWithSession, token != nil || tokenFile != nil || anonymous {
+            throw ValidationError(
+                "--impersonate-service-account impersonates with Google credentials or the stored session, not --token, --token-file or --anonymous"
+            )
+        }
         if plaintext, caCert != nil {
             throw ValidationError("--ca-cert is for TLS; it makes no sense with --plaintext")
         }
@@ -239,6 +244,25 @@ struct CallCommand: AsyncParsableCommand {
             transport: oauth,
             logger: common.logger(label: "auth_sample.session")
         )
+        if google.impersonatesWithSession {
+            // The session's tokens authenticate the IAM Credentials requests (gcloud's flag over a login).
+            let selection = try google.impersonating(
+                session,
+                origin: "session '\(handle.name)'",
+                sourceTokens: "the session's access token",
+                quotaProjectID: nil,
+                logger: common.logger(label: "auth_sample.google"),
+                transport: oauth
+            )
+            let identity = selection.credentials.identity
+            return ResolvedCredentials(
+                value: .provider(selection.credentials),
+                source: "\(identity.kind.rawValue) \(identity.principal) from \(selection.origin); \(selection.tokens)",
+                session: nil,
+                sessionName: handle.name,
+                google: selection
+            )
+        }
         return ResolvedCredentials(
             value: .provider(session),
             source: "session '\(handle.name)'",

@@ -29,6 +29,26 @@ struct StatusCommand: AsyncParsableCommand {
                 )
                 return
             }
+            if google.impersonatesWithSession {
+                // What `call --impersonate-service-account` would use over the stored session; nothing is sent.
+                let handle = try common.store()
+                let session = AuthSession(
+                    state: try handle.require(),
+                    store: handle.store,
+                    logger: common.logger(label: "auth_sample.session")
+                )
+                let logger = common.logger(label: "auth_sample.google")
+                let selection = try google.impersonating(
+                    session,
+                    origin: "session '\(handle.name)'",
+                    sourceTokens: "the session's access token",
+                    quotaProjectID: nil,
+                    logger: logger,
+                    transport: HTTP1OAuthTransport.standard
+                )
+                await showGoogleCredentials(selection, logger: logger)
+                return
+            }
             let handle = try common.store()
             let state = try handle.require()
             let formatter = ISO8601DateFormatter()
@@ -95,6 +115,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let source = identity.source { object["source"] = source }
             if let project = identity.projectID { object["project_id"] = project }
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
+            if !identity.chain.isEmpty { object["chain"] = identity.chain }
             object["universe_domain"] = identity.universeDomain
             for (key, value) in selection.federation { object[key] = value }
             Output.printJSON(object)
@@ -105,6 +126,7 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("  Principal:     \(principal)\(principalNote)")
         Output.line("  Source:        \(identity.source ?? "unknown")")
         Output.line("  Found in:      \(selection.origin)")
+        if !identity.chain.isEmpty { Output.line("  Chain:         \(identity.chain.joined(separator: " -> "))") }
         if let audience = selection.federation["audience"] { Output.line("  Audience:      \(audience)") }
         if let kind = selection.federation["source_kind"] {
             Output.line("  Subject token: \(kind) \(selection.federation["source_location"] ?? "")")

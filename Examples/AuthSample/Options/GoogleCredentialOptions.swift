@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthRPC
 import Foundation
 import GoogleAuth
 import Logging
@@ -57,6 +58,35 @@ struct GoogleCredentialOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Act as this service account, impersonated through the IAM Credentials API by the credentials chosen (as gcloud's flag: "
+                + "a comma-separated chain, each account allowed to impersonate the next; the last is the one acted as).",
+            valueName: "email[,email...]"
+        )
+    )
+    var impersonateServiceAccount: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The IAM Credentials API's base URL for --impersonate-service-account (default https://iamcredentials.googleapis.com).",
+            valueName: "url"
+        )
+    )
+    var iamEndpoint: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Send an ID token for this audience (a private Cloud Run service's URL, an IAP client id) instead of an access token: "
+                + "from a service-account key, the metadata server, or impersonation.",
+            valueName: "audience"
+        )
+    )
+    var idTokenAudience: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "The universe of the target's endpoints; Google credentials of another universe (their file's universe_domain) are refused before anything is sent.",
             valueName: "domain"
         )
@@ -69,23 +99,42 @@ struct GoogleCredentialOptions: ParsableArguments {
     /// Whether Google credentials were asked for.
     var isSelected: Bool { adc || serviceAccountKey != nil || authorizedUser != nil }
 
+    /// Whether the stored session is to impersonate a service account (no Google credentials named).
+    var impersonatesWithSession: Bool { !isSelected && impersonateServiceAccount != nil }
+
     func validate() throws {
         guard [adc, serviceAccountKey != nil, authorizedUser != nil].filter({ $0 }).count <= 1 else {
             throw ValidationError("give only one of \(Self.selectingFlags)")
         }
-        if !isSelected {
+        // --impersonate-service-account alone impersonates with the stored session (`call`).
+        if !isSelected && impersonateServiceAccount == nil {
             for (given, flag) in [
                 (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
                 (userTokenEndpoint != nil, "--user-token-endpoint"),
+                (idTokenAudience != nil, "--id-token-audience"),
                 (universeDomain != GoogleCredentialIdentity.defaultUniverseDomain, "--universe-domain"),
             ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }
         }
+        if !isSelected, selfSignedJwt || userTokenEndpoint != nil {
+            throw ValidationError("--self-signed-jwt and --user-token-endpoint only apply with \(Self.selectingFlags)")
+        }
         if userTokenEndpoint != nil, serviceAccountKey != nil {
             throw ValidationError(
                 "--user-token-endpoint is for an authorized user; a service-account key names its own token endpoint"
             )
+        }
+        if iamEndpoint != nil, impersonateServiceAccount == nil {
+            throw ValidationError("--iam-endpoint only applies with --impersonate-service-account")
+        }
+        if selfSignedJwt, impersonateServiceAccount != nil || idTokenAudience != nil {
+            throw ValidationError(
+                "--self-signed-jwt makes access tokens itself; it cannot go with --impersonate-service-account or --id-token-audience"
+            )
+        }
+        if idTokenAudience != nil, !scopes.isEmpty {
+            throw ValidationError("--scope does not apply to ID tokens (--id-token-audience)")
         }
         if selfSignedJwt, authorizedUser != nil {
             throw ValidationError("--self-signed-jwt needs a service-account key, not --authorized-user")
@@ -96,6 +145,182 @@ struct GoogleCredentialOptions: ParsableArguments {
     /// request (``metadataPrincipal()``); building the provider sends nothing.
     func resolve(logger: Logger, transport: any OAuthTransport) throws(ToolFailure) -> GoogleSelection {
         let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
+        guard impersonateServiceAccount != nil else {
+            if let idTokenAudience { return try idTokens(for: idTokenAudience, logger: logger, transport: transport) }
+            return try resolve(scopes: scopes, logger: logger, transport: transport)
+        }
+        // The source asks for what the IAM Credentials API takes; --scope is for the account acted as.
+        let source = try resolve(
+            scopes: [ImpersonatedServiceAccountCredentials.sourceScope],
+            logger: logger,
+            transport: transport
+        )
+        return try impersonating(
+            source.credentials,
+            origin: source.origin,
+            sourceTokens: source.tokens,
+            quotaProjectID: source.credentials.identity.quotaProjectID,
+            logger: logger,
+            transport: transport
+        )
+    }
+
+    /// `source` impersonating the accounts of --impersonate-service-account (gcloud's comma
+    /// chain: the last is acted as), for access tokens or, with --id-token-audience, ID tokens.
+    func impersonating(
+        _ source: any InvalidatableAuthTokenProvider,
+        origin: String,
+        sourceTokens: String,
+        quotaProjectID: String?,
+        logger: Logger,
+        transport: any OAuthTransport
+    ) throws(ToolFailure) -> GoogleSelection {
+        let scopes = self.scopes.isEmpty ? [ServiceConfiguration.googleTestScope] : self.scopes
+        let chain = (impersonateServiceAccount ?? "").split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard let target = chain.last, chain.allSatisfy({ !$0.isEmpty }) else {
+            throw ToolFailure(
+                status: .usage,
+                message: "--impersonate-service-account needs one or more emails, separated by commas"
+            )
+        }
+        let delegates = Array(chain.dropLast())
+        let tokenSource: any GoogleTokenSource
+        let tokens: String
+        if let idTokenAudience {
+            let endpoint = try iamURL(target, "generateIdToken")
+            tokenSource = try Self.commandLine { () throws(OAuthError) in
+                try ImpersonatedIDTokenSource(
+                    source: source,
+                    targetPrincipal: target,
+                    delegates: delegates,
+                    audience: idTokenAudience,
+                    endpoint: endpoint,
+                    transport: transport,
+                    logger: logger
+                )
+            }
+            tokens = "ID tokens for \(idTokenAudience) from generateIdToken at \(Self.shown(tokenSource))"
+        } else {
+            let endpoint = try iamURL(target, "generateAccessToken")
+            tokenSource = try Self.commandLine { () throws(OAuthError) in
+                try ImpersonatedTokenSource(
+                    source: source,
+                    targetPrincipal: target,
+                    delegates: delegates,
+                    scopes: scopes,
+                    endpoint: endpoint,
+                    transport: transport,
+                    logger: logger
+                )
+            }
+            tokens = "generateAccessToken at \(Self.shown(tokenSource)), scopes: \(scopes.joined(separator: " "))"
+        }
+        let credentials = try Self.commandLine { () throws(OAuthError) in
+            try GoogleCredentials(source: tokenSource, quotaProjectID: quotaProjectID, logger: logger)
+        }
+        return GoogleSelection(
+            credentials: credentials,
+            origin: "--impersonate-service-account over \(origin)",
+            tokens: "\(tokens); source tokens: \(sourceTokens)"
+        )
+    }
+
+    /// The IAM Credentials URL of `method` for `email`: under --iam-endpoint, else Google's.
+    private func iamURL(_ email: String, _ method: String) throws(ToolFailure) -> URL? {
+        guard let iamEndpoint else { return nil }
+        guard let base = URL(string: iamEndpoint), base.scheme != nil, base.host != nil, base.query == nil else {
+            throw ToolFailure(status: .usage, message: "--iam-endpoint \(iamEndpoint) is not an absolute URL")
+        }
+        return base.appendingPathComponent("v1/projects/-/serviceAccounts/\(email):\(method)")
+    }
+
+    /// Where an impersonation source sends its requests, for `status`.
+    private static func shown(_ source: any GoogleTokenSource) -> String {
+        if let source = source as? ImpersonatedTokenSource { return source.endpoint.absoluteString }
+        if let source = source as? ImpersonatedIDTokenSource { return source.endpoint.absoluteString }
+        return source.description
+    }
+
+    /// ID tokens for `audience` from the credentials chosen, without impersonation: a
+    /// service-account key's JWT bearer grant with target_audience, or what ADC finds.
+    private func idTokens(
+        for audience: String,
+        logger: Logger,
+        transport: any OAuthTransport
+    ) throws(ToolFailure) -> GoogleSelection {
+        if authorizedUser != nil {
+            throw ToolFailure(
+                status: .usage,
+                message:
+                    "--id-token-audience: a user's authorized_user credentials get no ID tokens for an audience; add --impersonate-service-account EMAIL"
+            )
+        }
+        if let serviceAccountKey {
+            let key = try Self.readFile(
+                "--service-account-key",
+                serviceAccountKey,
+                hint: "give the JSON key file of a service account"
+            ) {
+                () throws(OAuthError) in try ServiceAccountKey(contentsOfFile: serviceAccountKey)
+            }
+            let credentials = try Self.commandLine { () throws(OAuthError) in
+                try GoogleCredentials(
+                    source: ServiceAccountIDTokenSource(
+                        key: key,
+                        audience: audience,
+                        transport: transport,
+                        logger: logger
+                    ),
+                    logger: logger
+                )
+            }
+            return GoogleSelection(
+                credentials: credentials,
+                origin: "--service-account-key \(serviceAccountKey)",
+                tokens:
+                    "ID tokens for \(audience) from the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+            )
+        }
+        let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
+        let endpoint = try userEndpoint()
+        let credentials = try Self.setUp { () throws(OAuthError) in
+            try GoogleCredentials(
+                source: resolved.idTokenSource(
+                    audience: audience,
+                    userTokenEndpoint: endpoint,
+                    transport: transport,
+                    logger: logger
+                ),
+                quotaProjectID: resolved.quotaProjectID,
+                logger: logger
+            )
+        }
+        let how: String
+        if let key = resolved.credential.serviceAccountKey {
+            how = "the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+        } else if let host = resolved.credential.metadataHost {
+            how = "the metadata server's identity endpoint at \(host)"
+        } else if let impersonation = resolved.credential.impersonatedServiceAccount {
+            how = "generateIdToken at \(impersonation.idTokenURL.absoluteString)"
+        } else {
+            how = "the credential"
+        }
+        return GoogleSelection(
+            credentials: credentials,
+            origin: "Application Default Credentials: \(resolved.origin)",
+            tokens: "ID tokens for \(audience) from \(how)",
+            metadataHost: resolved.credential.metadataHost
+        )
+    }
+
+    /// The credentials the selecting flags name, asking for `scopes`.
+    private func resolve(
+        scopes: [String],
+        logger: Logger,
+        transport: any OAuthTransport
+    ) throws(ToolFailure) -> GoogleSelection {
         if let serviceAccountKey {
             let key = try Self.readFile(
                 "--service-account-key",
@@ -191,6 +416,14 @@ struct GoogleCredentialOptions: ParsableArguments {
         }
         if let key = resolved.credential.serviceAccountKey {
             return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
+        }
+        if let impersonation = resolved.credential.impersonatedServiceAccount {
+            return GoogleSelection(
+                credentials: credentials,
+                origin: origin,
+                tokens:
+                    "generateAccessToken at \(impersonation.impersonationURL.absoluteString), scopes: \(scopes.joined(separator: " "))"
+            )
         }
         if let external = resolved.credential.externalAccountCredentials {
             return GoogleSelection(

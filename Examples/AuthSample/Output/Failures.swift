@@ -152,10 +152,18 @@ enum Failures {
         let who = "\(google.credentials.identity)"
         switch error.kind {
         case .authorization, .noRefreshToken:
-            let hint =
-                google.credentials.identity.kind == .authorizedUser
-                ? "sign in again: gcloud auth application-default login"
-                : "check that the key is still valid and enabled, the clock is right, and any subject is allowed (domain-wide delegation)"
+            let identity = google.credentials.identity
+            let hint: String
+            if identity.kind == .impersonatedServiceAccount {
+                hint =
+                    "check that \(identity.chain.dropLast().joined(separator: " -> ")) may impersonate the next account "
+                    + "(roles/iam.serviceAccountTokenCreator on each link) and that the source credentials are still valid"
+            } else if identity.kind == .authorizedUser {
+                hint = "sign in again: gcloud auth application-default login"
+            } else {
+                hint =
+                    "check that the key is still valid and enabled, the clock is right, and any subject is allowed (domain-wide delegation)"
+            }
             return ToolFailure(
                 status: .googleCredentialsRefused,
                 message: "the Google credentials \(who) were refused: \(error.message)",

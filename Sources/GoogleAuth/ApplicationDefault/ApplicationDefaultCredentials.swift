@@ -7,8 +7,9 @@ public import OAuth2
 /// for in the order Google's libraries use.
 ///
 /// 1. `GOOGLE_APPLICATION_CREDENTIALS`: the credential file it names (a service account's key,
-///    gcloud's authorized_user, an external_account file of workload or workforce identity
-///    federation, or a workforce pool user's external_account_authorized_user). Set but
+///    gcloud's authorized_user or impersonated_service_account, an external_account file of
+///    workload or workforce identity federation, or a workforce pool user's
+///    external_account_authorized_user). Set but
 ///    unreadable or unusable is an error, not a reason to look further.
 /// 2. gcloud's well-known file: `$CLOUDSDK_CONFIG/application_default_credentials.json`, or
 ///    `$HOME/.config/gcloud/application_default_credentials.json`.
@@ -63,6 +64,7 @@ public enum ApplicationDefaultCredentials {
             case serviceAccount(ServiceAccountKey)
             case authorizedUser(AuthorizedUserCredentials)
             case computeEngine(metadataHost: String)
+            indirect case impersonated(ImpersonatedServiceAccountCredentials)
             case externalAccount(ExternalAccountCredentials)
             case externalAccountAuthorizedUser(ExternalAccountAuthorizedUserCredentials)
         }
@@ -83,6 +85,16 @@ public enum ApplicationDefaultCredentials {
 
         static func computeEngine(metadataHost: String) -> Self {
             Self(.computeEngine(metadataHost: metadataHost))
+        }
+
+        static func impersonated(_ credentials: ImpersonatedServiceAccountCredentials) -> Self {
+            Self(.impersonated(credentials))
+        }
+
+        /// The impersonation, for an impersonated_service_account file; `nil` for the other kinds.
+        public var impersonatedServiceAccount: ImpersonatedServiceAccountCredentials? {
+            if case .impersonated(let credentials) = wrapped { return credentials }
+            return nil
         }
 
         static func externalAccount(_ credentials: ExternalAccountCredentials) -> Self {
@@ -130,6 +142,7 @@ public enum ApplicationDefaultCredentials {
             case .serviceAccount(let key): return key.description
             case .authorizedUser(let credentials): return credentials.description
             case .computeEngine(let host): return "the Compute Engine metadata server at \(host)"
+            case .impersonated(let credentials): return credentials.description
             case .externalAccount(let credentials): return credentials.description
             case .externalAccountAuthorizedUser(let credentials): return credentials.description
             }
@@ -193,6 +206,19 @@ public enum ApplicationDefaultCredentials {
                     principal: "default",
                     source: "metadata server at \(host)"
                 )
+            case .impersonated(let impersonation):
+                let sourceIdentity = identity(of: impersonation.sourceCredential)
+                var identity = GoogleCredentialIdentity(
+                    kind: .impersonatedServiceAccount,
+                    principal: impersonation.targetPrincipal,
+                    source: impersonation.source,
+                    quotaProjectID: impersonation.quotaProjectID ?? sourceIdentity.quotaProjectID
+                )
+                identity.chain =
+                    [sourceIdentity.principal] + impersonation.delegates.map(ServiceAccountName.email(ofDelegate:))
+                    + [impersonation.targetPrincipal]
+                identity.universeDomain = sourceIdentity.universeDomain
+                return identity
             case .externalAccount(let credentials): return credentials.identity
             case .externalAccountAuthorizedUser(let credentials): return credentials.identity
             }
@@ -200,6 +226,8 @@ public enum ApplicationDefaultCredentials {
 
         /// A source of access tokens for this credential: the JWT bearer grant for a service
         /// account, the refresh-token grant for a user, the metadata server for Compute Engine,
+        /// IAM Credentials' `generateAccessToken` for an impersonated service account (its source
+        /// asking for the `cloud-platform` scope; `scopes` empty asks for `cloud-platform` too),
         /// the subject token exchanged at the Security Token Service (then impersonation, if the
         /// file says) for an external_account file, the refresh-token grant at the file's
         /// `token_url` for a workforce pool user.
@@ -231,6 +259,16 @@ public enum ApplicationDefaultCredentials {
                 )
             case .computeEngine(let host):
                 return try ComputeEngineTokenSource(host: host, scopes: scopes, transport: transport, logger: logger)
+            case .impersonated(let impersonation):
+                return try ImpersonatedTokenSource(
+                    source: impersonationSource(impersonation, userTokenEndpoint, transport, logger),
+                    targetPrincipal: impersonation.targetPrincipal,
+                    delegates: impersonation.delegates,
+                    scopes: scopes.isEmpty ? [ImpersonatedServiceAccountCredentials.sourceScope] : scopes,
+                    endpoint: impersonation.impersonationURL,
+                    transport: transport,
+                    logger: logger
+                )
             case .externalAccount(let credentials):
                 return try ExternalAccountTokenSource(
                     credentials: credentials,
@@ -383,6 +421,8 @@ public enum ApplicationDefaultCredentials {
             return .serviceAccount(try ServiceAccountKey(file, source: path))
         case "authorized_user":
             return .authorizedUser(try AuthorizedUserCredentials(file, source: path))
+        case "impersonated_service_account":
+            return .impersonated(try ImpersonatedServiceAccountCredentials(file, source: path))
         case ExternalAccountCredentials.fileType:
             return .externalAccount(try ExternalAccountCredentials(file, source: path))
         case ExternalAccountAuthorizedUserCredentials.fileType:
@@ -390,7 +430,7 @@ public enum ApplicationDefaultCredentials {
         default:
             throw OAuthError(
                 .invalidConfiguration,
-                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, external_account, external_account_authorized_user"
+                "\(path) (\(purpose)) holds a \(CredentialFile.shown(type: type, quoted: true)) credential; supported: service_account, authorized_user, impersonated_service_account, external_account, external_account_authorized_user"
             )
         }
     }

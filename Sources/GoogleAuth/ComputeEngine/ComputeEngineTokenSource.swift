@@ -100,7 +100,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
 
     /// A flavoured GET of `path`, its answer checked: from a metadata server, 2xx, bounded;
     /// failures that may pass are retried as ``retry`` says.
-    private func get(_ path: String, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+    func get(_ path: String, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
         guard let url = URL(string: "http://\(host)\(path)") else {
             throw OAuthError(.invalidConfiguration, "cannot make a metadata URL for \(host)")
         }
@@ -210,7 +210,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         "ComputeEngineTokenSource(metadata server at \(host)\(scopes.isEmpty ? "" : ", scopes: \(scopes.joined(separator: " "))"))"
     }
 
-    private static func percentEncoded(_ text: String) -> String {
+    static func percentEncoded(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text

@@ -12,10 +12,17 @@ struct JWTClaims: Encodable, Sendable {
     var aud: String?
     /// Space-separated scopes.
     var scope: String?
+    /// The audience of the ID token asked for (Google's ID-token grant), instead of scopes.
+    var targetAudience: String?
     /// Issued at, in seconds since 1970.
     var iat: Int
     /// Expires at, in seconds since 1970.
     var exp: Int
+
+    private enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, scope, iat, exp
+        case targetAudience = "target_audience"
+    }
 }
 
 /// JWS compact serialization with RS256 (RFC 7515, 7518): `base64url(header).base64url(claims).

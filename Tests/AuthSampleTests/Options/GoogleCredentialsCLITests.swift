@@ -79,7 +79,7 @@ struct GoogleCredentialsCLITests {
                 sourceLocation: sourceLocation
             )
             var printed: [String] = []
-            for account in [email, userClientID, metadataEmail] {
+            for account in [email, userClientID, metadataEmail, sandbox.process.string("impersonation_target")] {
                 for token in try await workspace.issuer.accessTokens(of: account)
                 where result.stdout.contains(token) || result.stderr.contains(token) {
                     printed.append("an access token of \(account)")

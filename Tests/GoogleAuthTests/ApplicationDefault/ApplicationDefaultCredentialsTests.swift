@@ -60,6 +60,10 @@ struct ApplicationDefaultCredentialsTests {
         )
         let missing = machine.scratch.url.appendingPathComponent("nope.json").path
         let unsupported = try machine.scratch.write(
+            Data(#"{"type": "gdch_service_account"}"#.utf8),
+            to: "gdch.json"
+        )
+        let impersonatedWithoutURL = try machine.scratch.write(
             Data(#"{"type": "impersonated_service_account"}"#.utf8),
             to: "impersonated.json"
         )
@@ -71,8 +75,9 @@ struct ApplicationDefaultCredentialsTests {
             (missing, "GOOGLE_APPLICATION_CREDENTIALS names \(missing), which does not exist"),
             (
                 unsupported,
-                "holds a \"impersonated_service_account\" credential; supported: service_account, authorized_user, external_account, external_account_authorized_user"
+                "holds a \"gdch_service_account\" credential; supported: service_account, authorized_user, impersonated_service_account, external_account, external_account_authorized_user"
             ),
+            (impersonatedWithoutURL, "has no service_account_impersonation_url"),
             (externalWithoutAudience, "has no audience"),
             (
                 machine.scratch.path,

@@ -105,6 +105,32 @@ struct GoogleSandbox: Sendable {
         _ = try await post(URL(string: "http://\(metadataHost)/sandbox/\(name)")!, json: body)
     }
 
+    var iamEndpoint: String { sandbox.process.string("iam_endpoint") }
+    var impersonationTarget: String { sandbox.process.string("impersonation_target") }
+    var impersonationDelegate: String { sandbox.process.string("impersonation_delegate") }
+    var impersonationForbidden: String { sandbox.process.string("impersonation_forbidden") }
+    var impersonatedADCFile: String { sandbox.process.string("impersonated_adc_file") }
+    var idTokenAudience: String { sandbox.process.string("id_token_audience") }
+    var idTokenPublicKeyPath: String { sandbox.process.string("id_token_public_key") }
+
+    /// The IAM emulator's URL of `method` for `email`.
+    func iamURL(_ email: String, _ method: String) -> URL {
+        URL(string: "\(iamEndpoint)/v1/projects/-/serviceAccounts/\(email):\(method)")!
+    }
+
+    /// What the IAM emulator received, oldest first: `method`, `path`, `content_type`, `caller`, `body`.
+    func iamRequests() async throws -> [[String: Any]] {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "\(iamEndpoint)/sandbox/requests")!)
+        return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
+    }
+
+    /// The query of each identity request the metadata emulator received, oldest first.
+    func metadataIdentityRequests() async throws -> [[String: [String]]] {
+        let url = URL(string: "http://\(metadataHost)/sandbox/identity-requests")!
+        let (data, _) = try await URLSession.shared.data(from: url)
+        return (try JSONSerialization.jsonObject(with: data) as? [[String: [String]]]) ?? []
+    }
+
     /// A TLS channel to the grpcio test service by its DNS name, trusting the sandbox CA.
     func channel() throws -> Channel {
         try Channel(
@@ -228,6 +254,32 @@ enum GoogleAuthReference {
         var arguments = ["verify-jwt", "--cert", certificatePath, "--token-file", file.path]
         if let audience { arguments += ["--audience", audience] }
         return try await run(arguments, environment: [:])
+    }
+
+    /// google-auth's impersonated credentials get one access token from the IAM emulator.
+    static func impersonate(
+        iamEndpoint: String,
+        sourceKey: String,
+        target: String,
+        delegates: [String],
+        scope: String,
+        lifetime: Int
+    ) async throws -> [String: Any] {
+        try await run(
+            ["impersonate", "--iam-endpoint", iamEndpoint, "--source-key", sourceKey, "--target", target]
+                + delegates.flatMap { ["--delegate", $0] } + ["--scope", scope, "--lifetime", "\(lifetime)"],
+            environment: [:]
+        )
+    }
+
+    /// google-auth's ID token for `audience` (`how`: `--key PATH`, `--metadata`, or
+    /// `--impersonate EMAIL --iam-endpoint URL --source-key PATH`): its claims and expiry.
+    static func idToken(
+        audience: String,
+        how: [String],
+        environment: [String: String] = [:]
+    ) async throws -> [String: Any] {
+        try await run(["id-token", "--audience", audience] + how, environment: environment)
     }
 
     /// The self-signed JWT google-auth makes with the key file at `keyPath` for `audience`, decoded:
