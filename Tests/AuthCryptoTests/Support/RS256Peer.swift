@@ -36,9 +36,10 @@ enum RS256Peer {
         stdin.fileHandleForWriting.write(input)
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        guard ChildExit.waitBlocking(for: process).code == 0 else {
+        let exit = ChildExit.waitBlocking(for: process)
+        guard exit.code == 0, !exit.signalled else {
             let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
-            throw PeerError("rs256_peer.py \(command) failed (\(process.terminationStatus)): \(stderr)")
+            throw PeerError("rs256_peer.py \(command) failed (\(exit.code)): \(stderr)")
         }
         return output
     }
