@@ -83,16 +83,19 @@ struct ComputeEngineTests {
         }
 
         // maximumDuration bounds the whole fetch: after the first wait (360-440 ms), a second one
-        // (720-880 ms) would end past 1 s, so it is not begun.
+        // (720-880 ms) would end past 1 s, so it is not begun (on a loaded machine the first
+        // answer can come so late that even the first wait is not: one attempt).
         let bounded = try ComputeEngineTokenSource(
             host: own.metadataHost,
             retry: MetadataRetry(attempts: 5, initialBackoff: .milliseconds(400), maximumDuration: .seconds(1))
         )
         try await own.metadataKnob("fail-tokens", ["status": 503, "count": 5])
         let outOfTime = try await #require(throws: OAuthError.self) { try await bounded.fetchToken() }
-        #expect(outOfTime.message.hasSuffix("(after 2 attempts)"))
-        expectedRequests += 2
-        #expect(try await requests() == expectedRequests)
+        let made = (try await requests() ?? 0) - expectedRequests
+        #expect((1...2).contains(made), "a 1 s budget leaves room for at most 2 of the 5 attempts")
+        #expect(outOfTime.message.contains("answered HTTP 503"))
+        if made == 2 { #expect(outOfTime.message.hasSuffix("(after 2 attempts)")) }
+        expectedRequests += made
 
         let counters = try await own.metadataCounters()
         #expect(counters["requests_without_flavor"] == 0, "every request carried Metadata-Flavor: Google")

@@ -11,19 +11,21 @@ import Testing
 @Suite("AuthSession refreshes ahead of expiry (sandbox issuer)")
 struct RefreshAheadTests {
     @Test(
-        "a stale token while the token endpoint takes 2 s: calls with a 1 s deadline succeed, one refresh runs behind"
+        "a stale token while the token endpoint takes 8 s: calls with a 4 s deadline succeed, one refresh runs behind"
     )
     func staleTokenDoesNotMakeCallsWait() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
         let grant = try await issuer.signIn(client)
         let session = AuthSession(state: stale(grant))
-        try await issuer.tokenBehaviour(of: client, delayMilliseconds: 2000)
+        try await issuer.tokenBehaviour(of: client, delayMilliseconds: 8000)
         defer { Task { try? await issuer.tokenBehaviour(of: client) } }
         let before = try await issuer.counters(of: client)["token_requests", default: 0]
 
         let channel = try issuer.channel()
-        let options = CallOptions(timeout: .seconds(1), credentials: .provider(session))
+        // Half the endpoint's delay: a call that waited for the refresh could not succeed, and a
+        // loaded machine still has seconds to connect.
+        let options = CallOptions(timeout: .seconds(4), credentials: .provider(session))
         for _ in 0..<5 {
             let response = try await issuer.whoAmI(on: channel, options: options)
             #expect(response.username == issuer.sandbox.user)
@@ -31,7 +33,7 @@ struct RefreshAheadTests {
         // One refresh went out behind the calls; once it is back the session holds a new token.
         try await issuer.waitForTokenRequests(of: client, moreThan: before)
         var current = session.cachedToken()
-        for _ in 0..<250 where current == grant.accessToken || current == nil {
+        for _ in 0..<750 where current == grant.accessToken || current == nil {
             try await Task.sleep(for: .milliseconds(20))
             current = session.cachedToken()
         }
