@@ -84,6 +84,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// whichever way its bytes and its close are split across reads.
     private var serverPrefixBytesSeen = 0
     private var serverFirstFrameIsSettings = true
+    /// The socket and the wake-up descriptor, as `poll` takes them: one array for the
+    /// connection's life, refilled each turn, so the loop allocates nothing to wait.
+    private var pollSet = [pollfd](repeating: pollfd(), count: 2)
     private var closeReason: HTTP2Error?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
@@ -265,11 +268,9 @@ final class ConnectionLoop: @unchecked Sendable {
     private func loop() {
         while closeReason == nil {
             let timeout = readyToSleep() ? pollTimeout() : 0
-            var fds = [
-                pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
-                pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&fds, 2, timeout)
+            pollSet[0] = pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
+            pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollSet, 2, timeout)
             if ready < 0 && errno != EINTR {
                 close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
                 break
@@ -278,7 +279,7 @@ final class ConnectionLoop: @unchecked Sendable {
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.
             if closeReason != nil { break }
-            if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            if pollSet[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 if let failure = receive() {
                     close(failure)
                     break
