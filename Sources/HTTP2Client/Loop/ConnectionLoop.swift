@@ -268,7 +268,11 @@ final class ConnectionLoop: @unchecked Sendable {
     private func loop() {
         while closeReason == nil {
             let timeout = readyToSleep() ? pollTimeout() : 0
-            pollSet[0] = pollfd(fd: socket!.fd, events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
+            pollSet[0] = pollfd(
+                fd: socket!.fd,
+                events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)),
+                revents: 0
+            )
             pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pollSet, 2, timeout)
             if ready < 0 && errno != EINTR {
