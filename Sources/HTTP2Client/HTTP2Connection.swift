@@ -130,7 +130,7 @@ package final class HTTP2Connection: Sendable {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
         let stream = HTTP2Stream(request: request)
-        let result = await withTaskCancellationHandler {
+        let answer = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: HTTP2Stream.Completion) in
                 stream.completion = continuation
                 if let refusal = loop.enqueue(.submit(stream)) {
@@ -140,8 +140,8 @@ package final class HTTP2Connection: Sendable {
         } onCancel: {
             _ = loop.enqueue(.cancel(stream))
         }
-        headersReceived = stream.answeredAfterHeaders
-        return try result.get()
+        headersReceived = answer.afterHeaders
+        return try answer.result.get()
     }
 
     /// What the connection's I/O thread still holds (streams, deadline entries, their bytes),

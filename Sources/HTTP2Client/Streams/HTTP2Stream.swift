@@ -6,7 +6,10 @@
 /// command can reach the I/O thread before the submit; it then touches only `id` and
 /// `cancelledBeforeSubmit`, which the calling task never writes.
 final class HTTP2Stream: @unchecked Sendable {
-    typealias Completion = UnsafeContinuation<Result<HTTP2Response, HTTP2Error>, Never>
+    /// The answer and whether the final header block had arrived by then, handed over together:
+    /// the calling task reads nothing of the stream after it resumes (the resume is ordered by
+    /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see).
+    typealias Completion = UnsafeContinuation<(result: Result<HTTP2Response, HTTP2Error>, afterHeaders: Bool), Never>
 
     /// The request; its header block is let go once submitted, its body once nghttp2 has taken
     /// all of it.
@@ -51,9 +54,6 @@ final class HTTP2Stream: @unchecked Sendable {
     /// How many 1xx header blocks the server sent.
     var informationalBlocks = 0
     var endedWithHeaders = false
-    /// Whether the final header block had arrived when the caller was answered. Written once,
-    /// just before the answer, which orders it before the calling task reads it.
-    private(set) var answeredAfterHeaders = false
 
     init(request: HTTP2Request) {
         self.request = request
@@ -75,11 +75,10 @@ final class HTTP2Stream: @unchecked Sendable {
     func finish(_ result: Result<HTTP2Response, HTTP2Error>) {
         guard let completion else { return }
         self.completion = nil
-        answeredAfterHeaders = sawFinalHeaders
         headers = []
         trailers = []
         body = []
-        completion.resume(returning: result)
+        completion.resume(returning: (result, sawFinalHeaders))
     }
 
     /// Answers the caller with the assembled response.
