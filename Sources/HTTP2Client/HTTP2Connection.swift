@@ -64,10 +64,18 @@ package final class HTTP2Connection: Sendable {
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(HTTP2Error) -> HTTP2Connection {
-        let result = await withUnsafeContinuation { continuation in
-            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) {
-                continuation.resume(returning: $0)
+        // The answer comes from the connection's thread and goes through a lock as well as the
+        // continuation: a resume that arrives before the task has suspended is ordered only by
+        // the concurrency runtime's uninstrumented atomics, which ThreadSanitizer cannot see.
+        let answer = Locked<Result<HTTP2Connection, HTTP2Error>?>(nil)
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) { result in
+                answer.withLock { $0 = result }
+                continuation.resume()
             }
+        }
+        guard let result = answer.withLock({ $0 }) else {
+            throw .connectFailed(target: route.description, reason: "connection attempt abandoned", kind: .abandoned)
         }
         return try result.get()
     }
