@@ -83,12 +83,15 @@ package final class HTTP2Connection: Sendable {
     /// Connects as ``connect(via:serverName:configuration:onEvent:)`` does, and answers with
     /// `completion`, called on the connection's own thread (or at once, when the connection
     /// cannot even start): no task of the cooperative pool takes part, so connecting goes on
-    /// however busy the pool is. `completion` must not block.
+    /// however busy the pool is. `completion` must not block. With a `group`, the caller
+    /// has announced the connection to it (``HTTP2ConnectionGroup/expectConnection()``); the
+    /// connection belongs to the group until its thread has ended.
     package static func start(
         via route: HTTP2Route,
         serverName: String,
         configuration: HTTP2ConnectionConfiguration,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void,
+        group: HTTP2ConnectionGroup? = nil,
         completion: @escaping @Sendable (Result<HTTP2Connection, HTTP2Error>) -> Void
     ) {
         let loop: ConnectionLoop
@@ -100,14 +103,19 @@ package final class HTTP2Connection: Sendable {
                 onEvent: onEvent
             )
         } catch {
+            group?.started(nil)
             completion(.failure(error))
             return
         }
+        group?.started(loop)
         let thread = Thread {
             CurrentThread.setName(Self.threadName)
             loop.run { error in
                 completion(error.map { .failure($0) } ?? .success(HTTP2Connection(loop: loop)))
             }
+            // Now rather than at the thread's exit, which comes after `group` hears of the end.
+            TLSSession.releaseThreadState()
+            group?.ended(loop)
         }
         thread.name = "\(Self.threadName) \(route)"
         thread.start()

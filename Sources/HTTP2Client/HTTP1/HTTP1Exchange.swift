@@ -52,18 +52,19 @@ package enum HTTP1Exchange {
                 (continuation: UnsafeContinuation<Result<HTTP1Response, HTTP2Error>, Never>) in
                 let thread = Thread {
                     CurrentThread.setName("authrpc-http1")
-                    continuation.resume(
-                        returning: Result { () throws(HTTP2Error) -> HTTP1Response in
-                            try run(
-                                bytes,
-                                request: request,
-                                route: route,
-                                tls: tls,
-                                serverName: serverName,
-                                abortFD: wakeup.readFD
-                            )
-                        }
-                    )
+                    let result = Result { () throws(HTTP2Error) -> HTTP1Response in
+                        try run(
+                            bytes,
+                            request: request,
+                            route: route,
+                            tls: tls,
+                            serverName: serverName,
+                            abortFD: wakeup.readFD
+                        )
+                    }
+                    // Before the caller goes on: a program may exit as soon as it has the answer.
+                    TLSSession.releaseThreadState()
+                    continuation.resume(returning: result)
                 }
                 thread.name = "authrpc-http1 \(route)"
                 thread.start()

@@ -52,6 +52,13 @@ final class TLSSession {
         refusedRenegotiation.deallocate()
     }
 
+    /// Frees what OpenSSL keeps for the calling thread (its random generators, its error
+    /// queue). OpenSSL does this itself when a thread exits, but only after the thread's last
+    /// code has run, which may be after a program that waited for it has begun to exit.
+    static func releaseThreadState() {
+        OPENSSL_thread_stop()
+    }
+
     /// OpenSSL's info callback: renegotiation is off (SSL_OP_NO_RENEGOTIATION), so a server's
     /// HelloRequest is answered with a no_renegotiation warning alert; seeing that alert go out is
     /// how the client learns the server asked.

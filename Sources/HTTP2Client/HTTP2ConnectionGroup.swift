@@ -1,0 +1,84 @@
+import AuthRPCSystem
+
+/// The connections of one owner (a channel), connected or still connecting, so that the owner
+/// can end them all and wait until their I/O threads have ended.
+///
+/// A connection belongs to the group from the moment its owner decides to make it
+/// (``expectConnection()``) until it has been torn down (last frames sent, socket closed, TLS
+/// session freed) and OpenSSL has released its thread's own state. A program that exits while
+/// such a thread still runs cuts the connection off mid-frame and races OpenSSL's clean-up at
+/// exit, which frees what that thread still uses.
+package final class HTTP2ConnectionGroup: Sendable {
+    private struct State {
+        /// Connections decided on whose thread has not started yet.
+        var expected = 0
+        var running: [ObjectIdentifier: ConnectionLoop] = [:]
+        /// Set by ``closeAll()``: a connection that starts later is abandoned at once.
+        var closing = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+
+        var idle: Bool { expected == 0 && running.isEmpty }
+
+        mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
+            defer { waiters = [] }
+            return waiters
+        }
+    }
+
+    private let state = Locked(State())
+
+    package init() {}
+
+    /// How many of the group's connections have not ended yet.
+    package var count: Int {
+        state.withLock { $0.expected + $0.running.count }
+    }
+
+    /// Counts a connection about to be started with this group, so that ``closeAll()`` waits
+    /// for it even when it asks before the connection's thread exists. The owner calls this
+    /// where it decides to connect, under the lock that also orders its closing.
+    package func expectConnection() {
+        state.withLock { $0.expected += 1 }
+    }
+
+    /// The expected connection's thread starts (`loop`), or it never will (nil).
+    func started(_ loop: ConnectionLoop?) {
+        let (abandon, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            state.expected -= 1
+            if let loop {
+                state.running[ObjectIdentifier(loop)] = loop
+                return (state.closing, [])
+            }
+            return (false, state.idle ? state.takeWaiters() : [])
+        }
+        if abandon, let loop { _ = loop.enqueue(.shutdown(graceful: true)) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func ended(_ loop: ConnectionLoop) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running[ObjectIdentifier(loop)] = nil
+            return state.idle ? state.takeWaiters() : []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Closes every connection of the group gracefully (open streams finish, then GOAWAY; an
+    /// attempt still connecting is abandoned at once), then returns once all of their threads
+    /// have ended. Not cut short by cancellation: the wait lasts as long as the open streams.
+    package func closeAll() async {
+        let loops = state.withLock { state -> [ConnectionLoop] in
+            state.closing = true
+            return Array(state.running.values)
+        }
+        for loop in loops { _ = loop.enqueue(.shutdown(graceful: true)) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                guard !state.idle else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}
