@@ -82,7 +82,18 @@ struct GoogleAPIsExample {
             transportSecurity: .tls(TLSConfiguration(trustRoots: trust)),
             defaultCallOptions: CallOptions(timeout: .seconds(30), credentials: .provider(credentials))
         )
-        defer { channel.close() }
+        // Awaited before the program exits: the connection ends cleanly, not cut off.
+        do {
+            try await exercise(channel, project: project)
+        } catch {
+            await channel.shutdown()
+            throw error
+        }
+        await channel.shutdown()
+    }
+
+    /// Creates, publishes, pulls, lists, reads IAM and deletes over `channel`.
+    static func exercise(_ channel: Channel, project: String) async throws {
         let publisher = Google_Pubsub_V1_PublisherClient(channel: channel)
         let subscriber = Google_Pubsub_V1_SubscriberClient(channel: channel)
         let iam = Google_Iam_V1_IAMPolicyClient(channel: channel)

@@ -239,6 +239,11 @@ public final class Channel: Sendable {
         connections.states()
     }
 
+    /// How many of the channel's connections, made or being made, have not ended yet.
+    package var openConnectionCount: Int {
+        connections.openConnectionCount
+    }
+
     /// Looks a name up again after `interval` rather than gRPC's 30 seconds (tests shorten it).
     package func setResolutionInterval(_ interval: Duration) {
         connections.setResolutionInterval(interval)
@@ -249,6 +254,30 @@ public final class Channel: Sendable {
     /// ``ConnectivityState/shutdown``.
     public func close() {
         connections.close()
+    }
+
+    /// Closes the channel as ``close()`` does, then returns once its connections have ended: calls
+    /// in flight finished, each connection's last frames (GOAWAY) and TLS close_notify sent, its
+    /// socket closed and its I/O thread done with OpenSSL.
+    ///
+    /// A program calls this before it exits: one that exits right after ``close()`` cuts its
+    /// connections off and may exit while their threads still use OpenSSL, which frees its state
+    /// at exit. The wait lasts as long as the calls in flight (bounded by their deadlines) and any
+    /// connection attempt under way (bounded by its connect timeout); it does not end early when
+    /// the waiting task is cancelled. Calling it again, or after ``close()``, only waits.
+    ///
+    /// ```swift
+    /// let channel = try Channel(target: "pubsub.googleapis.com")
+    /// do {
+    ///     try await work(channel)
+    /// } catch {
+    ///     await channel.shutdown()
+    ///     throw error
+    /// }
+    /// await channel.shutdown()
+    /// ```
+    public func shutdown() async {
+        await connections.shutdown()
     }
 
     deinit {

@@ -116,7 +116,6 @@ struct CallCommand: AsyncParsableCommand {
             )
         }
         let channel = try makeChannel()
-        defer { channel.close() }
         var options = CallOptions(
             timeout: timeout.duration,
             credentials: credentials.value,
@@ -129,11 +128,20 @@ struct CallCommand: AsyncParsableCommand {
         request.fillOauthScope = fillOauthScope
 
         let tokenBefore = await credentials.session?.state.accessToken
-        let response: UnaryResponse<AuthSample_Response>
+        let outcome: Result<UnaryResponse<AuthSample_Response>, RPCError>
         do throws(RPCError) {
-            response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
+            outcome = .success(
+                try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
+            )
         } catch {
-            throw Failures.call(error, target: target, credentials: credentials)
+            outcome = .failure(error)
+        }
+        // The connection ends (GOAWAY, close_notify) before the tool prints and exits.
+        await channel.shutdown()
+        let response: UnaryResponse<AuthSample_Response>
+        switch outcome {
+        case .success(let answer): response = answer
+        case .failure(let error): throw Failures.call(error, target: target, credentials: credentials)
         }
         let tokenAfter = await credentials.session?.state.accessToken
         let refreshed = credentials.session != nil && tokenBefore != tokenAfter

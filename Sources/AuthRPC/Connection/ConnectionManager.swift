@@ -32,6 +32,8 @@ final class ConnectionManager: Sendable {
     private let guarded: Locked<Guarded>
     /// Told which connection's thread runs the jobs of tasks that prefer the channel's executor.
     private let executor: ChannelExecutor
+    /// The subchannels' connections, which ``shutdown()`` ends and waits for.
+    private let connections = HTTP2ConnectionGroup()
 
     /// A manager for `target`, whose subchannels connect to `endpoints` (nil: the addresses
     /// the target's name is looked up to).
@@ -202,6 +204,18 @@ final class ConnectionManager: Sendable {
         handle { $0.close(&$1) }
     }
 
+    /// Connections started and not ended yet.
+    var openConnectionCount: Int {
+        connections.count
+    }
+
+    /// Closes, abandons the attempts under way, then waits until every subchannel's I/O thread
+    /// has ended.
+    func shutdown() async {
+        close()
+        await connections.closeAll()
+    }
+
     /// Feeds the state machine one event and does what it answers.
     private func handle(_ event: (inout Machine, inout Machine.Actions) -> Void) {
         var actions = Machine.Actions()
@@ -238,6 +252,8 @@ final class ConnectionManager: Sendable {
             effects.cancelled = Array(guarded.timers.values)
             guarded.timers = [:]
         }
+        // Announced under this lock, which also orders `close()`: `shutdown()` waits for them.
+        for _ in actions.connect { connections.expectConnection() }
         for (timer, instant) in actions.schedule {
             let task = Task { [weak self] in
                 try? await Task.sleep(until: instant, clock: .continuous)
@@ -291,6 +307,7 @@ final class ConnectionManager: Sendable {
             serverName: serverName,
             configuration: configuration,
             onEvent: { [weak self] event in self?.connection(attempt, reported: event) },
+            group: connections,
             completion: { [weak self] result in
                 guard let self else {
                     if case .success(let connection) = result { connection.close() }

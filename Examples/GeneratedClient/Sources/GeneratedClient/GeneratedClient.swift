@@ -23,18 +23,14 @@ struct GeneratedClient {
                 transportSecurity: .tls(TLSConfiguration(trustRoots: .certificates(pem: caPEM))),
                 defaultCallOptions: CallOptions(credentials: .accessToken(token))
             )
-            defer { channel.close() }
-
-            let client = Grpc_Testing_TestServiceClient(channel: channel)
-            _ = try await client.emptyCall()
-            var request = Sandbox_Identity_WhoAmIRequest()
-            request.fillUser = true
-            request.fillScope = true
-            let response = try await client.unaryCall(request)
-            print("Used scope: \(response.message.scope) on behalf of user \(response.message.user)")
-            print(
-                "Called \(Grpc_Testing_TestServiceClient.Methods.unaryCall.path) (grpc-status \(response.trailers.firstString(forKey: "grpc-status") ?? "?"))"
-            )
+            // Awaited before the program exits, so the connection ends cleanly.
+            do {
+                try await callService(channel)
+            } catch {
+                await channel.shutdown()
+                throw error
+            }
+            await channel.shutdown()
         } catch let error as RPCError {
             FileHandle.standardError.write(Data("call failed: \(error)\n".utf8))
             exit(1)
@@ -42,5 +38,18 @@ struct GeneratedClient {
             FileHandle.standardError.write(Data("failed: \(error)\n".utf8))
             exit(1)
         }
+    }
+
+    static func callService(_ channel: Channel) async throws {
+        let client = Grpc_Testing_TestServiceClient(channel: channel)
+        _ = try await client.emptyCall()
+        var request = Sandbox_Identity_WhoAmIRequest()
+        request.fillUser = true
+        request.fillScope = true
+        let response = try await client.unaryCall(request)
+        print("Used scope: \(response.message.scope) on behalf of user \(response.message.user)")
+        print(
+            "Called \(Grpc_Testing_TestServiceClient.Methods.unaryCall.path) (grpc-status \(response.trailers.firstString(forKey: "grpc-status") ?? "?"))"
+        )
     }
 }
