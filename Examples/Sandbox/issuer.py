@@ -159,7 +159,8 @@ class Store:
         self.devices = {}           # device_code -> DeviceCredentialDict
         self.device_grants = {}     # user_code -> approved (bool)
         self.stats = {}
-        self.token_behaviour = {}   # client_id -> {"delay_ms": int, "status": int} (test knob)
+        self.token_behaviour = {}   # client_id -> {"delay_ms": int, "status": int, "hold": bool} (test knob)
+        self.token_holds = {}       # client_id -> threading.Event its held token requests wait on
         self.tenants = {}           # tenant id -> discovery endpoints overriding the defaults (test knob)
 
     def count(self, client_id, name):
@@ -662,6 +663,10 @@ class Issuer:
             store.count(client_id, "token_requests")
             with store.lock:
                 behaviour = dict(store.token_behaviour.get(client_id, {}))
+                hold = store.token_holds.get(client_id) if behaviour.get("hold") else None
+            if hold is not None:
+                # Until /sandbox/token-release (bounded, so a test that never releases ends).
+                hold.wait(60)
             if behaviour.get("delay_ms"):
                 time.sleep(behaviour["delay_ms"] / 1000)
             if behaviour.get("status"):
@@ -816,13 +821,31 @@ class Issuer:
             try:
                 delay_ms = int(request.values.get("delay_ms") or 0)
                 status = int(request.values.get("status") or 0)
+                hold = int(request.values.get("hold") or 0)
             except ValueError:
-                return jsonify({"error": "delay_ms and status must be integers"}), 400
-            if not client_id or not 0 <= delay_ms <= 60_000 or not (status == 0 or 400 <= status <= 599):
-                return jsonify({"error": "client_id is required, delay_ms must be 0...60000, status 0 or 400...599"}), 400
+                return jsonify({"error": "delay_ms, status and hold must be integers"}), 400
+            if not client_id or not 0 <= delay_ms <= 60_000 or not (status == 0 or 400 <= status <= 599) \
+                    or hold not in (0, 1):
+                return jsonify({"error": "client_id is required, delay_ms must be 0...60000, status 0 or 400...599, "
+                                         "hold 0 or 1"}), 400
             with store.lock:
-                store.token_behaviour[client_id] = {"delay_ms": delay_ms, "status": status}
-            return jsonify({"client_id": client_id, "delay_ms": delay_ms, "status": status})
+                store.token_behaviour[client_id] = {"delay_ms": delay_ms, "status": status, "hold": bool(hold)}
+                if hold:
+                    store.token_holds[client_id] = threading.Event()
+            return jsonify({"client_id": client_id, "delay_ms": delay_ms, "status": status, "hold": bool(hold)})
+
+        @app.route("/sandbox/token-release", methods=["POST"])
+        def token_release():
+            client_id = request.values.get("client_id")
+            with store.lock:
+                behaviour = store.token_behaviour.get(client_id)
+                gate = store.token_holds.pop(client_id, None)
+                if behaviour:
+                    behaviour["hold"] = False
+            if gate is None:
+                return jsonify({"error": "no token requests of this client are held"}), 400
+            gate.set()
+            return jsonify({"client_id": client_id, "released": True})
 
         @app.route("/sandbox/token-lifetime", methods=["POST"])
         def token_lifetime():

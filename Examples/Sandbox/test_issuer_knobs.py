@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -73,9 +74,28 @@ class IssuerKnobTests(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertIn("access_token", body)
 
+    def test_token_hold_waits_until_released(self):
+        client, secret = self.make_client()
+        status, _ = self.post("/sandbox/token-behaviour", {"client_id": client, "hold": 1})
+        self.assertEqual(status, 200)
+        answers = []
+        waiting = threading.Thread(target=lambda: answers.append(self.client_credentials(client, secret)))
+        waiting.start()
+        waiting.join(1.0)
+        self.assertTrue(waiting.is_alive(), "a held token request answered before its release")
+        self.assertEqual(answers, [])
+        self.assertEqual(self.post("/sandbox/token-release", {"client_id": client})[0], 200)
+        waiting.join(10)
+        self.assertFalse(waiting.is_alive())
+        self.assertEqual(answers[0][0], 200)
+        self.assertIn("access_token", answers[0][1])
+        # Released for good: the next request answers at once, and there is nothing left to release.
+        self.assertEqual(self.client_credentials(client, secret)[0], 200)
+        self.assertEqual(self.post("/sandbox/token-release", {"client_id": client})[0], 400)
+
     def test_token_behaviour_refuses_bad_values(self):
         for form in ({"status": 503}, {"client_id": "x", "status": 200}, {"client_id": "x", "delay_ms": 70000},
-                     {"client_id": "x", "delay_ms": "soon"}):
+                     {"client_id": "x", "delay_ms": "soon"}, {"client_id": "x", "hold": 2}):
             self.assertEqual(self.post("/sandbox/token-behaviour", form)[0], 400, form)
 
     def test_a_tenant_serves_a_discovery_document_with_its_own_issuer_and_endpoints(self):

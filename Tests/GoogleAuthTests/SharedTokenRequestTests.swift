@@ -16,20 +16,20 @@ struct SharedTokenRequestTests {
     static let calls = 200
     let scope = ServiceConfiguration.googleTestScope
 
-    /// Makes `credentials` hold a token that expires: the first call gets one living 2 s (the
-    /// sandbox was told so), then the test waits (bounded) until it is no longer fresh here and
-    /// has expired at the issuer, and tells the sandbox to hand out hour-long tokens again.
+    /// Makes `credentials` hold a token that expires: it fetches one living 2 s (the sandbox was
+    /// told so), then the test waits (bounded) until it is no longer fresh here and has expired
+    /// at the issuer, and tells the sandbox to hand out hour-long tokens again.
     ///
-    /// How many token requests that took is not fixed: on a loaded machine the 2-second token can
-    /// expire before the first call reaches the server, which then refuses it and the call is
-    /// retried with a new one. The tests count from what the sandbox says afterwards.
+    /// The token is fetched from the credentials, not by a call: on a loaded machine a 2-second
+    /// token (and the fresh one its refusal brings) can expire before a call reaches the server.
+    /// The tests count token requests from what the sandbox says afterwards.
     private func holdAnExpiredToken(
         _ credentials: GoogleCredentials,
         of clientID: String,
         in google: GoogleSandbox
     ) async throws {
         try await google.setTokenLifetime(of: clientID, seconds: 2)
-        _ = try await google.call(credentials)
+        _ = try await credentials.token()
         for _ in 0..<100 where credentials.cachedToken() != nil {
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -19,11 +19,36 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws(OAuthError) -> 
 }
 
 /// A sign-in or sign-out must not be undone by a refresh that was in flight when it happened,
-/// in one process or across processes sharing the file store. The issuer's token endpoint is
-/// made slow (for the old grant's client only) so the refresh is certainly in flight.
+/// in one process or across processes sharing the file store.
+///
+/// In one process the issuer holds the old grant's token request until the sign-in or sign-out
+/// has changed the session's state, so the refresh is certainly in flight then however loaded the
+/// machine is. (The session's own save waits for the refresh's lock, so the change is awaited in
+/// a task of its own.) Across processes a sign-in or sign-out waits for the refresh's file lock
+/// whatever the timing, so there the token endpoint is only made slow.
 @Suite("Sign-in and sign-out during a refresh in flight")
 struct StaleRefreshTests {
     static let delay = 2000
+
+    /// Runs `change` while `client`'s token request is held at the issuer: waits (bounded) until
+    /// the session's state shows it, then lets the request be answered, and returns once the
+    /// change has finished.
+    private func whileRequestIsHeld(
+        _ issuer: SandboxIssuer,
+        _ client: OAuthClient,
+        _ session: AuthSession,
+        _ change: @escaping @Sendable () async throws -> Void,
+        visibleWhen shows: @escaping @Sendable (AuthState) -> Bool
+    ) async throws {
+        let changing = Task { try await change() }
+        for _ in 0..<500 where !shows(await session.state) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let shown = shows(await session.state)
+        try await issuer.releaseTokenRequests(of: client)
+        try await changing.value
+        try #require(shown, "the change never showed in the session's state while the refresh was held")
+    }
 
     @Test("replaceState while a refresh awaits the issuer: the old grant's answer does not land in the new state")
     func replaceStateDuringRefresh() async throws {
@@ -34,12 +59,14 @@ struct StaleRefreshTests {
         let newGrant = try await issuer.signIn(newClient)
         let store = InMemoryAuthSessionStore()
         let session = AuthSession(state: expired(oldGrant), store: store)
-        try await issuer.tokenBehaviour(of: oldClient, delayMilliseconds: Self.delay)
+        try await issuer.holdTokenRequests(of: oldClient)
         let before = try await issuer.counters(of: oldClient)["token_requests", default: 0]
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: oldClient, moreThan: before)
-        await session.replaceState(newGrant)
+        try await whileRequestIsHeld(issuer, oldClient, session, { await session.replaceState(newGrant) }) {
+            $0.refreshToken == newGrant.refreshToken
+        }
         let token = try await refresh.value
 
         #expect(token == newGrant.accessToken)
@@ -61,12 +88,14 @@ struct StaleRefreshTests {
         try await issuer.revokeEverything(of: oldClient)
         let store = InMemoryAuthSessionStore()
         let session = AuthSession(state: expired(oldGrant), store: store)
-        try await issuer.tokenBehaviour(of: oldClient, delayMilliseconds: Self.delay)
+        try await issuer.holdTokenRequests(of: oldClient)
         let before = try await issuer.counters(of: oldClient)["token_requests", default: 0]
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: oldClient, moreThan: before)
-        await session.replaceState(newGrant)
+        try await whileRequestIsHeld(issuer, oldClient, session, { await session.replaceState(newGrant) }) {
+            $0.refreshToken == newGrant.refreshToken
+        }
         _ = await refresh.result
 
         let state = await session.state
@@ -85,12 +114,14 @@ struct StaleRefreshTests {
         let grant = try await issuer.signIn(client)
         let store = InMemoryAuthSessionStore()
         let session = AuthSession(state: expired(grant), store: store)
-        try await issuer.tokenBehaviour(of: client, delayMilliseconds: Self.delay)
+        try await issuer.holdTokenRequests(of: client)
         let before = try await issuer.counters(of: client)["token_requests", default: 0]
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: client, moreThan: before)
-        try await session.revoke()
+        try await whileRequestIsHeld(issuer, client, session, { try await session.revoke() }) {
+            $0.refreshToken == nil
+        }
         let outcome = await refresh.result
 
         #expect((outcome.failureValue as? OAuthError)?.kind == .noRefreshToken, "\(outcome)")

@@ -91,6 +91,17 @@ struct SandboxIssuer: Sendable {
         )
     }
 
+    /// Holds `client`'s token requests at the token endpoint (counted, then unanswered) until
+    /// ``releaseTokenRequests(of:)``, 60 s at most: a refresh in flight ends when the test says.
+    func holdTokenRequests(of client: OAuthClient) async throws {
+        _ = try await post("/sandbox/token-behaviour", form: ["client_id": client.id, "hold": "1"])
+    }
+
+    /// Lets `client`'s held token requests be answered; later ones are no longer held.
+    func releaseTokenRequests(of client: OAuthClient) async throws {
+        _ = try await post("/sandbox/token-release", form: ["client_id": client.id])
+    }
+
     /// The issuer URL of a tenant whose discovery document names `endpoints` instead of the issuer's own.
     func tenant(endpoints: [String: String]) async throws -> URL {
         let answer = try await post("/sandbox/tenants", json: ["endpoints": endpoints])
