@@ -69,8 +69,10 @@ def main():
     parser.add_argument("--client", choices=QUICK_CLIENTS, default="authrpc", help="for --profile")
     parser.add_argument("--update-budget", action="store_true",
                         help="write allocation-budget.json from this run's figures (plus a margin) instead of checking it")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
-    parser.add_argument("--calls", type=int, default=20000, help="calls per run at 100 in flight")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds; medians are reported (3; 5 with --quick)")
+    parser.add_argument("--calls", type=int,
+                        help="calls per run at 100 in flight (20000; 200000 with --quick, whose retry-policy "
+                             "figure a quarter-second run is too short to show within its 3 %% bound)")
     parser.add_argument("--calls-sequential", type=int, default=10000, help="calls per run at 1 in flight")
     parser.add_argument("--in-flight", type=int, default=10000, help="calls in flight for the memory figure")
     parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
@@ -82,6 +84,10 @@ def main():
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
     arguments = parser.parse_args()
+    if arguments.rounds is None:
+        arguments.rounds = 5 if arguments.quick else 3
+    if arguments.calls is None:
+        arguments.calls = 200_000 if arguments.quick else 20_000
     if arguments.render:
         with open(arguments.render) as handle:
             results = json.load(handle)
