@@ -37,7 +37,7 @@ struct StaleRefreshTests {
         _ issuer: SandboxIssuer,
         _ client: OAuthClient,
         _ session: AuthSession,
-        _ change: @escaping @Sendable () async throws -> Void,
+        change: @escaping @Sendable () async throws -> Void,
         visibleWhen shows: @escaping @Sendable (AuthState) -> Bool
     ) async throws {
         let changing = Task { try await change() }
@@ -64,9 +64,13 @@ struct StaleRefreshTests {
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: oldClient, moreThan: before)
-        try await whileRequestIsHeld(issuer, oldClient, session, { await session.replaceState(newGrant) }) {
-            $0.refreshToken == newGrant.refreshToken
-        }
+        try await whileRequestIsHeld(
+            issuer,
+            oldClient,
+            session,
+            change: { await session.replaceState(newGrant) },
+            visibleWhen: { $0.refreshToken == newGrant.refreshToken }
+        )
         let token = try await refresh.value
 
         #expect(token == newGrant.accessToken)
@@ -93,9 +97,13 @@ struct StaleRefreshTests {
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: oldClient, moreThan: before)
-        try await whileRequestIsHeld(issuer, oldClient, session, { await session.replaceState(newGrant) }) {
-            $0.refreshToken == newGrant.refreshToken
-        }
+        try await whileRequestIsHeld(
+            issuer,
+            oldClient,
+            session,
+            change: { await session.replaceState(newGrant) },
+            visibleWhen: { $0.refreshToken == newGrant.refreshToken }
+        )
         _ = await refresh.result
 
         let state = await session.state
@@ -119,9 +127,13 @@ struct StaleRefreshTests {
 
         let refresh = Task { try await session.freshAccessToken() }
         try await issuer.waitForTokenRequests(of: client, moreThan: before)
-        try await whileRequestIsHeld(issuer, client, session, { try await session.revoke() }) {
-            $0.refreshToken == nil
-        }
+        try await whileRequestIsHeld(
+            issuer,
+            client,
+            session,
+            change: { try await session.revoke() },
+            visibleWhen: { $0.refreshToken == nil }
+        )
         let outcome = await refresh.result
 
         #expect((outcome.failureValue as? OAuthError)?.kind == .noRefreshToken, "\(outcome)")
