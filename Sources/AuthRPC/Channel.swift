@@ -262,9 +262,10 @@ public final class Channel: Sendable {
     ///
     /// A program calls this before it exits: one that exits right after ``close()`` cuts its
     /// connections off and may exit while their threads still use OpenSSL, which frees its state
-    /// at exit. The wait lasts as long as the calls in flight (bounded by their deadlines) and any
-    /// connection attempt under way (bounded by its connect timeout); it does not end early when
-    /// the waiting task is cancelled. Calling it again, or after ``close()``, only waits.
+    /// at exit. An attempt to connect that is under way is abandoned; the wait lasts as long as
+    /// the calls in flight (each bounded by its deadline). When the waiting task is cancelled the
+    /// connections close at once instead: calls still in flight fail with `unavailable`, and it
+    /// returns once the threads have ended. Calling it again, or after ``close()``, only waits.
     ///
     /// ```swift
     /// let channel = try Channel(target: "pubsub.googleapis.com")

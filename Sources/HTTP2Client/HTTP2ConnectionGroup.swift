@@ -15,6 +15,9 @@ package final class HTTP2ConnectionGroup: Sendable {
         var running: [ObjectIdentifier: ConnectionLoop] = [:]
         /// Set by ``closeAll()``: a connection that starts later is abandoned at once.
         var closing = false
+        /// Set when the task in ``closeAll()`` is cancelled: connections close without waiting
+        /// for their open streams.
+        var aborting = false
         var waiters: [CheckedContinuation<Void, Never>] = []
 
         var idle: Bool { expected == 0 && running.isEmpty }
@@ -43,15 +46,15 @@ package final class HTTP2ConnectionGroup: Sendable {
 
     /// The expected connection's thread starts (`loop`), or it never will (nil).
     func started(_ loop: ConnectionLoop?) {
-        let (abandon, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+        let (abandon, waiters) = state.withLock { state -> (Bool?, [CheckedContinuation<Void, Never>]) in
             state.expected -= 1
             if let loop {
                 state.running[ObjectIdentifier(loop)] = loop
-                return (state.closing, [])
+                return (state.closing ? !state.aborting : nil, [])
             }
-            return (false, state.idle ? state.takeWaiters() : [])
+            return (nil, state.idle ? state.takeWaiters() : [])
         }
-        if abandon, let loop { _ = loop.enqueue(.shutdown(graceful: true)) }
+        if let graceful = abandon, let loop { _ = loop.enqueue(.shutdown(graceful: graceful)) }
         for waiter in waiters { waiter.resume() }
     }
 
@@ -65,20 +68,34 @@ package final class HTTP2ConnectionGroup: Sendable {
 
     /// Closes every connection of the group gracefully (open streams finish, then GOAWAY; an
     /// attempt still connecting is abandoned at once), then returns once all of their threads
-    /// have ended. Not cut short by cancellation: the wait lasts as long as the open streams.
+    /// have ended. When the calling task is cancelled, the connections close at once instead
+    /// (their open streams fail), and it returns as soon as the threads have ended.
     package func closeAll() async {
         let loops = state.withLock { state -> [ConnectionLoop] in
             state.closing = true
             return Array(state.running.values)
         }
         for loop in loops { _ = loop.enqueue(.shutdown(graceful: true)) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state -> Bool in
-                guard !state.idle else { return true }
-                state.waiters.append(continuation)
-                return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let idle = state.withLock { state -> Bool in
+                    guard !state.idle else { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if idle { continuation.resume() }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            abortAll()
         }
+    }
+
+    /// Closes every connection at once: open streams fail, nothing waits for them.
+    private func abortAll() {
+        let loops = state.withLock { state -> [ConnectionLoop] in
+            state.aborting = true
+            return Array(state.running.values)
+        }
+        for loop in loops { _ = loop.enqueue(.shutdown(graceful: false)) }
     }
 }

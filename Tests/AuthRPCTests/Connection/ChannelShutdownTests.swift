@@ -49,6 +49,28 @@ struct ChannelShutdownTests {
         #expect(response.message == Array("hello".utf8))
     }
 
+    @Test("cancelling the task in shutdown() closes at once: the call in flight fails UNAVAILABLE, no connection left")
+    func cancelledShutdownCloses() async throws {
+        let faults = try await Peers.faultServer()
+        let channel = try await FaultChannel.make()
+        let tag = FaultChannel.newTag()
+        // The server answers after 20 s; the call would wait for it.
+        var options = FaultChannel.tagged(tag, CallOptions(timeout: .seconds(60)))
+        options.initialMetadata.addString("20000", forKey: "x-fault-delay-ms")
+        let call = Task { try await FaultChannel.call(channel, "Echo", options: options) }
+        let observer = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext)
+        let events = try await FaultChannel.events(observer, tag: tag) { FaultChannel.sawRequest($0) }
+        await observer.shutdown()
+        #expect(FaultChannel.sawRequest(events), "\(events)")
+
+        let shutdown = Task { await channel.shutdown() }
+        shutdown.cancel()
+        await shutdown.value
+        #expect(channel.openConnectionCount == 0)
+        let failure = await #expect(throws: RPCError.self) { try await call.value }
+        #expect(failure?.code == .unavailable, "\(String(describing: failure))")
+    }
+
     @Test(
         "a connection attempt under way (a server that never sends SETTINGS, an hour's connect timeout) is abandoned",
         .timeLimit(.minutes(1))
