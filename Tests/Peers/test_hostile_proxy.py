@@ -80,7 +80,8 @@ class HostileProxyTest(unittest.TestCase):
         while len(data) < count and time.monotonic() < deadline:
             sock.settimeout(max(0.01, deadline - time.monotonic()))
             try:
-                chunk = sock.recv(65536)
+                # Never past `count`: the bytes after it (a relayed greeting) are the next read's.
+                chunk = sock.recv(min(65536, count - len(data)))
             except socket.timeout:
                 break
             if not chunk:
