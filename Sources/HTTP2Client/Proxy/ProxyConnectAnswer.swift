@@ -42,6 +42,11 @@ struct ProxyConnectAnswer {
     mutating func receive<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Outcome {
         received.append(contentsOf: bytes)
         while let newline = received[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+            // The same bound as for a status line still coming in below (its CR counted), so the
+            // answer does not depend on how the bytes were split.
+            if expectsStatusLine && newline - lineStart > Self.maximumStatusLineBytes {
+                return .malformed("the proxy's answer is not HTTP: \(shown(received[lineStart...].prefix(120)))")
+            }
             var end = newline
             if end > lineStart && received[end - 1] == UInt8(ascii: "\r") { end -= 1 }
             let line = received[lineStart..<end]
@@ -50,7 +55,7 @@ struct ProxyConnectAnswer {
         }
         let pending = received.count - lineStart
         if expectsStatusLine && pending > Self.maximumStatusLineBytes {
-            return .malformed("the proxy's answer is not HTTP: \(shown(received.prefix(120)))")
+            return .malformed("the proxy's answer is not HTTP: \(shown(received[lineStart...].prefix(120)))")
         }
         if lineStart + pending > Self.maximumHeadBytes {
             return .malformed(

@@ -80,6 +80,25 @@ struct ProxyConnectAnswerTests {
         #expect(outcome(endless).0.isMalformed)
     }
 
+    /// Found by `make fuzz` (proxy-connect-answer): a status line longer than the bound was
+    /// refused when it came in pieces but taken when its end came with it.
+    @Test("a status line over the bound is malformed whole and a byte at a time; one at the bound (CR counted) is not")
+    func statusLineBound() {
+        let limit = ProxyConnectAnswer.maximumStatusLineBytes
+        let prefix = "HTTP/1.1 200 "
+        let over = prefix + String(repeating: "x", count: limit - prefix.count) + "\r\n\r\n"
+        let atBound = prefix + String(repeating: "x", count: limit - prefix.count - 1) + "\r\n\r\n"
+        for byteByByte in [false, true] {
+            #expect(outcome(over, byteByByte: byteByByte).0.isMalformed, "byte by byte: \(byteByByte)")
+            #expect(outcome(atBound, byteByByte: byteByByte).0 == .established(tunnelStart: atBound.utf8.count))
+        }
+        // After an interim answer, the final status line has the same bound.
+        let interim = "HTTP/1.1 100 Continue\r\n\r\n" + over
+        for byteByByte in [false, true] {
+            #expect(outcome(interim, byteByByte: byteByByte).0.isMalformed, "byte by byte: \(byteByByte)")
+        }
+    }
+
     @Test("the request: CONNECT and Host name the target (IPv6 in brackets), credentials only when given")
     func request() {
         let plain = ProxyTunnel.request(for: HTTP2Target(host: "api.example.com", port: 443), authorization: nil)
