@@ -225,9 +225,11 @@ class Issuer:
             server.shutdown()
             server.server_close()
 
-    def outage(self, seconds):
+    def outage(self, seconds, while_exists=None):
         """Stops listening for `seconds` (connections are refused), then listens again on the same
-        port with everything it knew: an issuer that went down and came back."""
+        port with everything it knew: an issuer that went down and came back. With `while_exists`
+        (a path), it comes back as soon as that file is gone, `seconds` being the bound: a test
+        ends the outage when it is done, however slowly its steps ran."""
         def run():
             with self._lifecycle:
                 server, self._server = self._server, None
@@ -235,8 +237,12 @@ class Issuer:
                 return
             server.shutdown()
             server.server_close()
-            log.info("outage: not listening for %.1f s", seconds)
-            time.sleep(seconds)
+            log.info("outage: not listening for %.1f s at most", seconds)
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                if while_exists is not None and not os.path.exists(while_exists):
+                    break
+                time.sleep(0.05)
             with self._lifecycle:
                 if self._stopped:
                     return
@@ -810,10 +816,13 @@ class Issuer:
         @app.route("/sandbox/outage", methods=["POST"])
         def outage():
             seconds = float(request.values.get("seconds") or 0)
+            while_exists = request.values.get("while_exists") or None
             if not 0 < seconds <= 60:
                 return jsonify({"error": "seconds must be between 0 and 60"}), 400
-            issuer.outage(seconds)
-            return jsonify({"down_for": seconds})
+            if while_exists is not None and not os.path.isabs(while_exists):
+                return jsonify({"error": "while_exists must be an absolute path"}), 400
+            issuer.outage(seconds, while_exists)
+            return jsonify({"down_for": seconds, "while_exists": while_exists})
 
         @app.route("/sandbox/token-behaviour", methods=["POST"])
         def token_behaviour():

@@ -7,6 +7,7 @@ Starts issuer.Issuer in this process on a loopback port and talks to it over HTT
 
 import json
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -92,6 +93,33 @@ class IssuerKnobTests(unittest.TestCase):
         # Released for good: the next request answers at once, and there is nothing left to release.
         self.assertEqual(self.client_credentials(client, secret)[0], 200)
         self.assertEqual(self.post("/sandbox/token-release", {"client_id": client})[0], 400)
+
+    def test_outage_lasts_while_the_file_exists(self):
+        flag = os.path.join(self.directory.name, "outage-flag")
+        with open(flag, "w"):
+            pass
+        status, _ = self.post("/sandbox/outage", {"seconds": 30, "while_exists": flag})
+        self.assertEqual(status, 200)
+        port = urllib.parse.urlsplit(self.issuer.url).port
+
+        def listening():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        deadline = time.monotonic() + 10
+        while listening() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(listening(), "the issuer never went down")
+        time.sleep(0.5)
+        self.assertFalse(listening(), "the issuer came back while the file existed")
+        os.remove(flag)
+        deadline = time.monotonic() + 10
+        while not listening() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(listening(), "the issuer did not come back once the file was gone")
+        self.assertEqual(self.post("/sandbox/outage", {"seconds": 5, "while_exists": "relative"})[0], 400)
 
     def test_token_behaviour_refuses_bad_values(self):
         for form in ({"status": 503}, {"client_id": "x", "status": 200}, {"client_id": "x", "delay_ms": 70000},

@@ -187,9 +187,13 @@ struct AuthSessionFailureTests {
         let store = InMemoryAuthSessionStore(expired(signedIn))
         let session = try #require(try AuthSession.restore(from: store))
 
-        // Long enough for both attempts below to land inside it even when the whole suite loads
-        // two cores (3 s was not: the call's refresh came after the issuer was back).
-        try await issuer.outage(seconds: 10)
+        // Down until this test has made both attempts below, however slowly a loaded machine runs
+        // them (a fixed 10 s was not enough in CI: the call's refresh came after the issuer was
+        // back); 60 s at most.
+        let flag = FileManager.default.temporaryDirectory.appendingPathComponent("outage-\(UUID().uuidString)")
+        try Data().write(to: flag)
+        defer { try? FileManager.default.removeItem(at: flag) }
+        try await issuer.outage(seconds: 60, whileExists: flag)
         let error = await #expect(throws: OAuthError.self) { try await session.freshAccessToken() }
         #expect(error?.kind == .transient)
         #expect(error?.isTransient == true)
@@ -205,6 +209,7 @@ struct AuthSessionFailureTests {
         #expect(rpc?.cause is OAuthError)
 
         // Back after the outage: the same session refreshes and the call goes through.
+        try FileManager.default.removeItem(at: flag)
         var response: AuthSample_Response?
         for _ in 0..<100 where response == nil {
             try await Task.sleep(for: .milliseconds(200))

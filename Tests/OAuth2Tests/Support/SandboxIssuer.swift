@@ -71,11 +71,13 @@ struct SandboxIssuer: Sendable {
     func revokeAccessTokens(of client: OAuthClient) async throws {
         _ = try await post("/sandbox/expire-access-tokens", form: ["client_id": client.id])
     }
-    /// Stops the issuer listening for `seconds`, and returns once it no longer accepts
-    /// connections (werkzeug's shutdown takes up to half a second, and a request that arrives
-    /// meanwhile is still answered).
-    func outage(seconds: Double) async throws {
-        _ = try await post("/sandbox/outage", form: ["seconds": "\(seconds)"])
+    /// Stops the issuer listening for `seconds` (or, with `flag`, until that file is removed,
+    /// `seconds` at most), and returns once it no longer accepts connections (werkzeug's
+    /// shutdown takes up to half a second, and a request that arrives meanwhile is still answered).
+    func outage(seconds: Double, whileExists flag: URL? = nil) async throws {
+        var form = ["seconds": "\(seconds)"]
+        if let flag { form["while_exists"] = flag.path }
+        _ = try await post("/sandbox/outage", form: form)
         let port = url.port ?? 80
         for _ in 0..<100 where LoopbackSocket.isListening(port: port) {
             try await Task.sleep(for: .milliseconds(50))
