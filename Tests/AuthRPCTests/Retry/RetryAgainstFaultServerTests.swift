@@ -300,7 +300,12 @@ struct RetryAgainstFaultServerTests {
                 options: Self.options(tag, failures: 100, delayMilliseconds: 400, timeout: .seconds(1))
             )
         }
-        #expect(error?.code == .deadlineExceeded)
+        // The call ends at the deadline; or, when an attempt's failure is handled with no time
+        // left for another (a loaded machine runs the client late), with that failure, as gRFC
+        // A6 says. Which of the two depends on when the client runs, not on the library.
+        let endedAtDeadline = error?.code == .deadlineExceeded
+        let endedWithLastFailure = error?.code == .unavailable && error?.message.hasPrefix("attempt ") == true
+        #expect(endedAtDeadline || endedWithLastFailure, "\(String(describing: error))")
         let (attempts, arrived) = try await Self.attempts(channel, tag)
         // At most three attempts fit in one second when each takes 400 ms.
         #expect(arrived <= 3)
