@@ -63,8 +63,8 @@ public final class PeerProcess: Sendable {
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = root
-        let stdin = Pipe()
-        let stdout = Pipe()
+        let stdin = Pipe.closedOnExec()
+        let stdout = Pipe.closedOnExec()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = try FileHandle(forWritingTo: log)

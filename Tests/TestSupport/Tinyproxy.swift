@@ -100,7 +100,7 @@ public final class Tinyproxy: Sendable {
             #"mount --bind "$1" /etc/hosts && exec 3<&0 && { tinyproxy -d -c "$2" </dev/null & pid=$!; { cat <&3 >/dev/null; kill $pid; } & wait $pid; }"#,
             "sh", hostsFile.path, configurationFile.path,
         ]
-        let stdin = Pipe()
+        let stdin = Pipe.closedOnExec()
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(

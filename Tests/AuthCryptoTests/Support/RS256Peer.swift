@@ -21,8 +21,8 @@ enum RS256Peer {
         let process = Process()
         process.executableURL = PackageRoot.python
         process.arguments = [PackageRoot.url.appendingPathComponent("Tests/Peers/rs256_peer.py").path, command]
-        let stdin = Pipe()
-        let stdout = Pipe()
+        let stdin = Pipe.closedOnExec()
+        let stdout = Pipe.closedOnExec()
         // stderr goes to a file, so a chatty child never blocks on a pipe nobody reads.
         let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent("rs256-peer-\(UUID()).log")
         _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)

@@ -24,8 +24,8 @@ final class ProbeProcess: Sendable {
         process.arguments =
             ["--mount", "/bin/sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hostsFile.path]
             + [PackageRoot.builtProduct("ChannelProbe").path] + arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
+        let stdin = Pipe.closedOnExec()
+        let stdout = Pipe.closedOnExec()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = FileHandle.standardError

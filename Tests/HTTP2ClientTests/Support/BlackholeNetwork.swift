@@ -90,7 +90,7 @@ final class BlackholeNetwork: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
-        let output = Pipe()
+        let output = Pipe.closedOnExec()
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
