@@ -93,7 +93,12 @@ struct ComputeEngineTests {
         let outOfTime = try await #require(throws: OAuthError.self) { try await bounded.fetchToken() }
         let made = (try await requests() ?? 0) - expectedRequests
         #expect((1...2).contains(made), "a 1 s budget leaves room for at most 2 of the 5 attempts")
-        #expect(outOfTime.message.contains("answered HTTP 503"))
+        // The last attempt's failure is named: the 503, or (a loaded machine runs the second
+        // attempt so late that its connection has no budget left) its timed-out connection.
+        #expect(
+            outOfTime.message.contains("answered HTTP 503") || outOfTime.message.contains("timed out"),
+            "\(outOfTime.message)"
+        )
         if made == 2 { #expect(outOfTime.message.hasSuffix("(after 2 attempts)")) }
         expectedRequests += made
 
