@@ -5,9 +5,19 @@ import Testing
 
 @Suite("Channel shutdown: the connections end before it returns")
 struct ChannelShutdownTests {
+    /// What the fault server recorded for `tag`, read (polling, bounded) on a channel of its own.
+    static func serverEvents(
+        _ tag: String,
+        until done: ([[String: Any]]) -> Bool
+    ) async throws -> [[String: Any]] {
+        let observer = try await FaultChannel.make()
+        let events = try await FaultChannel.events(observer, tag: tag, until: done)
+        await observer.shutdown()
+        return events
+    }
+
     @Test("after a call, shutdown() returns with no connection left; the server saw GOAWAY (NO_ERROR) and the close")
     func endsTheConnection() async throws {
-        let faults = try await Peers.faultServer()
         let channel = try await FaultChannel.make()
         let tag = FaultChannel.newTag()
         try await FaultChannel.call(channel, "Echo", options: FaultChannel.tagged(tag))
@@ -19,11 +29,9 @@ struct ChannelShutdownTests {
         let after = await #expect(throws: RPCError.self) { try await FaultChannel.call(channel, "Echo") }
         #expect(after?.code == .unavailable)
 
-        let observer = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext)
-        let events = try await FaultChannel.events(observer, tag: tag) { events in
+        let events = try await Self.serverEvents(tag) { events in
             events.contains { $0["type"] as? String == "connection_closed" }
         }
-        await observer.shutdown()
         let goaway = events.first { $0["type"] as? String == "goaway" }
         #expect(goaway?["error_code"] as? Int == 0, "\(events)")
         #expect(events.contains { $0["type"] as? String == "connection_closed" }, "\(events)")
@@ -31,16 +39,13 @@ struct ChannelShutdownTests {
 
     @Test("a call in flight when shutdown() is called finishes OK; shutdown() returns after it")
     func letsTheCallInFlightFinish() async throws {
-        let faults = try await Peers.faultServer()
         let channel = try await FaultChannel.make()
         let tag = FaultChannel.newTag()
         var options = FaultChannel.tagged(tag)
         options.initialMetadata.addString("500", forKey: "x-fault-delay-ms")
         let call = Task { try await FaultChannel.call(channel, "Echo", options: options) }
         // Shut down once the server has the call's headers: the call is then in flight.
-        let observer = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext)
-        let events = try await FaultChannel.events(observer, tag: tag) { FaultChannel.sawRequest($0) }
-        await observer.shutdown()
+        let events = try await Self.serverEvents(tag) { FaultChannel.sawRequest($0) }
         #expect(FaultChannel.sawRequest(events), "\(events)")
 
         await channel.shutdown()
@@ -51,16 +56,13 @@ struct ChannelShutdownTests {
 
     @Test("cancelling the task in shutdown() closes at once: the call in flight fails UNAVAILABLE, no connection left")
     func cancelledShutdownCloses() async throws {
-        let faults = try await Peers.faultServer()
         let channel = try await FaultChannel.make()
         let tag = FaultChannel.newTag()
         // The server answers after 20 s; the call would wait for it.
         var options = FaultChannel.tagged(tag, CallOptions(timeout: .seconds(60)))
         options.initialMetadata.addString("20000", forKey: "x-fault-delay-ms")
         let call = Task { try await FaultChannel.call(channel, "Echo", options: options) }
-        let observer = try Channel(target: "\(faults.host):\(faults.port("h2c"))", transportSecurity: .plaintext)
-        let events = try await FaultChannel.events(observer, tag: tag) { FaultChannel.sawRequest($0) }
-        await observer.shutdown()
+        let events = try await Self.serverEvents(tag) { FaultChannel.sawRequest($0) }
         #expect(FaultChannel.sawRequest(events), "\(events)")
 
         let shutdown = Task { await channel.shutdown() }
