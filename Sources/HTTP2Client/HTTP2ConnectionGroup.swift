@@ -46,7 +46,7 @@ package final class HTTP2ConnectionGroup: Sendable {
 
     /// The expected connection's thread starts (`loop`), or it never will (nil).
     func started(_ loop: ConnectionLoop?) {
-        let (abandon, waiters) = state.withLock { state -> (Bool?, [CheckedContinuation<Void, Never>]) in
+        let (closeGracefully, waiters) = state.withLock { state -> (Bool?, [CheckedContinuation<Void, Never>]) in
             state.expected -= 1
             if let loop {
                 state.running[ObjectIdentifier(loop)] = loop
@@ -54,7 +54,7 @@ package final class HTTP2ConnectionGroup: Sendable {
             }
             return (nil, state.idle ? state.takeWaiters() : [])
         }
-        if let graceful = abandon, let loop { _ = loop.enqueue(.shutdown(graceful: graceful)) }
+        if let graceful = closeGracefully, let loop { _ = loop.enqueue(.shutdown(graceful: graceful)) }
         for waiter in waiters { waiter.resume() }
     }
 
