@@ -136,7 +136,10 @@ public struct HTTP1OAuthTransport: OAuthTransport {
             )
         }
         guard (1...65535).contains(port) else {
-            throw OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): the port \(port) is out of range")
+            throw OAuthError(
+                .invalidConfiguration,
+                "cannot send a request to \(request.url.redacted): the port \(port) is out of range"
+            )
         }
         let target = HostAndPort(host: host, port: port)
         let exchange = HTTP1Request(
@@ -181,7 +184,10 @@ public struct HTTP1OAuthTransport: OAuthTransport {
             return OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): \(reason)")
         // The HTTP/2 wording of these does not fit an HTTP/1.1 answer.
         case .responseHeaderListTooLarge(let limit):
-            return TransportError(kind: .responseTooLarge, message: "the response's header is larger than \(limit) bytes")
+            return TransportError(
+                kind: .responseTooLarge,
+                message: "the response's header is larger than \(limit) bytes"
+            )
         case .protocolError(let reason):
             return TransportError(kind: .protocolViolation, message: "malformed HTTP/1.1 response: \(reason)")
         default:
