@@ -170,17 +170,96 @@ extension Channel {
         )
     }
 
-    /// Runs the call's attempts: resolves each attempt's token, sends the request and checks the
-    /// answer up to its message bytes, retrying what may be retried: a request the server cannot
-    /// have processed (at most twice per attempt, within the deadline), an `unauthenticated`
-    /// answer to a token from an ``InvalidatableAuthTokenProvider`` (once, with a fresh token),
-    /// and what the call's ``RetryPolicy`` retries (after its backoff, within the deadline).
+    /// Runs the call: its first attempt from this small frame when nothing stands before the send
+    /// (no interceptors, no authority to check first, a token known without asking, a connection
+    /// ready) and the answer is the message; anything else, and any answer the call may retry, goes
+    /// to `performAttempts`. A call that succeeds at once keeps nothing of the retry, token or
+    /// interceptor machinery in its frames while it waits.
+    @usableFromInline @inline(never)
+    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
+        guard call.observers == nil, !call.checksAuthority else {
+            return try await performAttempts(call, token: nil, tokenResolved: false)
+        }
+        let token: String?
+        switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+        case .resolved(let resolved):
+            token = resolved
+        case .ask:
+            return try await performAttempts(call, token: nil, tokenResolved: false)
+        }
+        let connection: HTTP2Connection
+        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+        case .use(let ready):
+            connection = ready
+        case .wait(let signal):
+            return try await performAttempts(call, token: token, tokenResolved: true, waitingFor: signal)
+        }
+        let request = try makeRequest(call, token: token, previousAttempts: 0)
+        var headersReceived = false
+        let result: Result<HTTP2Response, TransportFailure>
+        do throws(TransportFailure) {
+            result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
+        } catch {
+            result = .failure(error)
+        }
+        if let payload = acceptedAtOnce(call, result) {
+            return payload
+        }
+        return try await performAttempts(
+            call,
+            token: token,
+            tokenResolved: true,
+            firstAnswer: (result, headersReceived)
+        )
+    }
+
+    /// The first attempt's answer when it is the message (what `settle` returns for it, without
+    /// anything to record for a retry); nil when `settle` must decide.
+    private func acceptedAtOnce(
+        _ call: PreparedCall,
+        _ result: Result<HTTP2Response, TransportFailure>
+    ) -> ResponsePayload? {
+        guard case .success(let response) = result,
+            case .success(let payload) = ResponseDecoder.payload(
+                of: response,
+                maxMessageBytes: call.options.maxResponseMessageBytes
+            )
+        else { return nil }
+        if call.options.retryPolicy != nil { retryThrottle?.recordSuccess() }
+        return payload
+    }
+
+    /// Runs the call's attempts: settles the first one's answer when it was sent by `perform`,
+    /// waits for `signal` when `perform` found no connection ready, then resolves each attempt's
+    /// token, sends the request and checks the answer up to its message bytes, retrying what may
+    /// be retried: a request the server cannot have processed (at most twice per attempt, within
+    /// the deadline), an `unauthenticated` answer to a token from an
+    /// ``InvalidatableAuthTokenProvider`` (once, with a fresh token), and what the call's
+    /// ``RetryPolicy`` retries (after its backoff, within the deadline).
     ///
     /// Every decision is made by `nextStep` and `settle`, plain functions; this loop only awaits
     /// what they ask for, so its frame (kept while the call waits) holds little.
-    @usableFromInline @inline(never)
-    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
+    @inline(never)
+    nonisolated(nonsending) private func performAttempts(
+        _ call: PreparedCall,
+        token: String?,
+        tokenResolved: Bool,
+        waitingFor signal: ChangeSignal? = nil,
+        firstAnswer: (result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)? = nil
+    ) async throws(RPCError) -> ResponsePayload {
         var progress = CallProgress()
+        progress.token = token
+        progress.tokenResolved = tokenResolved
+        if let firstAnswer {
+            progress.attemptSent = true
+            let (result, headersReceived) = firstAnswer
+            if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
+                return payload
+            }
+        }
+        if let signal {
+            try await connections.wait(for: signal, deadline: call.deadline)
+        }
         while true {
             switch try nextStep(call, &progress) {
             case .send(let connection):
