@@ -113,7 +113,7 @@ extension Channel {
                 request: request,
                 serializer: serializer,
                 deserializer: deserializer,
-                options: options ?? defaultCallOptions,
+                options: options,
                 serviceConfig: serviceConfig
             )
         }
@@ -177,22 +177,16 @@ extension Channel {
     /// interceptor machinery in its frames while it waits.
     @usableFromInline @inline(never)
     nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
-        guard call.observers == nil, !call.checksAuthority else {
-            return try await performAttempts(call, token: nil, tokenResolved: false)
-        }
-        let token: String?
-        switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
-        case .resolved(let resolved):
-            token = resolved
-        case .ask:
-            return try await performAttempts(call, token: nil, tokenResolved: false)
-        }
+        // What is worked out before the send lives in plain functions: an async frame keeps every
+        // local of its function, so this one holds only what crosses the await.
         let connection: HTTP2Connection
-        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
-        case .use(let ready):
+        let token: String?
+        switch try firstStep(call) {
+        case .send(let ready, let known):
             connection = ready
-        case .wait(let signal):
-            return try await performAttempts(call, token: token, tokenResolved: true, waitingFor: signal)
+            token = known
+        case .general(let known, let resolved, let signal):
+            return try await performAttempts(call, token: known, tokenResolved: resolved, waitingFor: signal)
         }
         let request = try makeRequest(call, token: token, previousAttempts: 0)
         var headersReceived = false
@@ -213,8 +207,34 @@ extension Channel {
         )
     }
 
+    /// How `perform` starts: sending at once, or through the general loop.
+    private enum FirstStep {
+        case send(HTTP2Connection, token: String?)
+        /// With the token when it is known (`resolved`), and the change to wait for first.
+        case general(token: String?, resolved: Bool, waitingFor: ChangeSignal?)
+    }
+
+    /// Whether nothing stands before the first send: no interceptors, no authority to check
+    /// first, a token known without asking, a connection ready.
+    @inline(never)
+    private func firstStep(_ call: PreparedCall) throws(RPCError) -> FirstStep {
+        guard call.observers == nil, !call.checksAuthority else {
+            return .general(token: nil, resolved: false, waitingFor: nil)
+        }
+        let token: String?
+        switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+        case .resolved(let resolved): token = resolved
+        case .ask: return .general(token: nil, resolved: false, waitingFor: nil)
+        }
+        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+        case .use(let connection): return .send(connection, token: token)
+        case .wait(let signal): return .general(token: token, resolved: true, waitingFor: signal)
+        }
+    }
+
     /// The first attempt's answer when it is the message (what `settle` returns for it, without
     /// anything to record for a retry); nil when `settle` must decide.
+    @inline(never)
     private func acceptedAtOnce(
         _ call: PreparedCall,
         _ result: Result<HTTP2Response, TransportFailure>
