@@ -187,6 +187,8 @@ extension Channel {
             token = known
         case .general(let known, let resolved, let signal):
             return try await performAttempts(call, token: known, tokenResolved: resolved, waitingFor: signal)
+        case .ask(let provider):
+            return try await performAttempts(call, token: nil, tokenResolved: false, asking: provider)
         }
         let request = try makeRequest(call, token: token, previousAttempts: 0)
         var headersReceived = false
@@ -212,6 +214,8 @@ extension Channel {
         case send(HTTP2Connection, token: String?)
         /// With the token when it is known (`resolved`), and the change to wait for first.
         case general(token: String?, resolved: Bool, waitingFor: ChangeSignal?)
+        /// The provider had no token at hand: it is asked (and not looked up again).
+        case ask(any AuthTokenProvider)
     }
 
     /// Whether nothing stands before the first send: no interceptors, no authority to check
@@ -224,7 +228,7 @@ extension Channel {
         let token: String?
         switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
         case .resolved(let resolved): token = resolved
-        case .ask: return .general(token: nil, resolved: false, waitingFor: nil)
+        case .ask(let provider): return .ask(provider)
         }
         switch try connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection): return .send(connection, token: token)
@@ -250,7 +254,8 @@ extension Channel {
     }
 
     /// Runs the call's attempts: settles the first one's answer when it was sent by `perform`,
-    /// waits for `signal` when `perform` found no connection ready, then resolves each attempt's
+    /// asks `provider` when `perform` found its token not at hand, waits for `signal` when
+    /// `perform` found no connection ready, then resolves each attempt's
     /// token, sends the request and checks the answer up to its message bytes, retrying what may
     /// be retried: a request the server cannot have processed (at most twice per attempt, within
     /// the deadline), an `unauthenticated` answer to a token from an
@@ -265,11 +270,18 @@ extension Channel {
         token: String?,
         tokenResolved: Bool,
         waitingFor signal: ChangeSignal? = nil,
+        asking provider: (any AuthTokenProvider)? = nil,
         firstAnswer: (result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)? = nil
     ) async throws(RPCError) -> ResponsePayload {
         var progress = CallProgress()
         progress.token = token
         progress.tokenResolved = tokenResolved
+        if let provider {
+            // What `nextStep` does when the lookup finds no token, without looking up again.
+            call.observers?.report(.tokenRequested, attempt: progress.attempt)
+            progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
+            progress.tokenResolved = true
+        }
         if let firstAnswer {
             progress.attemptSent = true
             let (result, headersReceived) = firstAnswer

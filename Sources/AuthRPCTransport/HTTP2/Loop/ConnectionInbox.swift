@@ -28,7 +28,7 @@ struct ConnectionInbox {
     /// A wake-up was signalled and the loop has not yet taken the commands.
     var wakePending = false
     /// Streams of ended exchanges, reset by the I/O thread, for the next submits to take instead
-    /// of allocating: at most `ConnectionLoop.spareStreamLimit`, cut to one whenever the loop
+    /// of allocating: at most `ConnectionLoop.spareStreamLimit`, cut to two whenever the loop
     /// sleeps with no stream open, emptied when the connection ends.
     var spareStreams: [HTTP2Stream] = []
 

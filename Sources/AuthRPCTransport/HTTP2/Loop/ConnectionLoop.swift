@@ -47,6 +47,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// many as a turn of the loop commonly ends at 100 calls in flight, so those calls' next
     /// submits find one each.
     static let spareStreamLimit = 128
+    /// The spare streams kept while no stream is open: two, because a caller answered on another
+    /// thread often submits its next call before this thread has put its last stream back.
+    static let idleSpareStreams = 2
     /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
@@ -328,16 +331,16 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
-    /// Asleep with no stream open, it keeps one spare stream at most.
+    /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most.
     private func readyToSleep() -> Bool {
         var released: [HTTP2Stream] = []
         let idle = streams.isEmpty
         let sleeps = inbox.withLock { inbox in
             guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
             inbox.polling = true
-            if idle && inbox.spareStreams.count > 1 {
+            if idle && inbox.spareStreams.count > Self.idleSpareStreams {
                 swap(&released, &inbox.spareStreams)
-                inbox.spareStreams.append(released.removeLast())
+                inbox.spareStreams.append(contentsOf: released.suffix(Self.idleSpareStreams))
             }
             return true
         }
