@@ -177,62 +177,61 @@ extension Channel {
     /// interceptor machinery in its frames while it waits.
     @usableFromInline @inline(never)
     nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
-        // What is worked out before the send lives in plain functions: an async frame keeps every
-        // local of its function, so this one holds only what crosses the await.
-        let connection: HTTP2Connection
-        let token: String?
+        // What is worked out before the send lives in plain functions, and the general loop is
+        // called from one place: an async frame keeps every local of its function (and every
+        // argument of each call site), so this one holds little more than what crosses the send.
+        let start: AttemptsStart
         switch try firstStep(call) {
-        case .send(let ready, let known):
-            connection = ready
-            token = known
-        case .general(let known, let resolved, let signal):
-            return try await performAttempts(call, token: known, tokenResolved: resolved, waitingFor: signal)
-        case .ask(let provider):
-            return try await performAttempts(call, token: nil, tokenResolved: false, asking: provider)
+        case .send(let connection, let token):
+            let request = try makeRequest(call, token: token, previousAttempts: 0)
+            var headersReceived = false
+            let result: Result<HTTP2Response, TransportFailure>
+            do throws(TransportFailure) {
+                result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
+            } catch {
+                result = .failure(error)
+            }
+            if let payload = acceptedAtOnce(call, result) {
+                return payload
+            }
+            start = .settle(token: token, result: result, headersReceived: headersReceived)
+        case .general(let general):
+            start = general
         }
-        let request = try makeRequest(call, token: token, previousAttempts: 0)
-        var headersReceived = false
-        let result: Result<HTTP2Response, TransportFailure>
-        do throws(TransportFailure) {
-            result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
-        } catch {
-            result = .failure(error)
-        }
-        if let payload = acceptedAtOnce(call, result) {
-            return payload
-        }
-        return try await performAttempts(
-            call,
-            token: token,
-            tokenResolved: true,
-            firstAnswer: (result, headersReceived)
-        )
+        return try await performAttempts(call, from: start)
     }
 
     /// How `perform` starts: sending at once, or through the general loop.
     private enum FirstStep {
         case send(HTTP2Connection, token: String?)
-        /// With the token when it is known (`resolved`), and the change to wait for first.
-        case general(token: String?, resolved: Bool, waitingFor: ChangeSignal?)
+        case general(AttemptsStart)
+    }
+
+    /// Where `performAttempts` takes the call up.
+    private enum AttemptsStart {
+        /// From the beginning.
+        case fresh
+        /// The token is known; no connection was ready: the change to wait for.
+        case waiting(token: String?, for: ChangeSignal)
         /// The provider had no token at hand: it is asked (and not looked up again).
-        case ask(any AuthTokenProvider)
+        case asking(any AuthTokenProvider)
+        /// The first attempt went out with `token`; its answer is to be settled.
+        case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
     }
 
     /// Whether nothing stands before the first send: no interceptors, no authority to check
     /// first, a token known without asking, a connection ready.
     @inline(never)
     private func firstStep(_ call: PreparedCall) throws(RPCError) -> FirstStep {
-        guard call.observers == nil, !call.checksAuthority else {
-            return .general(token: nil, resolved: false, waitingFor: nil)
-        }
+        guard call.observers == nil, !call.checksAuthority else { return .general(.fresh) }
         let token: String?
         switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
         case .resolved(let resolved): token = resolved
-        case .ask(let provider): return .ask(provider)
+        case .ask(let provider): return .general(.asking(provider))
         }
         switch try connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection): return .send(connection, token: token)
-        case .wait(let signal): return .general(token: token, resolved: true, waitingFor: signal)
+        case .wait(let signal): return .general(.waiting(token: token, for: signal))
         }
     }
 
@@ -253,9 +252,7 @@ extension Channel {
         return payload
     }
 
-    /// Runs the call's attempts: settles the first one's answer when it was sent by `perform`,
-    /// asks `provider` when `perform` found its token not at hand, waits for `signal` when
-    /// `perform` found no connection ready, then resolves each attempt's
+    /// Runs the call's attempts from where `perform` left it (`start`), then resolves each attempt's
     /// token, sends the request and checks the answer up to its message bytes, retrying what may
     /// be retried: a request the server cannot have processed (at most twice per attempt, within
     /// the deadline), an `unauthenticated` answer to a token from an
@@ -267,30 +264,28 @@ extension Channel {
     @inline(never)
     nonisolated(nonsending) private func performAttempts(
         _ call: PreparedCall,
-        token: String?,
-        tokenResolved: Bool,
-        waitingFor signal: ChangeSignal? = nil,
-        asking provider: (any AuthTokenProvider)? = nil,
-        firstAnswer: (result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)? = nil
+        from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
         var progress = CallProgress()
-        progress.token = token
-        progress.tokenResolved = tokenResolved
-        if let provider {
+        switch start {
+        case .fresh:
+            break
+        case .waiting(let token, let signal):
+            progress.token = token
+            progress.tokenResolved = true
+            try await connections.wait(for: signal, deadline: call.deadline)
+        case .asking(let provider):
             // What `nextStep` does when the lookup finds no token, without looking up again.
             call.observers?.report(.tokenRequested, attempt: progress.attempt)
             progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
             progress.tokenResolved = true
-        }
-        if let firstAnswer {
+        case .settle(let token, let result, let headersReceived):
+            progress.token = token
+            progress.tokenResolved = true
             progress.attemptSent = true
-            let (result, headersReceived) = firstAnswer
             if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
                 return payload
             }
-        }
-        if let signal {
-            try await connections.wait(for: signal, deadline: call.deadline)
         }
         while true {
             switch try nextStep(call, &progress) {
