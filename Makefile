@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test interop test-sanitize format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -22,6 +22,14 @@ test: deps venv
 	$(PYTHON) -m unittest discover -s Examples/Sandbox -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/BuildPlugin -p 'test_*.py'
+
+## interop: interop_client's every case against the sandbox's interop server (grpcio; plaintext
+## and TLS with the CA the sandbox generates; the auth cases with its issuer, metadata-server emulator
+## and service-account key), each also against a server that breaks the rule it checks. `make test`
+## runs the same suites (InteropClient*), with everything else.
+interop: deps venv
+	swift build --build-tests
+	swift test --skip-build --filter 'InteropClient'
 
 ## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
 ## build directory of its own; any report fails the run. Tests run one at a time: the sanitizers'
