@@ -22,7 +22,9 @@ FAULTS), so a test can show that the client's case fails when a server gets it w
 
 import logging
 import os
+import re
 import socket
+import threading
 import zlib
 from concurrent import futures
 
@@ -31,6 +33,9 @@ import grpc
 import test_service
 
 FAULT_KEY = "x-sandbox-fault"
+#: `x-sandbox-record-peer: NAME` appends the call's peer (its connection) to
+#: `<state dir>/interop-peers-NAME.txt`, so a test can count the connections a client used.
+RECORD_PEER_KEY = "x-sandbox-record-peer"
 #: What each fault knob makes the server do wrong.
 FAULTS = {
     "ignore-expect-compressed": "accept an uncompressed request that expected compression",
@@ -91,11 +96,13 @@ def _inflate(raw, wbits, name):
 class InteropService:
     """The handlers of one port; `validate(token)` is the sandbox's token check."""
 
-    def __init__(self, pb, validate, port_label, server_id):
+    def __init__(self, pb, validate, port_label, server_id, state_dir=None):
         self.pb = pb
         self.validate = validate
         self.port_label = port_label
         self.server_id = server_id
+        self.state_dir = state_dir
+        self._records = threading.Lock()
 
     # -- what every method does first -----------------------------------------------------------
 
@@ -112,8 +119,18 @@ class InteropService:
             return value[:-1] + bytes([value[-1] ^ 0xFF]) if value else b"\xff"
         return value[:-1] + ("X" if not value.endswith("X") else "Y")
 
+    def _record_peer(self, call):
+        name = call.first(RECORD_PEER_KEY)
+        if name is None:
+            return
+        if self.state_dir is None or not re.fullmatch(r"[A-Za-z0-9-]{1,64}", name):
+            call.fail(grpc.StatusCode.INVALID_ARGUMENT, f"{RECORD_PEER_KEY} must be 1-64 letters, digits or '-'")
+        with self._records, open(os.path.join(self.state_dir, f"interop-peers-{name}.txt"), "a") as handle:
+            handle.write(call.peer + "\n")
+
     def _begin(self, call, fault, wants_identity=False):
-        """Sleep knob, trailing echo, token check, initial echo; returns the identity (or None)."""
+        """Peer record, sleep knob, trailing echo, token check, initial echo; returns the identity (or None)."""
+        self._record_peer(call)
         test_service.sleep_if_asked(call)
         echo = fault != "no-echo"
         change = self._altered if fault == "altered-echo" else (lambda value: value)
@@ -220,11 +237,11 @@ class InteropService:
         return Handler()
 
 
-def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir):
+def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir, state_dir=None):
     """Serves the interop service on a TLS port and a plaintext port.
 
     Returns (servers, bound TLS port, bound plaintext port, server_id). Raises RuntimeError when a
-    port cannot be bound.
+    port cannot be bound. Peer records (RECORD_PEER_KEY) go to `state_dir`.
     """
     pb, _ = test_service.load_protos(proto_dir)
     server_id = "sandbox-interop-" + os.urandom(4).hex()
@@ -241,7 +258,7 @@ def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, pr
         for label, port in (("interop-tls", tls_port), ("interop-plaintext", plaintext_port)):
             server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"grpc-{label}"),
                                  options=options)
-            server.add_generic_rpc_handlers([InteropService(pb, validate, label, server_id).handler()])
+            server.add_generic_rpc_handlers([InteropService(pb, validate, label, server_id, state_dir).handler()])
             address = f"{address_host}:{port}"
             try:
                 if label == "interop-tls":

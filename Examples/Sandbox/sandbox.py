@@ -357,7 +357,7 @@ def run(arguments):
             interop = {}
             if arguments.interop:
                 interop_servers, interop_tls, interop_plaintext, server_id = interop_service.start(
-                    arguments.host, 0, 0, certificate_pem, key_pem, validate, generated)
+                    arguments.host, 0, 0, certificate_pem, key_pem, validate, generated, state_dir)
                 servers += interop_servers
                 interop = {"interop_tls_port": interop_tls, "interop_plaintext_port": interop_plaintext,
                            "interop_server_id": server_id}

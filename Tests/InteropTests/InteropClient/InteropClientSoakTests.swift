@@ -56,4 +56,24 @@ struct InteropClientSoakTests {
             #expect(result.stderr.components(separatedBy: "worker \(worker): soak iteration: ").count == 3)
         }
     }
+
+    @Test(
+        "rpc_soak makes every call on one connection, channel_soak each on a new one",
+        arguments: [("rpc_soak", 1), ("channel_soak", 4)]
+    )
+    func connections(_ testCase: String, expectedConnections: Int) async throws {
+        let server = try await InteropServer.shared.value
+        let name = "\(testCase.replacingOccurrences(of: "_", with: "-"))-\(UUID().uuidString)"
+        let result = try await InteropServer.run(
+            server.flags(.plaintext) + [
+                "--test_case=\(testCase)", "--soak_iterations=4", "--additional_metadata=x-sandbox-record-peer:\(name)",
+                "--soak_per_iteration_max_acceptable_latency_ms=60000", "--soak_overall_timeout_seconds=120",
+            ]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = server.sandbox.process.stateDirectory.appendingPathComponent("interop-peers-\(name).txt")
+        let peers = try String(contentsOf: record, encoding: .utf8).split(separator: "\n")
+        #expect(peers.count == 4)
+        #expect(Set(peers).count == expectedConnections, "\(peers)")
+    }
 }
