@@ -17,8 +17,9 @@ struct InteropClient: AsyncParsableCommand {
             Supported cases:
             \(TestCase.helpList)
 
-            Out of scope: the streaming cases (\(TestCase.outOfScope.joined(separator: ", "))): \
-            this library makes unary calls only. custom_metadata and status_code_and_message run \
+            Out of scope: the streaming cases (\(TestCase.streaming.joined(separator: ", "))), as \
+            this library makes unary calls only, and cacheable_unary (GET requests through a \
+            caching proxy). custom_metadata and status_code_and_message run \
             their unary half. google_default_credentials and compute_engine_channel_credentials \
             always use TLS: there is no ALTS here.
             """

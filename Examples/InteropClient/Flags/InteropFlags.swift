@@ -16,15 +16,19 @@ struct InteropFlags: ParsableArguments, Sendable {
     @Option(name: .customLong("server_port"), help: "The server's port.")
     var serverPort = 10000
 
-    @Option(name: .customLong("test_case"), help: "The case to run (listed below).")
+    @Option(name: .customLong("test_case"), help: "The case to run (listed above).")
     var testCase = TestCase.largeUnary.rawValue
 
-    @Option(name: .customLong("use_tls"), help: "TLS (true) or plaintext HTTP/2 (false).", transform: GRPCBoolean.parse)
+    @Option(
+        name: .customLong("use_tls"),
+        help: "TLS (true) or plaintext HTTP/2 (false, the default).",
+        transform: GRPCBoolean.parse
+    )
     var useTLS = false
 
     @Option(
         name: .customLong("use_test_ca"),
-        help: "Trust only the CA in --ca_file instead of the system's roots.",
+        help: "Trust only the CA in --ca_file instead of the system's roots (default false).",
         transform: GRPCBoolean.parse
     )
     var useTestCA = false
@@ -100,7 +104,7 @@ struct InteropFlags: ParsableArguments, Sendable {
     var selectedCase: TestCase {
         get throws {
             guard let found = TestCase(rawValue: testCase) else {
-                let streaming = TestCase.outOfScope.contains(testCase) ? " (a streaming case: out of scope)" : ""
+                let streaming = TestCase.streaming.contains(testCase) ? " (a streaming case: out of scope)" : ""
                 throw ValidationError(
                     "unknown test case '\(testCase)'\(streaming); supported: "
                         + TestCase.allCases.map(\.rawValue).joined(separator: ", ")
