@@ -12,8 +12,13 @@ public struct UnaryResponse<Message: Sendable>: Sendable {
     /// server may name an encoding and still send a message uncompressed.
     public var messageWasCompressed: Bool
 
-    /// Creates a response.
-    public init(message: Message, headers: Metadata, trailers: Metadata, messageWasCompressed: Bool = false) {
+    /// Creates a response whose message did not arrive compressed.
+    public init(message: Message, headers: Metadata, trailers: Metadata) {
+        self.init(message: message, headers: headers, trailers: trailers, messageWasCompressed: false)
+    }
+
+    /// Creates a response, saying whether its message arrived compressed.
+    public init(message: Message, headers: Metadata, trailers: Metadata, messageWasCompressed: Bool) {
         self.message = message
         self.headers = headers
         self.trailers = trailers
