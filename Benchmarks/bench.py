@@ -77,6 +77,8 @@ def main():
                         help="instructions per call by layer (valgrind --tool=callgrind, 1 in flight, --transport, "
                              "--callgrind-calls) of swift-authrpc against the C++ server; writes nothing")
     parser.add_argument("--callgrind-calls", type=int, default=300, help="timed calls under callgrind")
+    parser.add_argument("--record", metavar="LABEL",
+                        help="with --callgrind: keep the breakdown in CALLGRIND.md under LABEL (e.g. before, after)")
     parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile and --callgrind")
     parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
     parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS, default="authrpc",
@@ -130,7 +132,8 @@ def main():
                         5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential), arguments.client)
             over = []
         elif arguments.callgrind:
-            callgrind.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.callgrind_calls, arguments.client)
+            callgrind.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.callgrind_calls, arguments.client,
+                          arguments.record)
             over = []
         elif arguments.quick:
             over = quick(arguments, runner, servers[BUDGET_SERVER])

@@ -7,15 +7,21 @@ long one. Every figure is (long − short) / (calls of long − calls of short),
 start-up, warm-up and exit, as h2load's mallocs and CPU are measured. Costs are self costs
 (instructions executed in the function itself, not its callees), from the callgrind.out files
 read directly; system calls are counted per call as well (`--collect-systime`). The raw files
-stay in Benchmarks/.build/callgrind for `callgrind_annotate`."""
+stay in Benchmarks/.build/callgrind for `callgrind_annotate`.
+
+With `--record LABEL` the breakdown is also kept in Benchmarks/CALLGRIND.md under that label
+(replacing an earlier one of the same label, client and transport), which RESULTS.md includes,
+so a change to the core can show its "after" beside the "before"."""
 
 import collections
 import os
 import re
 import subprocess
+import time
 
 from .processes import HERE
 
+RECORD = os.path.join(HERE, "CALLGRIND.md")
 SHORT_CALLS = 100
 WARMUP = 50
 
@@ -237,9 +243,38 @@ def report(costs, events, label):
     return lines
 
 
-def run(runner, server, transport, calls, client="authrpc"):
+def record(label, heading, lines, note):
+    """Keeps `lines` in CALLGRIND.md as the section `## LABEL: heading`, replacing that section."""
+    sections = read_sections()
+    sections[f"{label}: {heading}"] = [note, ""] + lines[2:]  # the breakdown without its own heading
+    with open(RECORD, "w") as handle:
+        handle.write("# Where a call's instructions go (callgrind)\n\n"
+                     "Written by `Benchmarks/bench.py --callgrind --record LABEL` (see benchkit/callgrind.py): "
+                     "instructions and system calls per call, 1 in flight, the difference of a long and a short "
+                     "run under `valgrind --tool=callgrind`, self cost of each function. Exact counts (no sampling), "
+                     "so they compare across machines and loads; time is not instructions (a cache miss or a "
+                     "thread wake costs time that counts no instruction here).\n\n")
+        for title, body in sections.items():
+            handle.write(f"## {title}\n\n" + "\n".join(body).rstrip() + "\n\n")
+
+
+def read_sections():
+    sections, title = {}, None
+    if not os.path.exists(RECORD):
+        return sections
+    with open(RECORD) as handle:
+        for line in handle.read().splitlines():
+            if line.startswith("## "):
+                title = line[3:]
+                sections[title] = []
+            elif title is not None:
+                sections[title].append(line)
+    return sections
+
+
+def run(runner, server, transport, calls, client="authrpc", label=None):
     """Two callgrind runs of BenchClient (SHORT_CALLS and SHORT_CALLS + calls at 1 in flight);
-    prints the per-call breakdown and returns its markdown lines."""
+    prints the per-call breakdown, records it under `label` when given, returns its lines."""
     out = os.path.join(HERE, ".build", "callgrind")
     os.makedirs(out, exist_ok=True)
     parsed = []
@@ -252,7 +287,13 @@ def run(runner, server, transport, calls, client="authrpc"):
                        check=True, stdout=subprocess.DEVNULL, timeout=1800)
         parsed.append(parse(path))
     costs, events = per_call(parsed[0], parsed[1], calls)
-    lines = report(costs, events, f"{client}, {transport}, 1 in flight, against {server.name} "
-                                  f"({SHORT_CALLS + calls} − {SHORT_CALLS} calls)")
+    heading = f"{client}, {transport}, 1 in flight"
+    lines = report(costs, events, f"{heading}, against {server.name} ({SHORT_CALLS + calls} − {SHORT_CALLS} calls)")
     print("\n".join(lines))
+    if label:
+        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        record(label, heading, lines, f"{lines[0][4:]}. Measured {time.strftime('%Y-%m-%d')} at commit `{commit}` "
+                                      f"against the {server.name} server.")
+        print(f"callgrind: recorded in {RECORD}")
     return lines

@@ -54,8 +54,20 @@ def render(arguments, results):
     if "expiry" in results:
         lines += token_expiry(results)
     lines += regression_section(results)
+    lines += callgrind_section()
     lines += flow_control_section(results)
     return "\n".join(lines) + "\n"
+
+
+def callgrind_section():
+    """The recorded instruction breakdowns (CALLGRIND.md, `bench.py --callgrind --record`), one
+    level down, so a run's RESULTS.md keeps the before and after of the core."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "CALLGRIND.md")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        text = handle.read().splitlines()
+    return [("#" + line) if line.startswith("#") else line for line in text] + [""]
 
 
 def regression_section(results):

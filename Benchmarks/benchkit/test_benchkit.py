@@ -358,6 +358,29 @@ class CallgrindTests(unittest.TestCase):
         self.assertIsNone(callgrind.swift_module("nghttp2_submit_request"))
 
 
+class CallgrindRecordTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="callgrind-record-"), "CALLGRIND.md")
+        patcher = mock.patch.object(callgrind, "RECORD", self.path)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_a_label_replaces_its_own_section_and_keeps_the_others(self):
+        lines = ["### heading", "", "| layer | 1 |"]
+        callgrind.record("before", "authrpc, h2c, 1 in flight", lines, "first")
+        callgrind.record("before", "authrpc, tls, 1 in flight", lines, "tls")
+        callgrind.record("before", "authrpc, h2c, 1 in flight", ["### heading", "", "| layer | 2 |"], "second")
+        sections = callgrind.read_sections()
+        self.assertEqual(list(sections), ["before: authrpc, h2c, 1 in flight", "before: authrpc, tls, 1 in flight"])
+        text = "\n".join(sections["before: authrpc, h2c, 1 in flight"])
+        self.assertIn("second", text)
+        self.assertIn("| layer | 2 |", text)
+        self.assertNotIn("| layer | 1 |", text)
+        with mock.patch.object(report.os.path, "join", return_value=self.path):
+            included = report.callgrind_section()
+        self.assertIn("### before: authrpc, tls, 1 in flight", included)
+
+
 class BalancingReportTests(unittest.TestCase):
     @staticmethod
     def record(impl, calls_per_second, counted=False):
