@@ -79,7 +79,8 @@ def regression_section(results):
             "Issue 23's target rows against `target-baseline.json`: each row is computed round by round (interleaved "
             "rounds pair each client with h2load or C-core under the same load), its figure the median and its noise "
             "the spread (max − min) of the per-round values; a row fails `make bench` when it is worse than the "
-            "baseline by more than the larger of this run's and the baseline's noise.", ""] + \
+            "baseline by more than this run's and the baseline's noise added together, and at least both runs' typical "
+            "relative noise (median over their rows of spread / figure) times the figure.", ""] + \
         [f"- {line}" for line in checked] + [""]
 
 

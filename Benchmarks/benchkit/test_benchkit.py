@@ -239,6 +239,16 @@ class RegressionTests(unittest.TestCase):
         self.assertTrue(any("CPU per call vs h2load, h2c, 100 in flight" in line and "REGRESSED" in line
                             for line in regressions), regressions)
 
+    def test_a_row_whose_rounds_agree_by_chance_is_allowed_the_runs_typical_noise(self):
+        def rows(cpu, session_noise):
+            return {"cpu": {"label": "CPU", "better": "lower", "value": cpu, "noise": 0.0, "rounds": 3},
+                    "a": {"label": "a", "better": "lower", "value": 1.0, "noise": 0.1, "rounds": 3},
+                    "b": {"label": "b", "better": "lower", "value": 1.0, "noise": 0.1, "rounds": 3},
+                    "c": {"label": "c", "better": "lower", "value": 1.0, "noise": session_noise, "rounds": 3}}
+        # Typical relative noise 0.1 in each run: 2.0 -> 2.3 is within 0.2 × 2.0, 2.0 -> 2.5 is not.
+        self.assertEqual(regression.compare(rows(2.3, 0.1), rows(2.0, 0.1))[0], [])
+        self.assertEqual(len(regression.compare(rows(2.5, 0.1), rows(2.0, 0.1))[0]), 1)
+
     def test_a_higher_is_better_row_regresses_when_it_falls(self):
         def rows(value):
             return {"calls": {"label": "calls/s vs h2load", "better": "higher", "value": value, "noise": 0.02}}
