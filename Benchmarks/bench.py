@@ -302,10 +302,11 @@ def allocations(arguments, runner, servers):
 
 
 def memory_in_flight(arguments, runner, servers):
-    """10,000 calls parked by the C++ server against 10,000 tasks on a bare continuation."""
+    """10,000 calls parked by the C++ server against 10,000 tasks on a bare continuation, and
+    C-core's client (completion queue) holding as many."""
     records = []
     for round_number in range(arguments.rounds):
-        for impl in ("baseline", "authrpc", "grpc-swift"):
+        for impl in ("baseline", "authrpc", "grpc-swift", "ccore-cq"):
             result = runner.bench_client("inflight", impl, servers["grpc-c++"], "h2c", count_mallocs=True,
                                          calls=arguments.in_flight)
             records.append(result)

@@ -3,9 +3,10 @@
 // next to theirs in one run. bench.py builds it with protoc, grpc_cpp_plugin, g++ and pkg-config
 // into Benchmarks/.build/cxx-client (never committed).
 //
-// Usage (BenchClient's `load` command line):
+// Usage (BenchClient's `load` and `inflight` command lines):
 //   bench_client load --impl ccore-callback|ccore-cq --transport h2c|tls --port P --ca CA.pem
 //                --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
+//   bench_client inflight --impl ccore-cq --transport h2c|tls --port P --ca CA.pem --calls N [--warmup W]
 //
 //   ccore-callback  the callback API (stub->async()->UnaryCall): C calls started, each completion
 //                   (on gRPC's own threads) records its latency and starts the next call;
@@ -18,10 +19,18 @@
 // getrusage(RUSAGE_SELF, every thread) around the timed calls only, context switches, and, when
 // libMallocCounter.so is preloaded, mallocs/frees/bytes per call read (dlsym
 // malloc_counter_snapshot) just before and after the timed calls.
+//
+// `inflight` is the memory phase's shape (BenchClient's InFlightRun): N calls carrying
+// `x-bench-hold`, which the C++ bench server parks, started on one completion queue; once the
+// server counts all of them (`x-bench-control: held`), RSS (/proc/self/statm) and live heap are
+// read, then the calls are released (`x-bench-control: release`) and drained. Per-call growth is
+// everything C-core holds for a call in flight, its ClientContext included (no task to subtract).
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,6 +45,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "MallocCounter.h"
@@ -56,6 +66,12 @@ constexpr int kMaxMessageBytes = 64 << 20;
             << "usage: bench_client load --impl ccore-callback|ccore-cq --transport h2c|tls --port P --ca CA.pem "
                "--calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]\n";
   std::exit(2);
+}
+
+// A run that went wrong (the server's answer, a timeout): exit 1, no usage.
+[[noreturn]] void Die(const std::string& message) {
+  std::cerr << "bench_client: " << message << "\n";
+  std::exit(1);
 }
 
 // `--name value` pairs.
@@ -126,9 +142,9 @@ void Configure(grpc::ClientContext& context) {
 }
 
 void CheckStatus(const grpc::Status& status, const SimpleResponse& response, long response_bytes) {
-  if (!status.ok()) Fail("call failed: " + std::to_string(status.error_code()) + " " + status.error_message());
+  if (!status.ok()) Die("call failed: " + std::to_string(status.error_code()) + " " + status.error_message());
   if (long(response.payload().body().size()) != response_bytes) {
-    Fail("response of " + std::to_string(response.payload().body().size()) + " bytes, asked for " +
+    Die("response of " + std::to_string(response.payload().body().size()) + " bytes, asked for " +
          std::to_string(response_bytes));
   }
 }
@@ -210,8 +226,8 @@ class CompletionQueueRun {
     void* tag = nullptr;
     bool ok = false;
     while (outstanding > 0) {
-      if (!queue_.Next(&tag, &ok)) Fail("completion queue shut down");
-      if (!ok) Fail("a call's Finish did not complete");
+      if (!queue_.Next(&tag, &ok)) Die("completion queue shut down");
+      if (!ok) Die("a call's Finish did not complete");
       auto& slot = *static_cast<Slot*>(tag);
       plan_.latencies[slot.ticket] = Microseconds(Clock::now() - slot.began);
       CheckStatus(slot.status, slot.response, plan_.response_bytes);
@@ -249,6 +265,89 @@ class CompletionQueueRun {
   grpc::CompletionQueue queue_;
 };
 
+long ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+long OpenDescriptors() {
+  long count = 0;
+  if (DIR* directory = opendir("/proc/self/fd")) {
+    while (dirent* entry = readdir(directory)) {
+      if (entry->d_name[0] != '.') ++count;
+    }
+    closedir(directory);
+  }
+  return count - 1;  // the directory being read
+}
+
+// The server's answer to a control command (`held`, `release`): the count in `username`.
+long Control(TestService::Stub& stub, const char* command) {
+  grpc::ClientContext context;
+  Configure(context);
+  context.AddMetadata("x-bench-control", command);
+  SimpleRequest request;
+  SimpleResponse response;
+  grpc::Status status = stub.UnaryCall(&context, request, &response);
+  if (!status.ok()) Die(std::string("control ") + command + " failed: " + status.error_message());
+  return std::stol(response.username().empty() ? "0" : response.username());
+}
+
+// N calls parked by the server at once, on one completion queue (see the file's comment).
+void InFlight(TestService::Stub& stub, long calls) {
+  struct Slot {
+    std::unique_ptr<grpc::ClientContext> context;
+    SimpleResponse response;
+    grpc::Status status;
+  };
+  std::vector<Slot> slots(static_cast<size_t>(calls));
+  SimpleRequest request;
+  grpc::CompletionQueue queue;
+  const Snapshot snapshot = FindSnapshot();
+  malloc_counts before{}, held{};
+  if (snapshot) snapshot(&before);
+  const long resident_before = ResidentBytes();
+  for (auto& slot : slots) {
+    slot.context = std::make_unique<grpc::ClientContext>();
+    Configure(*slot.context);
+    slot.context->AddMetadata("x-bench-hold", "1");
+    stub.AsyncUnaryCall(slot.context.get(), request, &queue)->Finish(&slot.response, &slot.status, &slot);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (Control(stub, "held") < calls) {
+    if (Clock::now() > deadline) Die(std::to_string(calls) + " calls were not all in flight after 120 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the last replies settle
+  if (snapshot) snapshot(&held);
+  const long resident_held = ResidentBytes();
+  const long descriptors = OpenDescriptors();
+  const long released = Control(stub, "release");
+  if (released != calls) Die("released " + std::to_string(released) + " calls, expected " + std::to_string(calls));
+  void* tag = nullptr;
+  bool ok = false;
+  for (long done = 0; done < calls; ++done) {
+    if (!queue.Next(&tag, &ok) || !ok) Die("a parked call did not complete");
+    auto& slot = *static_cast<Slot*>(tag);
+    if (!slot.status.ok()) Die("a parked call failed: " + slot.status.error_message());
+  }
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  const double n = double(calls);
+  std::printf(
+      "{\"calls\": %ld, \"rss_before_bytes\": %ld, \"rss_held_bytes\": %ld, \"rss_growth_per_call_bytes\": %.4f, "
+      "\"fds_held\": %ld, \"malloc_counter\": %s",
+      calls, resident_before, resident_held, double(resident_held - resident_before) / n, descriptors,
+      snapshot ? "true" : "false");
+  if (snapshot) {
+    std::printf(", \"heap_growth_per_call_bytes\": %.4f, \"mallocs_per_call_held\": %.4f",
+                double(held.live_bytes - before.live_bytes) / n, double(held.allocations - before.allocations) / n);
+  }
+}
+
 void Warmup(TestService::Stub& stub, const SimpleRequest& request, long calls, long response_bytes) {
   for (long i = 0; i < calls; ++i) {
     grpc::ClientContext context;
@@ -261,7 +360,8 @@ void Warmup(TestService::Stub& stub, const SimpleRequest& request, long calls, l
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) != "load") Fail("the only mode is load");
+  const std::string mode = argc < 2 ? "" : argv[1];
+  if (mode != "load" && mode != "inflight") Fail("the modes are load and inflight");
   Options options(argc, argv);
   const std::string impl = options.String("impl");
   const std::string transport = options.String("transport");
@@ -270,6 +370,7 @@ int main(int argc, char** argv) {
   const long port = options.Int("port");
   const long calls = options.Int("calls");
   const long concurrency = std::max(1L, options.Int("concurrency", 1));
+  if (mode == "inflight" && impl != "ccore-cq") Fail("inflight runs ccore-cq");
   const long warmup = options.Int("warmup", 200);
   const long request_bytes = options.Int("request-bytes", 100);
   const long response_bytes = options.Int("response-bytes", 100);
@@ -293,6 +394,12 @@ int main(int argc, char** argv) {
   request.mutable_payload()->mutable_body()->assign(size_t(request_bytes), '\0');
 
   Warmup(*stub, request, warmup, response_bytes);
+  if (mode == "inflight") {
+    InFlight(*stub, calls);
+    std::printf(", \"impl\": \"%s\", \"transport\": \"%s\"}\n", impl.c_str(), transport.c_str());
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
 
   Plan plan{stub.get(), &request, calls, response_bytes, std::vector<double>(size_t(calls), 0.0)};
   CallbackRun callback_run(plan, concurrency);

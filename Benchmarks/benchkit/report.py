@@ -271,7 +271,7 @@ def budget_note():
     return f"the budget was set on {document['measured_on']} from that day's figures plus {int(budget.MARGIN * 100)} %."
 
 
-def inflight_figures(results, impls=("baseline", "authrpc", "grpc-swift")):
+def inflight_figures(results, impls=("baseline", "authrpc", "grpc-swift", "ccore-cq")):
     records = results.get("inflight", [])
     if not records:
         return {}
@@ -304,6 +304,9 @@ def memory(results):
     lines.append(f"| **authrpc's own (authrpc − baseline)** | **{figures['own_rss']:.0f} B** | **{figures['own_heap']:.0f} B** | |")
     lines.append(f"| grpc-swift-2's own | {figures['grpc-swift_rss'] - figures['baseline_rss']:.0f} B | "
                  f"{figures['grpc-swift_heap'] - figures['baseline_heap']:.0f} B | |")
+    if known(figures.get("ccore-cq_rss", float("nan"))):
+        lines.append(f"| C-core CQ calls in flight (C++ 1.51; no task per call, so all its own) | "
+                     f"{figures['ccore-cq_rss']:.0f} B | {figures['ccore-cq_heap']:.0f} B | {figures['ccore-cq_mallocs']:.1f} |")
     lines += ["", f"Target: < 2 KiB (2,048 B) of the library's own per call in flight: {verdict(figures['own_rss'] < 2 * KIB)}.", ""]
     return lines
 
