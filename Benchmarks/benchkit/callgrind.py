@@ -221,7 +221,7 @@ def table(title, rows, total, events, limit=None):
     for name, values in shown:
         if abs(values[0]) < 0.5 and not limit:
             continue
-        calls = f"{values[sys_index]:.2f}" if sys_index is not None else ""
+        calls = f"{values[sys_index] if abs(values[sys_index]) >= 0.005 else 0.0:.2f}" if sys_index is not None else ""
         lines.append(f"| {name} | {values[0]:,.0f} | {100 * values[0] / total:.1f} % | {calls} |")
     return lines + [""]
 
@@ -253,7 +253,9 @@ def record(label, heading, lines, note):
                      "instructions and system calls per call, 1 in flight, the difference of a long and a short "
                      "run under `valgrind --tool=callgrind`, self cost of each function. Exact counts (no sampling), "
                      "so they compare across machines and loads; time is not instructions (a cache miss or a "
-                     "thread wake costs time that counts no instruction here).\n\n")
+                     "thread wake costs time that counts no instruction here). System calls are counted under valgrind, "
+                     "which runs one thread at a time, so a client whose threads hand work over may make more of "
+                     "them than it does natively.\n\n")
         for title, body in sections.items():
             handle.write(f"## {title}\n\n" + "\n".join(body).rstrip() + "\n\n")
 
@@ -269,7 +271,7 @@ def read_sections():
                 sections[title] = []
             elif title is not None:
                 sections[title].append(line)
-    return sections
+    return {title: "\n".join(body).strip("\n").splitlines() for title, body in sections.items()}
 
 
 def run(runner, server, transport, calls, client="authrpc", label=None):

@@ -414,7 +414,10 @@ def size(value):
 def flow_control(servers):
     """The windows every peer uses, for the report."""
     rows = []
-    config = os.path.join(ROOT, "Sources", "HTTP2Client", "HTTP2ConnectionConfiguration.swift")
+    # The transport's folder is HTTP2Client until issue 22 renames it AuthRPCTransport.
+    candidates = [os.path.join(ROOT, "Sources", folder, "HTTP2ConnectionConfiguration.swift")
+                  for folder in ("AuthRPCTransport", "HTTP2Client")]
+    config = next((path for path in candidates if os.path.exists(path)), candidates[-1])
     with open(config) as handle:
         source = handle.read()
 
