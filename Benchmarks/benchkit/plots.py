@@ -34,14 +34,16 @@ def latency(pyplot, path, load):
     bars = (("h2c", "p50", "tab:blue", None), ("h2c", "p99", "tab:orange", None),
             ("tls", "p50", "tab:blue", "//"), ("tls", "p99", "tab:orange", "//"))
     width = 0.2
+    # Clients the run measured (a results.json from before C-core's client has none of its rows).
+    shown = [client for client in LATENCY_CLIENTS if any(r.get("impl") == client for r in load)]
     for row, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
         for axis, concurrency in zip(row, (1, 100, 1000)):
             for index, (transport, percentile, colour, hatch) in enumerate(bars):
                 values = [median(load, f"{percentile}_us", impl=client, server=server, transport=transport,
-                                 concurrency=concurrency) for client in LATENCY_CLIENTS]
-                axis.bar([c + (index - 1.5) * width for c in range(len(LATENCY_CLIENTS))], values, width=width,
+                                 concurrency=concurrency) for client in shown]
+                axis.bar([c + (index - 1.5) * width for c in range(len(shown))], values, width=width,
                          color=colour, hatch=hatch, edgecolor="white" if hatch else None, label=f"{transport} {percentile}")
-            axis.set_xticks(range(len(LATENCY_CLIENTS)), [SHORT_NAMES[c] for c in LATENCY_CLIENTS], fontsize=8)
+            axis.set_xticks(range(len(shown)), [SHORT_NAMES[c] for c in shown], fontsize=8)
             axis.set_ylabel("latency (µs)")
             axis.set_yscale("log")
             axis.set_title(f"{server} server, {concurrency} in flight")
@@ -92,7 +94,8 @@ def million(pyplot, path, run):
 
 def big(pyplot, path, records):
     figure, axes = pyplot.subplots(1, 2, figsize=(15, 4.5), sharey=True)
-    clients = ("h2load", "authrpc", "grpc-swift", "ccore-cq", "ccore-callback")
+    clients = [c for c in ("h2load", "authrpc", "grpc-swift", "ccore-cq", "ccore-callback")
+               if any(r.get("impl") == c for r in records)]
     for axis, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
         groups = [(t, d, c) for t in ("h2c", "tls") for d in ("response", "request") for c in (1, 8)]
         width = 0.8 / len(clients)
