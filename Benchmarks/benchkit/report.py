@@ -1,6 +1,7 @@
 """RESULTS.md: every figure of one `make bench` run side by side, the ratios against h2load,
 gRPC C-core's own client and grpc-swift-2, and the targets of shared/PERFORMANCE.md."""
 
+import glob
 import os
 import re
 import statistics
@@ -414,10 +415,9 @@ def size(value):
 def flow_control(servers):
     """The windows every peer uses, for the report."""
     rows = []
-    # The transport's folder is HTTP2Client until issue 22 renames it AuthRPCTransport.
-    candidates = [os.path.join(ROOT, "Sources", folder, "HTTP2ConnectionConfiguration.swift")
-                  for folder in ("AuthRPCTransport", "HTTP2Client")]
-    config = next((path for path in candidates if os.path.exists(path)), candidates[-1])
+    # Wherever the transport keeps it (Sources/HTTP2Client/, Sources/AuthRPCTransport/HTTP2/ after issue 22).
+    found = sorted(glob.glob(os.path.join(ROOT, "Sources", "**", "HTTP2ConnectionConfiguration.swift"), recursive=True))
+    config = found[0] if found else os.path.join(ROOT, "Sources", "HTTP2ConnectionConfiguration.swift")
     with open(config) as handle:
         source = handle.read()
 
