@@ -274,6 +274,23 @@ class RegressionTests(unittest.TestCase):
         self.assertAlmostEqual(regression.load()["rows"]["cpu-vs-h2load/authrpc/h2c/100"]["value"], 2.275)
 
 
+class CCoreReportTests(unittest.TestCase):
+    def test_the_targets_table_puts_ccores_cheaper_client_beside_h2load(self):
+        load = [load_record("h2load", 100, 4.0), load_record("authrpc", 100, 8.0),
+                load_record("ccore-cq", 100, 10.0), load_record("ccore-callback", 100, 16.0),
+                load_record("grpc-swift", 100, 40.0)]
+        row = next(line for line in report.summary({"load": load}) if line.startswith("| CPU per call, h2c, 100 in flight |"))
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        # figure, server, authrpc, h2load, C-core best, grpc-swift-2, vs h2load, vs C-core, vs grpc-swift-2
+        self.assertEqual(cells[2:9], ["8.0 µs", "4.0 µs", "10.0 µs", "40.0 µs", "2.00×", "0.80×", "0.20×"])
+
+    def test_the_small_calls_table_has_both_ccore_clients(self):
+        load = [load_record(impl, 1, 10.0) for impl in ("h2load", "authrpc", "ccore-cq", "ccore-callback")]
+        lines = report.small_calls({"load": load, "allocations": []})
+        self.assertTrue(any("| C-core CQ (C++ 1.51) |" in line and "| 10.0 |" in line for line in lines), lines)
+        self.assertTrue(any("| C-core callback (C++ 1.51) |" in line for line in lines))
+
+
 class H2loadPerCallTests(unittest.TestCase):
     def test_the_difference_of_two_runs_cancels_start_up(self):
         startup, per_call = 0.009, 3.6e-6
