@@ -380,6 +380,13 @@ class CallgrindTests(unittest.TestCase):
         self.assertEqual(callgrind.layer_of("libswiftCore.so", "swift_retain"), "Swift retain/release, exclusivity")
         self.assertEqual(callgrind.layer_of("libswift_Concurrency.so", "swift_task_switch"),
                          "Swift concurrency: tasks, continuations, executors")
+        # valgrind writes C++ names demangled: the runtime's exclusivity set and task allocator.
+        self.assertEqual(callgrind.layer_of("libswiftCore.so", "swift::runtime::AccessSet::insert(swift::runtime::Access*)"),
+                         "Swift retain/release, exclusivity")
+        self.assertEqual(callgrind.layer_of("libswift_Concurrency.so", "swift::StackAllocator<984ul>::alloc(unsigned long)"),
+                         "Swift concurrency: tasks, continuations, executors")
+        self.assertEqual(callgrind.layer_of("/x/BenchClient", "$sSTsE11allSatisfyySbSb7ElementQzKXEKF"),
+                         callgrind.LAYERS[18])  # stdlib generics specialized into the binary
         self.assertEqual(callgrind.swift_module("$sSa6appendyyxnF"), "Swift")
         self.assertEqual(callgrind.swift_module("$s16AuthRPCTransport4LoopC"), "AuthRPCTransport")
         self.assertIsNone(callgrind.swift_module("nghttp2_submit_request"))
