@@ -1,4 +1,5 @@
-import HTTP2Client
+import AuthRPCSyntax
+import AuthRPCTransport
 
 /// Turns a complete HTTP/2 response into a unary result, following GRPC_CONFORMANCE.md
 /// ("Response" and "Message framing").

@@ -1,4 +1,5 @@
-import HTTP2Client
+import AuthRPCSyntax
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC
