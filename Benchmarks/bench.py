@@ -70,7 +70,8 @@ EXPIRY_RATE = 500  # calls a second in the expiry phase
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="only swift-authrpc's CPU and allocations per call (C++ server), budget checked, nothing written")
+                        help="only swift-authrpc's CPU and allocations per call (C++ server; h2load and C-core beside it) "
+                             "and its memory per call in flight, budgets checked, nothing written")
     parser.add_argument("--profile", action="store_true",
                         help="perf profile of swift-authrpc (--transport, --concurrency) against the C++ server; writes nothing")
     parser.add_argument("--callgrind", action="store_true",
