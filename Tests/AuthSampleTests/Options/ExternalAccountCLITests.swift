@@ -102,6 +102,31 @@ struct ExternalAccountCLITests {
         #expect(!status.stdout.contains(requestToken))
     }
 
+    @Test(
+        "status --adc, text and --json, shows the token and impersonation URLs without their query (before: token_url ...?key=SECRET printed)"
+    )
+    func urlsShownRedacted() async throws {
+        let google = try await Google.make()
+        let pool = Pool(google: google)
+        let secret = "k3y-" + UUID().uuidString
+        let target = pool.process.string("impersonation_target")
+        var object =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: try Self.gitHubActionsFile(pool, impersonate: target)))
+            ) as! [String: Any]
+        object["token_url"] = pool.process.string("sts_token_url") + "?key=\(secret)"
+        let file = try pool.write(object, name: "query-\(pool.name).json")
+        for json in [false, true] {
+            let status = try await google.run(
+                ["status", "--adc"] + (json ? ["--json"] : []),
+                environment: ["GOOGLE_APPLICATION_CREDENTIALS": file]
+            )
+            #expect(status.status == 0, "\(status)")
+            #expect(status.stdout.contains("exchanged at \(pool.process.string("sts_token_url"))"), "\(status)")
+            #expect(!status.stdout.contains(secret) && !status.stderr.contains(secret), "\(status)")
+        }
+    }
+
     @Test("call --adc and status --adc with gcloud's external_account_authorized_user file (a workforce pool user)")
     func workforceUser() async throws {
         let google = try await Google.make()
