@@ -64,7 +64,7 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
-        // Internal: SHA-256, RSA keys with RS256 signing and verification, random bytes, all from
+        // Internal: SHA-256, HMAC, RSA keys with RS256 signing, random bytes, all from
         // OpenSSL (as swift-crypto's CryptoBoringWrapper). No product.
         .target(
             name: "AuthCrypto",
@@ -197,7 +197,7 @@ let package = Package(
         .target(
             name: "GoogleAuth",
             dependencies: [
-                "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem",
+                "OAuth2", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -261,7 +261,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthCryptoTests",
-            dependencies: ["AuthCrypto", "TestSupport"],
+            dependencies: ["AuthCrypto", "AuthRPCSyntax", "TestSupport"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -310,7 +310,9 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            dependencies: [
+                "OAuth2", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

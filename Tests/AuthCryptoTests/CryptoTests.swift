@@ -1,4 +1,5 @@
 import AuthCrypto
+import AuthRPCSyntax
 import Foundation
 import TestSupport
 import Testing
@@ -6,14 +7,6 @@ import Testing
 @Suite("Crypto from OpenSSL: SHA-256, random bytes, RSA keys and RS256")
 struct CryptoTests {
     func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
-                of: "=",
-                with: ""
-            )
-    }
 
     @Test("SHA-256: FIPS 180-4 vectors (empty, abc, two blocks, 1000 bytes)")
     func sha256() throws {
@@ -48,7 +41,7 @@ struct CryptoTests {
             let key = try RSAPrivateKey(pem: pem)
             #expect(key.bitCount == 2048)
             let signature = try key.signRS256(Array(RFC7515Key.signingInput.utf8))
-            #expect(base64URL(signature) == RFC7515Key.signature)
+            #expect(Base64URL.encode(signature) == RFC7515Key.signature)
         }
     }
 
@@ -60,7 +53,7 @@ struct CryptoTests {
             for _ in 0..<64 { group.addTask { try key.signRS256(input) } }
             return try await group.reduce(into: Set<[UInt8]>()) { $0.insert($1) }
         }
-        #expect(signatures.map(base64URL) == [RFC7515Key.signature])
+        #expect(signatures.map { Base64URL.encode($0) } == [RFC7515Key.signature])
     }
 
     @Test("keys that are not usable RSA private keys are refused with a reason, never quoting the PEM")
