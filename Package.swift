@@ -231,6 +231,14 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: defaultSwiftSettings
         ),
+        // What OAuth2's and GoogleAuth's tests share: a recording transport in front of the
+        // product's default one.
+        .target(
+            name: "OAuth2TestSupport",
+            dependencies: ["OAuth2", "AuthRPCSystem"],
+            path: "Tests/OAuth2TestSupport",
+            swiftSettings: defaultSwiftSettings
+        ),
         // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
         .executableTarget(
             name: "ChaosSoak",
@@ -312,6 +320,7 @@ let package = Package(
             name: "OAuth2Tests",
             dependencies: [
                 "OAuth2", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+                "OAuth2TestSupport",
             ],
             swiftSettings: defaultSwiftSettings
         ),
@@ -324,6 +333,7 @@ let package = Package(
             name: "GoogleAuthTests",
             dependencies: [
                 "GoogleAuth", "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+                "OAuth2TestSupport",
             ],
             swiftSettings: defaultSwiftSettings
         ),

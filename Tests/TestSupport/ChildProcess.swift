@@ -18,11 +18,12 @@ public struct ChildProcessResult: Sendable {
 /// the wait is a sleep between checks, and the output goes to files, so no pipe can fill up.
 public enum ChildProcess {
     /// Runs `executable` with `arguments` and `environment` (this process's when `nil`), standard
-    /// input empty, and waits at most `timeout` (then SIGKILL).
+    /// input `input` (empty when `nil`), and waits at most `timeout` (then SIGKILL).
     public static func run(
         _ executable: URL,
         _ arguments: [String],
         environment: [String: String]? = nil,
+        input: Data? = nil,
         timeout: Duration = .seconds(300)
     ) async throws -> ChildProcessResult {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -41,10 +42,15 @@ public enum ChildProcess {
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
+        // Input from a file, as the output goes to files: no pipe for either side to wait on.
+        let stdinURL = directory.appendingPathComponent("stdin")
+        try (input ?? Data()).write(to: stdinURL)
+        let stdin = try FileHandle(forReadingFrom: stdinURL)
+        process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
         defer {
+            try? stdin.close()
             try? stdout.close()
             try? stderr.close()
         }
