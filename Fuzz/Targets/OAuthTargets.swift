@@ -1,6 +1,6 @@
-import Foundation
 import AuthRPCSyntax
 import AuthRPCTransport
+import Foundation
 
 @testable import OAuth2
 

@@ -6,7 +6,9 @@ import AuthRPCSyntax
 enum FormEncoding {
     /// Encodes pairs as `a=b&c=d`, every byte outside `[A-Za-z0-9-._~]` percent-encoded (space as `%20`).
     static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { "\(PercentEncoding.encodeUnreserved($0.0))=\(PercentEncoding.encodeUnreserved($0.1))" }.joined(separator: "&")
+        pairs.map { "\(PercentEncoding.encodeUnreserved($0.0))=\(PercentEncoding.encodeUnreserved($0.1))" }.joined(
+            separator: "&"
+        )
     }
 
     /// Splits `a=b&c=d` into decoded pairs, each on its first `=` only; order and duplicates kept.
