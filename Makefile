@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test test-sanitize api-check format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -35,6 +35,12 @@ test-sanitize: deps venv
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel
 	swift build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan --no-parallel
+
+## api-check: the public API of every library product against the 0.1 baseline
+## (swift package diagnose-api-breaking-changes); fails on a break CHANGELOG.md does not list
+API_BASELINE := 2b5ce3965d2f422bc732117ce52bdcd61dd49385
+api-check: deps
+	Scripts/api-check.sh $(API_BASELINE)
 
 ## format-check: every hand-written Swift file as the toolchain's swift-format writes it
 ## (.swift-format: 4 spaces, 120 columns); generated sources are left alone
@@ -118,4 +124,4 @@ bench-deps:
 	@Scripts/install-deps.sh --bench
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-protoc-plugins .build-docs $(VENV)
+	rm -rf .build .build-tsan .build-asan .build-protoc-plugins .build-docs .build-api-baseline $(VENV)
