@@ -1,3 +1,4 @@
+import Foundation
 import GoogleAuth
 import Logging
 import OAuth2

@@ -1,3 +1,4 @@
+import AuthRPC
 import Foundation
 import GoogleAuth
 import Logging
