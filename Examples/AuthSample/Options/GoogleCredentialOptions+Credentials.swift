@@ -111,7 +111,7 @@ extension GoogleCredentialOptions {
                 credentials: credentials,
                 origin: origin,
                 tokens:
-                    "generateAccessToken at \(impersonation.impersonationURL.absoluteString), scopes: \(scopes.joined(separator: " "))"
+                    "generateAccessToken at \(GrantRequest.redacted(impersonation.impersonationURL)), scopes: \(scopes.joined(separator: " "))"
             )
         }
         if let external = resolved.credential.externalAccountCredentials {
@@ -126,7 +126,7 @@ extension GoogleCredentialOptions {
             return GoogleSelection(
                 credentials: credentials,
                 origin: origin,
-                tokens: "refresh-token grant at \(user.tokenURL.absoluteString) (a workforce pool user's)",
+                tokens: "refresh-token grant at \(GrantRequest.redacted(user.tokenURL)) (a workforce pool user's)",
                 federation: ["audience": user.audience]
             )
         }

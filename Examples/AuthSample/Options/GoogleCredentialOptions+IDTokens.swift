@@ -41,7 +41,7 @@ extension GoogleCredentialOptions {
                 credentials: credentials,
                 origin: "--service-account-key \(serviceAccountKey)",
                 tokens:
-                    "ID tokens for \(audience) from the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+                    "ID tokens for \(audience) from the JWT bearer grant (target_audience) at \(GrantRequest.redacted(key.tokenURI))"
             )
         }
         let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
@@ -60,11 +60,11 @@ extension GoogleCredentialOptions {
         }
         let how: String
         if let key = resolved.credential.serviceAccountKey {
-            how = "the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+            how = "the JWT bearer grant (target_audience) at \(GrantRequest.redacted(key.tokenURI))"
         } else if let host = resolved.credential.metadataHost {
             how = "the metadata server's identity endpoint at \(host)"
         } else if let impersonation = resolved.credential.impersonatedServiceAccount {
-            how = "generateIdToken at \(impersonation.idTokenURL.absoluteString)"
+            how = "generateIdToken at \(GrantRequest.redacted(impersonation.idTokenURL))"
         } else {
             how = "the credential"
         }

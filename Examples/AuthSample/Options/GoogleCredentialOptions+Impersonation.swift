@@ -69,8 +69,8 @@ extension GoogleCredentialOptions {
 
     /// Where an impersonation source sends its requests, for `status`.
     static func shown(_ source: any GoogleTokenSource) -> String {
-        if let source = source as? ImpersonatedTokenSource { return source.endpoint.absoluteString }
-        if let source = source as? ImpersonatedIDTokenSource { return source.endpoint.absoluteString }
+        if let source = source as? ImpersonatedTokenSource { return GrantRequest.redacted(source.endpoint) }
+        if let source = source as? ImpersonatedIDTokenSource { return GrantRequest.redacted(source.endpoint) }
         return source.description
     }
 }

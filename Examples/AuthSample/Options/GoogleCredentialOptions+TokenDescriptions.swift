@@ -7,7 +7,7 @@ extension GoogleCredentialOptions {
     /// impersonation.
     static func federationTokens(_ external: ExternalAccountCredentials, _ scopes: [String]) -> String {
         var text =
-            "subject token from \(external.credentialSource) exchanged at \(external.tokenURL.absoluteString)"
+            "subject token from \(external.credentialSource) exchanged at \(GrantRequest.redacted(external.tokenURL))"
         if let account = external.impersonatedServiceAccount { text += ", impersonating \(account)" }
         return text + ", scopes: \(scopes.joined(separator: " "))"
     }
