@@ -65,7 +65,7 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
-        // Internal: SHA-256, RSA keys with RS256 signing and verification, random bytes, all from
+        // Internal: SHA-256, HMAC, RSA keys with RS256 signing, random bytes, all from
         // OpenSSL (as swift-crypto's CryptoBoringWrapper). No product.
         .target(
             name: "AuthCrypto",
@@ -198,7 +198,7 @@ let package = Package(
         .target(
             name: "GoogleAuth",
             dependencies: [
-                "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem",
+                "OAuth2", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -246,6 +246,14 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: defaultSwiftSettings
         ),
+        // What OAuth2's and GoogleAuth's tests share: a recording transport in front of the
+        // product's default one.
+        .target(
+            name: "OAuth2TestSupport",
+            dependencies: ["OAuth2", "AuthRPCSystem"],
+            path: "Tests/OAuth2TestSupport",
+            swiftSettings: defaultSwiftSettings
+        ),
         // The chaos soak's client (Tests/Peers/chaos_soak.py drives it: `make soak`).
         .executableTarget(
             name: "ChaosSoak",
@@ -276,7 +284,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthCryptoTests",
-            dependencies: ["AuthCrypto", "TestSupport"],
+            dependencies: ["AuthCrypto", "AuthRPCSyntax", "TestSupport"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -325,7 +333,10 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            dependencies: [
+                "OAuth2", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+                "OAuth2TestSupport",
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -337,6 +348,7 @@ let package = Package(
             name: "GoogleAuthTests",
             dependencies: [
                 "GoogleAuth", "OAuth2", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+                "OAuth2TestSupport",
             ],
             swiftSettings: defaultSwiftSettings
         ),

@@ -1,5 +1,6 @@
-import Foundation
+import AuthRPCSyntax
 import AuthRPCTransport
+import Foundation
 
 @testable import OAuth2
 
@@ -393,7 +394,7 @@ enum OAuthSyntaxTarget {
         )
         for plusIsSpace in [false, true] {
             try require(
-                FormEncoding.percentDecode(FormEncoding.percentEncode(text), plusIsSpace: plusIsSpace) == text,
+                PercentEncoding.decode(PercentEncoding.encodeUnreserved(text), plusIsSpace: plusIsSpace) == text,
                 "percent-encoding did not read back"
             )
         }

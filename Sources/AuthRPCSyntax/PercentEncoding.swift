@@ -10,6 +10,18 @@ package enum PercentEncoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`, as in form bodies); a
     /// malformed escape is kept as written, and bytes that are not valid UTF-8 become U+FFFD.
     package static func decode<S: StringProtocol>(_ text: S, plusIsSpace: Bool) -> String {
+        // Lenient decoding keeps a malformed escape, so it always has bytes.
+        String(decoding: decodedBytes(text, plusIsSpace: plusIsSpace, rejectingMalformed: false)!, as: UTF8.self)
+    }
+
+    /// The bytes `text` spells once its `%XX` escapes are decoded (and `+` is a space when
+    /// `plusIsSpace`). A `%` not followed by two hex digits is kept as written, or, when
+    /// `rejectingMalformed`, makes the answer `nil` (for credentials, where a guess would be wrong).
+    package static func decodedBytes<S: StringProtocol>(
+        _ text: S,
+        plusIsSpace: Bool,
+        rejectingMalformed: Bool
+    ) -> [UInt8]? {
         let input = Array(text.utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(input.count)
@@ -21,12 +33,14 @@ package enum PercentEncoding {
             {
                 bytes.append(high << 4 | low)
                 index += 3
+            } else if byte == UInt8(ascii: "%"), rejectingMalformed {
+                return nil
             } else {
                 bytes.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
                 index += 1
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// `text` with every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) as
@@ -87,7 +101,8 @@ package enum PercentEncoding {
         }
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of the hex digit `byte` (either case), or `nil` when it is not one.
+    package static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10

@@ -1,4 +1,5 @@
 import AuthCrypto
+import AuthRPCSyntax
 import Foundation
 import TestSupport
 import Testing
@@ -6,14 +7,6 @@ import Testing
 @Suite("Crypto from OpenSSL: SHA-256, random bytes, RSA keys and RS256")
 struct CryptoTests {
     func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
-                of: "=",
-                with: ""
-            )
-    }
 
     @Test("SHA-256: FIPS 180-4 vectors (empty, abc, two blocks, 1000 bytes)")
     func sha256() throws {
@@ -48,7 +41,7 @@ struct CryptoTests {
             let key = try RSAPrivateKey(pem: pem)
             #expect(key.bitCount == 2048)
             let signature = try key.signRS256(Array(RFC7515Key.signingInput.utf8))
-            #expect(base64URL(signature) == RFC7515Key.signature)
+            #expect(Base64URL.encode(signature) == RFC7515Key.signature)
         }
     }
 
@@ -60,36 +53,11 @@ struct CryptoTests {
             for _ in 0..<64 { group.addTask { try key.signRS256(input) } }
             return try await group.reduce(into: Set<[UInt8]>()) { $0.insert($1) }
         }
-        #expect(signatures.map(base64URL) == [RFC7515Key.signature])
+        #expect(signatures.map { Base64URL.encode($0) } == [RFC7515Key.signature])
     }
 
     @Test("keys that are not usable RSA private keys are refused with a reason, never quoting the PEM")
     func refusedKeys() throws {
-        let ecKey = """
-            -----BEGIN PRIVATE KEY-----
-            MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
-            yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
-            oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
-            -----END PRIVATE KEY-----
-            """
-        let small = """
-            -----BEGIN PRIVATE KEY-----
-            MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
-            1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
-            lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
-            nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
-            Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
-            I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
-            NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
-            CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
-            2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
-            kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
-            T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
-            odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
-            zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
-            iSWv5dyWwwN66JIS
-            -----END PRIVATE KEY-----
-            """
         let encrypted = """
             -----BEGIN ENCRYPTED PRIVATE KEY-----
             MIIFNTBfBgkqhkiG9w0BBQ0wUjAxBgkqhkiG9w0BBQwwJAQQML4cd1/M8/J9Psmm
@@ -103,8 +71,8 @@ struct CryptoTests {
             ("", "no PEM private key"),
             ("not a key at all", "no PEM private key"),
             (damaged, "no PEM private key"),
-            (ecKey, "is EC, not RSA"),
-            (small, "has 1024 bits"),
+            (RefusedKeys.ecP256, "is EC, not RSA"),
+            (RefusedKeys.rsa1024, "has 1024 bits"),
             (encrypted, "is encrypted"),
         ]
         for (pem, reason) in cases {

@@ -2,6 +2,7 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 
@@ -23,7 +24,7 @@ struct GoogleNoSecretsTests {
             .map(String.init)
         secrets += privateKeyLines
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let recorder = AssertionRecorder()
+        let recorder = RecordingTransport()
         let granted = try ServiceAccountTokenSource(
             key: key,
             scopes: [ServiceConfiguration.googleTestScope],

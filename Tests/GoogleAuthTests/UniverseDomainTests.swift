@@ -2,6 +2,7 @@ import AuthRPC
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import Testing
 
 /// A credential's `universe_domain` against the universe of the endpoints it is used with.

@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import AuthRPCTransport
 
 /// A proxy URL taken apart: `http://[user[:password]@]host[:port][/]`.
@@ -31,7 +32,9 @@ struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
             throw invalid("expected http://[user:password@]host[:port], without a path, query or fragment")
         }
         if let at = rest.lastIndex(of: "@") {
-            guard let decoded = Self.percentDecoded(rest[..<at]) else {
+            guard
+                let decoded = PercentEncoding.decodedBytes(rest[..<at], plusIsSpace: false, rejectingMalformed: true)
+            else {
                 throw invalid("the credentials before '@' have a malformed %-escape")
             }
             credentials = decoded
@@ -64,32 +67,6 @@ struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `http://host:port`, without credentials.
     var description: String { "http://\(address)" }
-
-    /// `%XX` escapes decoded; nil when one is malformed.
-    private static func percentDecoded(_ text: Substring) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }
 
 extension String {

@@ -195,19 +195,10 @@ struct StreamSocket {
 
     /// Writes as much of `bytes` as the socket takes now, never raising SIGPIPE.
     func send(_ bytes: UnsafeRawBufferPointer) -> IOResult {
-        #if canImport(Glibc)
-        let flags = Int32(MSG_NOSIGNAL)
-        #else
-        let flags: Int32 = 0
-        #endif
-        while true {
-            let count = sendDescriptor(fd, bytes.baseAddress, bytes.count, flags)
-            if count >= 0 { return .bytes(count) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            default: return .failed(Errno.describe(errno))
-            }
+        switch sendWithoutSignal(fd, bytes) {
+        case .bytes(let count): return .bytes(count)
+        case .wouldBlock: return .wouldBlock
+        case .failed(let code): return .failed(Errno.describe(code))
         }
     }
 
@@ -217,10 +208,7 @@ struct StreamSocket {
     }
 }
 
-// Inside StreamSocket its own `connect` and `send` would shadow the C functions of the same names.
+// Inside StreamSocket its own `connect` would shadow the C function of the same name.
 private func connectDescriptor(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
     connect(fd, address, length)
-}
-private func sendDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    send(fd, bytes, count, flags)
 }

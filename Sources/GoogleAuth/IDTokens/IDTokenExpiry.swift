@@ -47,19 +47,9 @@ enum IDTokenExpiry {
 
     /// The `exp` claim of the compact JWT `token`, or `nil` when there is none.
     static func expiry(of token: String) -> Date? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = base64URLDecoded(parts[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
+        guard let claims = JWTPayload.claims(of: token, signed: true),
             let exp = JSONNumber.value(of: claims["exp"]), exp.isFinite, claims["exp"] is NSNumber
         else { return nil }
         return Date(timeIntervalSince1970: exp)
-    }
-
-    private static func base64URLDecoded(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = base64.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
     }
 }

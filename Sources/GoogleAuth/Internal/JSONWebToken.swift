@@ -1,4 +1,5 @@
 import AuthCrypto
+import AuthRPCSyntax
 import Foundation
 
 /// The claims this package puts in a JWT (RFC 7519): Google's service-account assertions and
@@ -47,16 +48,8 @@ enum JSONWebToken {
         } catch {
             throw CryptoError("cannot encode the JWT: \(error)")
         }
-        let signingInput = base64URL(header) + "." + base64URL(payload)
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
         let signature = try key.signRS256(Array(signingInput.utf8))
-        return signingInput + "." + base64URL(Data(signature))
-    }
-
-    /// Base64url (RFC 4648 section 5) without padding.
-    static func base64URL(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        return signingInput + "." + Base64URL.encode(signature)
     }
 }

@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// What a GTMOAuth2 keychain string holds: the session and the identity GTMOAuth2 kept beside it.
 public struct GTMOAuth2Item: Sendable, CustomStringConvertible {
     /// The session: the tokens and scopes, marked stale (the string has no expiry).
@@ -66,10 +68,10 @@ public enum GTMOAuth2Format {
             let key: String
             let value: String
             if let equals = pair.firstIndex(of: "=") {
-                key = FormEncoding.percentDecode(pair[..<equals], plusIsSpace: false)
-                value = FormEncoding.percentDecode(pair[pair.index(after: equals)...], plusIsSpace: false)
+                key = PercentEncoding.decode(pair[..<equals], plusIsSpace: false)
+                value = PercentEncoding.decode(pair[pair.index(after: equals)...], plusIsSpace: false)
             } else {
-                key = FormEncoding.percentDecode(pair, plusIsSpace: false)
+                key = PercentEncoding.decode(pair, plusIsSpace: false)
                 value = ""
             }
             values[aliases[key] ?? key] = value
@@ -117,7 +119,7 @@ public enum GTMOAuth2Format {
             values
             .compactMap { key, value in value.map { (key, $0) } }
             .sorted { $0.0 < $1.0 }
-            .map { "\(FormEncoding.percentEncode($0.0))=\(FormEncoding.percentEncode($0.1))" }
+            .map { "\(PercentEncoding.encodeUnreserved($0.0))=\(PercentEncoding.encodeUnreserved($0.1))" }
             .joined(separator: "&")
     }
 

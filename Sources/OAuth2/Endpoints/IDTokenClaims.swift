@@ -16,10 +16,7 @@ package struct IDTokenClaims: Sendable {
     /// one, or when the token is longer than ``TokenSyntax/maximumIDTokenLength``.
     package init?(jwt: String) {
         guard jwt.utf8.count <= TokenSyntax.maximumIDTokenLength else { return nil }
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 2, let payload = Self.base64URLDecode(parts[1]),
-            let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
-        else { return nil }
+        guard let object = JWTPayload.claims(of: jwt, signed: false) else { return nil }
         subject = object["sub"] as? String
         email = object["email"] as? String
         // email_verified is a JSON bool for most issuers, a string ("true") for some.
@@ -29,14 +26,6 @@ package struct IDTokenClaims: Sendable {
         case let number as NSNumber: emailVerified = number.boolValue
         default: emailVerified = nil
         }
-    }
-
-    private static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = base64.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
     }
 }
 

@@ -1,4 +1,5 @@
 import AuthRPC
+import AuthRPCSyntax
 import Foundation
 
 /// The one place OAuth requests go out, so every request obeys the same rules and every failure
@@ -89,7 +90,7 @@ enum OAuthHTTP {
             case .clientSecretBasic:
                 // RFC 6749 section 2.3.1: form-encode id and secret before joining them.
                 let credentials =
-                    "\(FormEncoding.percentEncode(client.id)):\(FormEncoding.percentEncode(client.secret ?? ""))"
+                    "\(PercentEncoding.encodeUnreserved(client.id)):\(PercentEncoding.encodeUnreserved(client.secret ?? ""))"
                 headers.append(("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()))
             }
         }

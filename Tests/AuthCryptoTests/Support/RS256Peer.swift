@@ -4,59 +4,19 @@ import TestSupport
 /// `Tests/Peers/rs256_peer.py`: pyca/cryptography as an independent RS256 signer and verifier
 /// (its own key generation, encodings and checks), one command per child process.
 enum RS256Peer {
-    /// Runs `command` with `request` on its stdin; the JSON object it prints. The child is waited
-    /// for on a thread of its own, not on one of the cooperative pool's.
+    /// Runs `command` with `request` on its stdin; the JSON object it prints.
     static func run(_ command: String, _ request: [String: Any] = [:]) async throws -> [String: Any] {
-        let input = try JSONSerialization.data(withJSONObject: request)
-        let output: Data = try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try blockingRun(command, input) }) }.start()
+        let result = try await ChildProcess.run(
+            PackageRoot.python,
+            [PackageRoot.url.appendingPathComponent("Tests/Peers/rs256_peer.py").path, command],
+            input: try JSONSerialization.data(withJSONObject: request)
+        )
+        guard result.status == 0 else {
+            throw PeerError("rs256_peer.py \(command) failed (\(result.status)): \(result.stderr)")
         }
-        guard let object = try JSONSerialization.jsonObject(with: output) as? [String: Any] else {
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw PeerError("rs256_peer.py \(command) printed no JSON object")
         }
         return object
-    }
-
-    private static func blockingRun(_ command: String, _ input: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = PackageRoot.python
-        process.arguments = [PackageRoot.url.appendingPathComponent("Tests/Peers/rs256_peer.py").path, command]
-        let stdin = Pipe.closedOnExec()
-        let stdout = Pipe.closedOnExec()
-        // stderr goes to a file, so a chatty child never blocks on a pipe nobody reads.
-        let errorsURL = FileManager.default.temporaryDirectory.appendingPathComponent("rs256-peer-\(UUID()).log")
-        _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorsURL) }
-        let errors = try FileHandle(forWritingTo: errorsURL)
-        defer { try? errors.close() }
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = errors
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let exit = ChildExit.waitBlocking(for: process)
-        guard exit.code == 0, !exit.signalled else {
-            let stderr = (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? ""
-            throw PeerError("rs256_peer.py \(command) failed (\(exit.code)): \(stderr)")
-        }
-        return output
-    }
-}
-
-/// Base64url without padding, as JOSE and the peer write binary values.
-enum JOSEBase64 {
-    static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
-        return Data(base64Encoded: standard).map(Array.init)
     }
 }

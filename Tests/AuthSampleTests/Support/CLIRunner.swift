@@ -1,12 +1,6 @@
 import Foundation
 import TestSupport
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What one run of `auth_sample` did.
 struct CLIResult: Sendable, CustomStringConvertible {
     let arguments: [String]
@@ -67,66 +61,36 @@ enum CLIRunner {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw PeerError("auth_sample is not built at \(executable.path)")
         }
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("auth-sample-run-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let stdoutURL = directory.appendingPathComponent("stdout")
-        let stderrURL = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-
-        let process = Process()
+        // The hosts file outlives the run: it is removed after the child is waited for.
+        let hostsFile = FileManager.default.temporaryDirectory.appendingPathComponent("auth-sample-hosts-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: hostsFile) }
+        let program: URL
+        let programArguments: [String]
         if let hosts {
-            let hostsFile = directory.appendingPathComponent("hosts")
             try hosts.write(to: hostsFile, atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-            process.arguments =
+            program = URL(fileURLWithPath: "/usr/bin/unshare")
+            programArguments =
                 ["-m", "sh", "-c", #"mount --bind "$1" /etc/hosts && shift && exec "$@""#, "sh", hostsFile.path]
                 + [executable.path] + arguments
         } else {
-            process.executableURL = executable
-            process.arguments = arguments
+            program = executable
+            programArguments = arguments
         }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = stderr
-        do {
-            try process.run()
-        } catch {
-            try? stdout.close()
-            try? stderr.close()
-            throw error
-        }
-        // The child holds its own descriptors now.
-        try? stdout.close()
-        try? stderr.close()
-
-        var exit = await ChildExit.wait(for: process, until: ContinuousClock.now + timeout)
-        let timedOut = exit == nil
-        if timedOut {
-            process.terminate()
-            exit = await ChildExit.wait(for: process, until: ContinuousClock.now + .seconds(5))
-            if exit == nil {
-                kill(process.processIdentifier, SIGKILL)
-                exit = await ChildExit.wait(for: process, until: ContinuousClock.now + .seconds(30))
-            }
-        }
-
-        let stdoutBytes = [UInt8]((try? Data(contentsOf: stdoutURL)) ?? Data())
-        let stderrBytes = [UInt8]((try? Data(contentsOf: stderrURL)) ?? Data())
+        let capture = try await ChildProcess.capture(
+            program,
+            programArguments,
+            environment: environment,
+            timeout: timeout
+        )
         return CLIResult(
             arguments: arguments,
-            status: exit?.code ?? -1,
-            signalled: exit?.signalled ?? false,
-            timedOut: timedOut,
-            stdout: String(validating: stdoutBytes, as: UTF8.self) ?? "<stdout not UTF-8>",
-            stderr: String(validating: stderrBytes, as: UTF8.self) ?? "<stderr not UTF-8>",
-            stdoutBytes: stdoutBytes,
-            stderrBytes: stderrBytes
+            status: capture.exit?.code ?? -1,
+            signalled: capture.exit?.signalled ?? false,
+            timedOut: capture.timedOut,
+            stdout: String(validating: capture.stdout, as: UTF8.self) ?? "<stdout not UTF-8>",
+            stderr: String(validating: capture.stderr, as: UTF8.self) ?? "<stderr not UTF-8>",
+            stdoutBytes: capture.stdout,
+            stderrBytes: capture.stderr
         )
     }
 

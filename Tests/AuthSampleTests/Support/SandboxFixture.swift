@@ -30,83 +30,30 @@ actor SandboxFixture {
     }
 }
 
-/// The sandbox issuer's HTTP endpoints, test-only ones included.
-struct Issuer: Sendable {
-    let url: URL
+/// The sandbox issuer, as the CLI's tests drive it.
+typealias Issuer = SandboxIssuerEndpoints
 
+extension SandboxIssuerEndpoints {
     /// A public client of one's own (device polling without delay), so counters concern one test.
     func makeClient() async throws -> String {
-        let (status, body) = try await post("sandbox/clients", json: ["device_interval": 0])
-        guard status == 200, let id = body["client_id"] as? String else {
-            throw PeerError("sandbox/clients answered \(status)")
+        let answer = try await post("sandbox/clients", json: ["device_interval": 0])
+        guard answer.status == 200, let id = answer.body["client_id"] as? String else {
+            throw PeerError("sandbox/clients answered \(answer.status)")
         }
         return id
-    }
-
-    /// The issuer's counters for `clientID` (`refresh_requests`, `token_requests`, ...).
-    func counters(of clientID: String) async throws -> [String: Int] {
-        var components = URLComponents(
-            url: url.appendingPathComponent("sandbox/stats"),
-            resolvingAgainstBaseURL: false
-        )!
-        components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
-        let (data, _) = try await URLSession.shared.data(from: components.url!)
-        return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
-    }
-
-    /// Every access token the issuer gave `clientID` (an OAuth client, a service account's
-    /// email, the metadata emulator's account).
-    func accessTokens(of clientID: String) async throws -> [String] {
-        var components = URLComponents(
-            url: url.appendingPathComponent("sandbox/access-tokens"),
-            resolvingAgainstBaseURL: false
-        )!
-        components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
-        let (data, _) = try await URLSession.shared.data(from: components.url!)
-        return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["access_tokens"] as? [String]) ?? []
     }
 
     func refreshRequests(of clientID: String) async throws -> Int {
         try await counters(of: clientID)["refresh_requests"] ?? 0
     }
 
-    /// Revokes every token of the client behind its sessions' back.
-    func revokeEverything(of clientID: String) async throws {
-        let (status, _) = try await post("sandbox/revoke-all", form: ["client_id": clientID])
-        guard status == 200 else { throw PeerError("sandbox/revoke-all answered \(status)") }
-    }
-
     /// A refresh straight at the token endpoint: the HTTP status and the JSON answer.
     func refreshDirectly(_ refreshToken: String, clientID: String) async throws -> (status: Int, body: [String: Any]) {
-        try await post(
+        let answer = try await post(
             "token",
             form: ["grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": clientID]
         )
-    }
-
-    private func post(_ path: String, form: [String: String]) async throws -> (status: Int, body: [String: Any]) {
-        var request = URLRequest(url: url.appendingPathComponent(path))
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(
-            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
-                .joined(separator: "&").utf8
-        )
-        return try await send(request)
-    }
-
-    private func post(_ path: String, json: [String: any Sendable]) async throws -> (status: Int, body: [String: Any]) {
-        var request = URLRequest(url: url.appendingPathComponent(path))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: json)
-        return try await send(request)
-    }
-
-    private func send(_ request: URLRequest) async throws -> (status: Int, body: [String: Any]) {
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let body = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, body)
+        return (answer.status, answer.body)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import AuthSampleService
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 
@@ -39,7 +40,7 @@ struct IDTokenTests {
     func serviceAccountKey() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let transport = BodyRecordingTransport()
+        let transport = RecordingTransport()
         let source = try ServiceAccountIDTokenSource(key: key, audience: google.idTokenAudience, transport: transport)
         let reference = try await GoogleAuthReference.idToken(
             audience: google.idTokenAudience,
@@ -154,18 +155,5 @@ struct IDTokenTests {
         let refused = try #require(throws: OAuthError.self) { try user.idTokenSource(audience: google.idTokenAudience) }
         #expect(refused.kind == .invalidConfiguration)
         #expect(refused.message.contains("impersonate"))
-    }
-}
-
-/// A transport that forwards to URLSession and keeps each request body (as text).
-final class BodyRecordingTransport: OAuthTransport {
-    private let inner = URLSessionOAuthTransport()
-    private let recorded = Locked<[String]>([])
-
-    var bodies: [String] { recorded.withLock { $0 } }
-
-    func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
-        recorded.withLock { $0.append(String(decoding: request.body ?? Data(), as: UTF8.self)) }
-        return try await inner.send(request)
     }
 }

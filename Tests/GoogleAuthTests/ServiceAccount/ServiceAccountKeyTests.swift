@@ -1,6 +1,7 @@
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 
@@ -54,7 +55,7 @@ struct ServiceAccountKeyTests {
         #expect(key.privateKeyID == nil)
         #expect(key.description.contains("key without an id"))
 
-        let recorder = AssertionRecorder()
+        let recorder = RecordingTransport()
         let source = try ServiceAccountTokenSource(
             key: key,
             scopes: [ServiceConfiguration.googleTestScope],
@@ -117,9 +118,9 @@ struct ServiceAccountKeyTests {
                 "private_key in the service account key is not usable"
             ),
             (["private_key": String(privateKey.dropLast(120))], "private_key in the service account key is not usable"),
-            (["private_key": TestKeys.ecP256], "is EC, not RSA"),
+            (["private_key": RefusedKeys.ecP256], "is EC, not RSA"),
             (
-                ["private_key": TestKeys.rsa1024],
+                ["private_key": RefusedKeys.rsa1024],
                 "the RSA key has 1024 bits; RS256 needs at least 2048 (RFC 7518 section 3.3: smaller keys can be factored)"
             ),
             (
@@ -191,36 +192,4 @@ struct ServiceAccountKeyTests {
             #expect(error.message.contains(says), "\(error.message)")
         }
     }
-}
-
-/// Keys for refusal tests (none of them is a credential anywhere).
-enum TestKeys {
-    static let ecP256 = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7UxypdOXKtrk5pBp
-        yi9roX+S3wk5EptKvz+ZR4DnK+ehRANCAATZXDcXjDm0HIpiqBamJkQqZk8zPZHj
-        oF6P7j/c7D4FXl90JbD1L7u5IwxI+eiZGKIlspkxwhF+Bc0T1eBx8UIH
-        -----END PRIVATE KEY-----
-
-        """
-
-    static let rsa1024 = """
-        -----BEGIN PRIVATE KEY-----
-        MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBANiamtYs4AKy7Bqi
-        1iLp33IUImwvwkfYaZQs7yazPTtRaBP2/g3BnL4G7/0FGBdWmPThK/ClcerXca1H
-        lhAYSKpfh0JtwuEfRtjGML4aqBzltBwYVSqoNbis9FExD4cLvB7e4yekntJHyG/9
-        nBjR0mxurHuETpBuxzKUysrBb1nFAgMBAAECgYEAoWBWeblHUFtzksi9F5f9FOYx
-        Wz8d1R9EUdREfSXPOfGFxFIhp6gXGnDavjzcXQ70uIVGkm0A+YF4PSx3fhhJkd67
-        I5ZS4dYGHUxwMX0mWUx6HoS3q9jEh1ps2B/qk+YYgKhnSeMNZxlaJCKOBhIEwvCj
-        NfRnRUFtTSGt9yV9PsECQQDy31L1ajufQvisABee4UAOnrZDJIwHtpNQxXWgqM7q
-        CeqwuTKHaxymq776NFCGJsiaLtoy4rIuSBNXm6kyZ5U1AkEA5E/MhehPIfIK0cK5
-        2BdXIlLd40rns5r9qmL4YCgeae6cF4OwniLnpht+VgdtskGC6DrXeZuXfR5T+9MI
-        kB0UUQJBAInEIjOxseZSP+qZFsz56rMgVjTZ61CIwSGlEGc0ukJJo8XhF4d3O8ZT
-        T75vpGmkYFANWZpZu0bDfa1JT/2Wgi0CQQCqZgh+dLkC29RJY+0yo5Dr1C85IcG2
-        odnrHjzD/41bgLPNNQNPsztzFRgAe0DbBtv+GVSStZal0knaLFI6xQlRAkBv0cl3
-        zRc2B+N/vMwF6BlRhID2Rd/kVkobSMw2WkC44IuBVINQRYkCG37Az9vrpUM2IyZi
-        iSWv5dyWwwN66JIS
-        -----END PRIVATE KEY-----
-
-        """
 }

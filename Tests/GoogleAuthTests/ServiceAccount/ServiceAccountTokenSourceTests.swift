@@ -3,6 +3,7 @@ import AuthRPCSystem
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 
@@ -50,7 +51,7 @@ struct ServiceAccountTokenSourceTests {
     func assertionShape() async throws {
         let google = try await GoogleSandbox.shared()
         let key = try ServiceAccountKey(contentsOfFile: google.serviceAccountKeyPath)
-        let recorder = AssertionRecorder()
+        let recorder = RecordingTransport()
         let source = try ServiceAccountTokenSource(
             key: key,
             scopes: [scope, "openid"],
@@ -124,25 +125,5 @@ struct ServiceAccountTokenSourceTests {
         #expect(throws: OAuthError.self) { try ServiceAccountTokenSource(key: key, scopes: []) }
         #expect(throws: OAuthError.self) { try ServiceAccountTokenSource(key: key, scopes: ["a b"]) }
         #expect(throws: OAuthError.self) { try ServiceAccountTokenSource(key: key, scopes: [scope], subject: " ") }
-    }
-}
-
-/// Forwards to URLSession and keeps the form of the last POST (the assertion included).
-final class AssertionRecorder: OAuthTransport {
-    private let inner = URLSessionOAuthTransport()
-    private let form = Locked<[(String, String)]?>(nil)
-
-    var lastForm: [(String, String)]? { form.withLock { $0 } }
-
-    func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
-        let body = String(decoding: request.body ?? Data(), as: UTF8.self)
-        let pairs = body.split(separator: "&").map { pair -> (String, String) in
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).removingPercentEncoding ?? String($0)
-            }
-            return (parts[0], parts.count > 1 ? parts[1] : "")
-        }
-        form.withLock { $0 = pairs }
-        return try await inner.send(request)
     }
 }

@@ -4,6 +4,7 @@ import AuthSampleService
 import Foundation
 import GoogleAuth
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 
 #if canImport(FoundationNetworking)
@@ -322,20 +323,6 @@ enum GoogleAuthReference {
             throw PeerError("google_auth_check.py printed no JSON object")
         }
         return object
-    }
-}
-
-/// A transport that forwards to URLSession and records every request it was asked to send, so a
-/// test can prove a path made no request (or exactly the ones expected).
-final class RecordingTransport: OAuthTransport {
-    private let inner = URLSessionOAuthTransport()
-    private let requests = Locked<[URL]>([])
-
-    var sent: [URL] { requests.withLock { $0 } }
-
-    func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
-        requests.withLock { $0.append(request.url) }
-        return try await inner.send(request)
     }
 }
 

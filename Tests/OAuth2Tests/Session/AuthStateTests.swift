@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import Foundation
 import Testing
 
@@ -134,7 +135,7 @@ struct AuthStateTests {
 
     @Test("ID token claims: sub, email, email_verified as a bool or a string; garbage is nil")
     func idTokenClaims() {
-        func jwt(_ json: String) -> String { "e30." + PKCE.base64URL(Array(json.utf8)) + ".sig" }
+        func jwt(_ json: String) -> String { "e30." + Base64URL.encode(Array(json.utf8)) + ".sig" }
         let claims = IDTokenClaims(jwt: jwt(#"{"sub":"42","email":"a@b.c","email_verified":true}"#))
         #expect(claims?.subject == "42")
         #expect(claims?.email == "a@b.c")

@@ -14,6 +14,8 @@ struct SandboxIssuer: Sendable {
     let sandbox: SandboxInfo
     let url: URL
     let configuration: ServiceConfiguration
+    /// Its HTTP endpoints, the test-only ones included.
+    let endpoints: SandboxIssuerEndpoints
 
     static let scopes = ["openid", "email", ServiceConfiguration.googleTestScope]
 
@@ -25,6 +27,7 @@ struct SandboxIssuer: Sendable {
     init(sandbox: SandboxInfo) async throws {
         self.sandbox = sandbox
         url = URL(string: sandbox.issuer)!
+        endpoints = SandboxIssuerEndpoints(url: url)
         configuration = try await ServiceConfiguration.discover(issuer: url)
     }
 
@@ -122,12 +125,7 @@ struct SandboxIssuer: Sendable {
 
     /// The issuer's counters for `client` (`token_requests`, `refresh_requests`, `device_polls`, …).
     func counters(of client: OAuthClient) async throws -> [String: Int] {
-        let (data, _) = try await URLSession.shared.data(
-            from: url.appendingPathComponent("sandbox/stats").appending(queryItems: [
-                URLQueryItem(name: "client_id", value: client.id)
-            ])
-        )
-        return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
+        try await endpoints.counters(of: client.id)
     }
 
     /// A TLS channel to the sandbox's grpcio test service, trusting its CA.
@@ -147,31 +145,19 @@ struct SandboxIssuer: Sendable {
         return try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options).message
     }
 
+    /// POSTs `form` to `path` (`/sandbox/...`); the JSON answer, which must come with 200.
     private func post(_ path: String, form: [String: String]) async throws -> [String: Any] {
-        var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(
-            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
-                .joined(separator: "&").utf8
-        )
-        return try await send(request)
+        try Self.ok(path, try await endpoints.post(String(path.dropFirst()), form: form))
     }
 
+    /// POSTs `json` to `path` (`/sandbox/...`); the JSON answer, which must come with 200.
     private func post(_ path: String, json: [String: any Sendable]) async throws -> [String: Any] {
-        var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: json)
-        return try await send(request)
+        try Self.ok(path, try await endpoints.post(String(path.dropFirst()), json: json))
     }
 
-    private func send(_ request: URLRequest) async throws -> [String: Any] {
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            throw PeerError("\(request.url!.path) answered \(String(decoding: data, as: UTF8.self))")
-        }
-        return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+    private static func ok(_ path: String, _ answer: SandboxIssuerAnswer) throws -> [String: Any] {
+        guard answer.status == 200 else { throw PeerError("\(path) answered \(answer.text)") }
+        return answer.body
     }
 }
 

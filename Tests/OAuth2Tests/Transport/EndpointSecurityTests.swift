@@ -1,30 +1,13 @@
 import AuthRPCSystem
 import Foundation
 import OAuth2
+import OAuth2TestSupport
 import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// The real transport, with a record of every request handed to it. A request for a host off
-/// loopback is recorded and refused here, so these tests never send anything off the machine;
-/// the record shows whether the library tried.
-final class RecordingTransport: OAuthTransport {
-    private let requests = Locked<[URL]>([])
-    private let transport = HTTP1OAuthTransport.standard
-
-    var attempted: [URL] { requests.withLock { $0 } }
-
-    func send(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
-        requests.withLock { $0.append(request.url) }
-        guard ["127.0.0.1", "localhost"].contains(request.url.host ?? "") else {
-            throw URLError(.cannotConnectToHost)
-        }
-        return try await transport.send(request)
-    }
-}
 
 @Suite("https is required off loopback")
 struct EndpointSecurityTests {
@@ -50,15 +33,15 @@ struct EndpointSecurityTests {
             #expect(error.message.contains("https"), "\(error.message)", sourceLocation: sourceLocation)
         }
         #expect(
-            transport.attempted.isEmpty,
-            "requests were attempted: \(transport.attempted)",
+            transport.sent.isEmpty,
+            "requests were attempted: \(transport.sent)",
             sourceLocation: sourceLocation
         )
     }
 
     @Test("an http issuer off loopback is refused before discovery sends anything")
     func httpIssuerIsRefused() async {
-        let transport = RecordingTransport()
+        let transport = RecordingTransport(refusingOffLoopback: true)
         await expectRefusedBeforeSending(transport) { () async throws(OAuthError) in
             _ = try await ServiceConfiguration.discover(
                 issuer: URL(string: "http://issuer.example.invalid")!,
@@ -70,7 +53,7 @@ struct EndpointSecurityTests {
     @Test("device login, token requests, refresh and revocation refuse http endpoints off loopback without sending")
     func flowsRefuseHTTPEndpoints() async {
         let configuration = Self.offLoopback
-        let transport = RecordingTransport()
+        let transport = RecordingTransport(refusingOffLoopback: true)
         await expectRefusedBeforeSending(transport) { () async throws(OAuthError) in
             _ = try await DeviceAuthorizationFlow(
                 configuration: configuration,
@@ -132,19 +115,19 @@ struct EndpointSecurityTests {
     )
     func discoveredHTTPEndpointsAreRefused(endpoint: String) async throws {
         let issuer = try await SandboxIssuer.shared()
-        let transport = RecordingTransport()
+        let transport = RecordingTransport(refusingOffLoopback: true)
         let tenant = try await issuer.tenant(endpoints: [endpoint: "http://\(endpoint).example.invalid/x"])
         let error = await #expect(throws: OAuthError.self) {
             try await ServiceConfiguration.discover(issuer: tenant, transport: transport)
         }
         #expect(error?.kind == .invalidConfiguration)
         #expect(error?.message.contains(endpoint) == true, "\(error?.message ?? "")")
-        #expect(transport.attempted.allSatisfy { $0.host == "127.0.0.1" }, "\(transport.attempted)")
+        #expect(transport.sent.allSatisfy { $0.host == "127.0.0.1" }, "\(transport.sent)")
 
         let secure = try await issuer.tenant(endpoints: [endpoint: "https://\(endpoint).example.invalid/x"])
         let configuration = try await ServiceConfiguration.discover(issuer: secure, transport: transport)
         #expect(configuration.issuer == secure)
-        #expect(transport.attempted.allSatisfy { $0.host == "127.0.0.1" }, "\(transport.attempted)")
+        #expect(transport.sent.allSatisfy { $0.host == "127.0.0.1" }, "\(transport.sent)")
     }
 
     @Test("a device authorization answer naming an http verification page off loopback is refused")

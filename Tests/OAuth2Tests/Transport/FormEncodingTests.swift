@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import Testing
 
 @testable import OAuth2
@@ -6,8 +7,8 @@ import Testing
 struct FormEncodingTests {
     @Test("every reserved character is percent-encoded; unreserved ones are not")
     func encodesReserved() {
-        #expect(FormEncoding.percentEncode("a b%#[]&=+/?~._-Z9") == "a%20b%25%23%5B%5D%26%3D%2B%2F%3F~._-Z9")
-        #expect(FormEncoding.percentEncode("é") == "%C3%A9")
+        #expect(PercentEncoding.encodeUnreserved("a b%#[]&=+/?~._-Z9") == "a%20b%25%23%5B%5D%26%3D%2B%2F%3F~._-Z9")
+        #expect(PercentEncoding.encodeUnreserved("é") == "%C3%A9")
     }
 
     @Test("decoding splits on the first = only, keeps duplicates and order, tolerates bad escapes")

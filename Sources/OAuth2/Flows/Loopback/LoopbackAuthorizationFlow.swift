@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 public import Foundation
 
 /// The authorization code grant through a loopback redirect (RFC 8252) with PKCE S256
@@ -108,7 +109,7 @@ public struct LoopbackAuthorizationFlow: Sendable {
         ]
         // Encode the query strictly, so a scope's ':' and '/' and the space survive every server.
         components?.percentEncodedQuery = items.map {
-            "\(FormEncoding.percentEncode($0.name))=\(FormEncoding.percentEncode($0.value ?? ""))"
+            "\(PercentEncoding.encodeUnreserved($0.name))=\(PercentEncoding.encodeUnreserved($0.value ?? ""))"
         }.joined(separator: "&")
         guard let url = components?.url else {
             throw OAuthError(.invalidConfiguration, "cannot build an authorization URL from \(endpoint.redacted)")

@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// The head of the HTTP/1.1 request a browser sends to the loopback redirect URI, and the rules
 /// that read it from the bytes a connection has delivered so far.
 ///
@@ -265,20 +267,8 @@ struct LoopbackRequestHead: Sendable, Equatable {
     /// A form-encoded name or value, decoded (`%HH` escapes, `+` a space); `nil` unless the
     /// bytes it spells are UTF-8.
     private static func formDecode(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var rest = text.utf8[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), let high = rest.first.flatMap(hexValue),
-                let low = rest.dropFirst().first.flatMap(hexValue)
-            {
-                bytes.append(high << 4 | low)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? space : byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
+        PercentEncoding.decodedBytes(text, plusIsSpace: true, rejectingMalformed: false)
+            .flatMap { String(validating: $0, as: UTF8.self) }
     }
 
     /// RFC 9110 `tchar`.
@@ -301,16 +291,7 @@ struct LoopbackRequestHead: Sendable, Equatable {
 
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
+    private static func isHexDigit(_ byte: UInt8) -> Bool { PercentEncoding.hexValue(byte) != nil }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte

@@ -245,7 +245,7 @@ final class LoopbackRequestReceiver: Sendable {
         let giveUp = ContinuousClock.now + .seconds(1)
         var sent = 0
         while sent < bytes.count {
-            switch bytes.withUnsafeBytes({ LoopbackSocket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sent...])) }) {
+            switch bytes.withUnsafeBytes({ sendWithoutSignal(fd, UnsafeRawBufferPointer(rebasing: $0[sent...])) }) {
             case .bytes(let count):
                 sent += count
             case .wouldBlock:

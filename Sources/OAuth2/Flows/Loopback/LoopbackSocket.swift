@@ -8,7 +8,7 @@ import Darwin
 
 /// The system calls of the loopback redirect receiver: a listener on a loopback address, and
 /// connections that are non-blocking, closed on exec (a browser started meanwhile inherits none)
-/// and never raise SIGPIPE.
+/// and never raise SIGPIPE (writes go through AuthRPCSystem's `sendWithoutSignal`).
 ///
 /// SIGPIPE's default action ends the process, and any local process can connect, send a request
 /// and reset the connection before the answer: on Linux every send carries `MSG_NOSIGNAL`; on
@@ -23,16 +23,6 @@ enum LoopbackSocket {
         case wouldBlock
         /// The peer closed or reset the connection.
         case closed
-    }
-
-    /// What a write did.
-    enum WriteResult: Equatable {
-        /// This many bytes went out.
-        case bytes(Int)
-        /// The send buffer is full.
-        case wouldBlock
-        /// The connection is gone (reset, closed); the errno.
-        case failed(Int32)
     }
 
     /// Listens on `127.0.0.1` or `::1`, on a port the system picks.
@@ -125,31 +115,9 @@ enum LoopbackSocket {
             return .closed
         }
     }
-
-    /// Writes what the send buffer takes of `bytes` now. Never raises SIGPIPE, whatever state
-    /// the connection is in (on Darwin, for sockets from ``accept(_:)``).
-    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> WriteResult {
-        #if canImport(Glibc)
-        let flags = Int32(MSG_NOSIGNAL)
-        #else
-        let flags: Int32 = 0
-        #endif
-        while true {
-            let count = sendDescriptor(fd, bytes.baseAddress, bytes.count, flags)
-            if count >= 0 { return .bytes(count) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            default: return .failed(errno)
-            }
-        }
-    }
 }
 
-// Inside LoopbackSocket its own `listen` and `send` would shadow the C functions of the same names.
+// Inside LoopbackSocket its own `listen` would shadow the C function of the same name.
 private func listenDescriptor(_ fd: Int32) -> Bool {
     listen(fd, 16) == 0
-}
-private func sendDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    send(fd, bytes, count, flags)
 }

@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Testing
 
 @testable import OAuth2
@@ -43,7 +44,7 @@ struct LoopbackSocketTests {
             #expect(String(decoding: head, as: UTF8.self).hasPrefix("GET /cb"))
             let page = Array("HTTP/1.1 404 Not Found\r\n\r\n".utf8)
             for _ in 0..<3 {
-                #expect(page.withUnsafeBytes { LoopbackSocket.send(fd, $0) } == .failed(EPIPE))
+                #expect(page.withUnsafeBytes { sendWithoutSignal(fd, $0) } == .failed(EPIPE))
             }
         }
     }

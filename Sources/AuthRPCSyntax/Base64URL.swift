@@ -1,10 +1,32 @@
 /// Base64url (RFC 4648 section 5), as JOSE writes binary values (RFC 7515 section 2): the URL-safe
-/// alphabet, padding left out.
-enum Base64URL {
+/// alphabet, padding left out. JWTs, JWK numbers and PKCE values are written in it.
+package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `bytes` in base64url, without padding.
+    package static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let bytes = Array(bytes)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var chunk = UInt32(bytes[index]) << 16
+            if count > 1 { chunk |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { chunk |= UInt32(bytes[index + 2]) }
+            // 1, 2 or 3 bytes are 2, 3 or 4 characters.
+            for position in 0...count {
+                output.append(alphabet[Int(chunk >> UInt32(18 - position * 6) & 63)])
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// The bytes `text` encodes; `nil` for a character outside the alphabet, whitespace, a length
     /// no encoding has, or padding that does not complete the last quantum. Padding is accepted,
     /// as other JOSE readers do, though RFC 7515 leaves it out.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
         var characters = Array(text.utf8)[...]
         if characters.count % 4 == 0 {
             var padding = 0
