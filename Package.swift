@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
         .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
         .library(name: "GooglePubSub", targets: ["GooglePubSub"]),
+        .library(name: "AuthRPCXDS", targets: ["AuthRPCXDS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -103,6 +104,18 @@ let package = Package(
         .target(
             name: "AuthRPCMetrics",
             dependencies: ["AuthRPC", .product(name: "CoreMetrics", package: "swift-metrics")],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // xDS (gRFC A27/A28): the bootstrap, the subset of Envoy's xDS v3 messages a proxyless
+        // client decodes (Protos/xds, generated), and their validation into routes, clusters and
+        // endpoints. A target of its own so that AuthRPC's dependency graph stays as it is.
+        .target(
+            name: "AuthRPCXDS",
+            dependencies: [
+                "AuthRPC", "AuthRPCSystem",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
 
@@ -257,6 +270,14 @@ let package = Package(
         .testTarget(
             name: "AuthRPCTests",
             dependencies: ["HTTP2Client", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCXDSTests",
+            dependencies: [
+                "AuthRPCXDS", "AuthRPC", "TestSupport",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

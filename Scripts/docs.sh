@@ -35,7 +35,7 @@ fi
 
 out="$root/.build-docs"
 graphs="$out/symbol-graphs"
-modules=(AuthRPC OAuth2 GoogleAuth)
+modules=(AuthRPC OAuth2 GoogleAuth AuthRPCXDS)
 mkdir -p "$graphs"
 
 # The compiler writes a module's graph when it compiles the module, so an up-to-date build writes
@@ -46,11 +46,14 @@ for module in "${modules[@]}"; do
         break
     fi
 done
-# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three.
-swift build --scratch-path "$out/build" --target GoogleAuth \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
-    -Xswiftc -symbol-graph-skip-synthesized-members -Xswiftc -emit-extension-block-symbols
+# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three; AuthRPCXDS (on
+# AuthRPC) is built beside it with the same flags.
+for target in GoogleAuth AuthRPCXDS; do
+    swift build --scratch-path "$out/build" --target "$target" \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
+        -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+        -Xswiftc -symbol-graph-skip-synthesized-members -Xswiftc -emit-extension-block-symbols
+done
 
 dependencies=()
 for module in "${modules[@]}"; do
