@@ -74,9 +74,11 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
-        // HTTP/2 transport: the I/O loop, nghttp2 sessions, streams, TLS, sockets. Knows nothing of gRPC.
+        // Internal: the package's transport, knowing nothing of gRPC: HTTP/2 connections (the I/O loop,
+        // nghttp2 sessions, streams), HTTP/1.1 exchanges, the HTTP CONNECT tunnel, TLS and sockets.
+        // No product; imported `internal` by AuthRPC and by OAuth2's transport only.
         .target(
-            name: "HTTP2Client",
+            name: "AuthRPCTransport",
             dependencies: ["CNGHTTP2", "COpenSSL", "AuthRPCSystem", "AuthCrypto"],
             swiftSettings: defaultSwiftSettings
         ),
@@ -85,7 +87,7 @@ let package = Package(
         .target(
             name: "AuthRPC",
             dependencies: [
-                "HTTP2Client", "AuthRPCSystem", "CZlib",
+                "AuthRPCTransport", "AuthRPCSystem", "CZlib",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -185,7 +187,7 @@ let package = Package(
         .target(
             name: "OAuth2",
             dependencies: [
-                "AuthRPC", "AuthCrypto", "AuthRPCSystem",
+                "AuthRPC", "AuthRPCTransport", "AuthCrypto", "AuthRPCSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -244,11 +246,11 @@ let package = Package(
             path: "Tests/ChannelProbe",
             swiftSettings: defaultSwiftSettings
         ),
-        // Connects with HTTP2Client where the test runner cannot go: inside a network namespace
-        // the Happy Eyeballs test makes (Tests/HTTP2ClientTests/Network).
+        // Connects with AuthRPCTransport where the test runner cannot go: inside a network namespace
+        // the Happy Eyeballs test makes (Tests/AuthRPCTransportTests/Network).
         .executableTarget(
             name: "ConnectProbe",
-            dependencies: ["HTTP2Client"],
+            dependencies: ["AuthRPCTransport"],
             path: "Tests/ConnectProbe",
             swiftSettings: defaultSwiftSettings
         ),
@@ -263,13 +265,13 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
-            name: "HTTP2ClientTests",
-            dependencies: ["HTTP2Client", "AuthRPCSystem", "TestSupport", "ConnectProbe"],
+            name: "AuthRPCTransportTests",
+            dependencies: ["AuthRPCTransport", "AuthRPCSystem", "TestSupport", "ConnectProbe"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
             name: "AuthRPCTests",
-            dependencies: ["HTTP2Client", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            dependencies: ["AuthRPCTransport", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -342,7 +344,7 @@ let package = Package(
 // - under `make fuzz` (AUTHRPC_FUZZ=1, its own scratch path .build-fuzz), the libFuzzer driver.
 // Both reach internal parsers with @testable imports (debug builds are compiled for testing).
 let fuzzDependencies: [Target.Dependency] = [
-    "HTTP2Client", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2", "GoogleAuth",
+    "AuthRPCTransport", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2", "GoogleAuth",
     .product(name: "SwiftProtobuf", package: "swift-protobuf"),
 ]
 let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]

@@ -1,6 +1,6 @@
 import AuthSampleService
 import Foundation
-import HTTP2Client
+import AuthRPCTransport
 
 @testable import AuthRPC
 

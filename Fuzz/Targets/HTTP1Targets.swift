@@ -1,4 +1,4 @@
-@testable import HTTP2Client
+@testable import AuthRPCTransport
 
 /// `ProxyConnectAnswer`: a proxy's answer to CONNECT, fed whole and in pieces.
 ///
@@ -59,9 +59,9 @@ enum HTTP1ResponseTarget {
         }
     }
 
-    private static func parse(_ bytes: [UInt8], pieceSize: Int, head: Bool) -> Result<HTTP1ResponseParser, HTTP2Error> {
+    private static func parse(_ bytes: [UInt8], pieceSize: Int, head: Bool) -> Result<HTTP1ResponseParser, TransportFailure> {
         var parser = HTTP1ResponseParser(limits: .init(maximumBodyBytes: limit), isHeadRequest: head)
-        do throws(HTTP2Error) {
+        do throws(TransportFailure) {
             var offset = 0
             var complete = false
             while offset < bytes.count, !complete {

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 @testable import AuthRPC
-@testable import HTTP2Client
+@testable import AuthRPCTransport
 
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +74,7 @@ enum HTTP2ClientTarget {
             let connection: HTTP2Connection
             do {
                 connection = try await HTTP2Connection.connect(
-                    to: HTTP2Target(host: "127.0.0.1", port: port),
+                    to: HostAndPort(host: "127.0.0.1", port: port),
                     configuration: configuration
                 ) { event in
                     if case .closed = event { closed.signal() }

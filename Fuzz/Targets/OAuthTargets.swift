@@ -1,5 +1,5 @@
 import Foundation
-import HTTP2Client
+import AuthRPCTransport
 
 @testable import OAuth2
 

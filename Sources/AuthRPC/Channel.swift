@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 public import Logging
 
 /// A client's view of one gRPC service: the addresses its target names, HTTP/2 connections to
@@ -173,7 +173,7 @@ public final class Channel: Sendable {
         case .tls(let tls):
             scheme = "https"
             verifiedName = tls.serverHostnameOverride ?? parsed.serverName
-            do throws(HTTP2Error) {
+            do throws(TransportFailure) {
                 configuration.tls = try TLSContext(tls.clientConfiguration)
             } catch {
                 throw RPCError(
@@ -283,25 +283,5 @@ public final class Channel: Sendable {
 
     deinit {
         connections.close()
-    }
-}
-
-extension TLSConfiguration {
-    var clientConfiguration: TLSClientConfiguration {
-        var configuration = TLSClientConfiguration()
-        switch trustRoots.wrapped {
-        case .system:
-            configuration.trustsSystemRoots = true
-        case .certificates(let pem):
-            configuration.trustsSystemRoots = false
-            configuration.additionalTrustRootsPEM = [pem]
-        case .systemAndCertificates(let pem):
-            configuration.trustsSystemRoots = true
-            configuration.additionalTrustRootsPEM = [pem]
-        }
-        configuration.certificateChainPEM = clientCertificateChainPEM
-        configuration.privateKeyPEM = clientPrivateKeyPEM
-        configuration.minimumVersion = minimumVersion == .tls13 ? .tls13 : .tls12
-        return configuration
     }
 }

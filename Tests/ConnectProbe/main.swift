@@ -1,11 +1,11 @@
-// connect-probe: connects with HTTP2Client and makes one request, for tests that must run the
+// connect-probe: connects with AuthRPCTransport and makes one request, for tests that must run the
 // client where the test runner cannot go (inside a network namespace, under a private hosts
 // file). Prints one JSON object: {"ok": true, "elapsed_ms": N, "body": "..."} or
 // {"ok": false, "elapsed_ms": N, "error": "...", "kind": "..."}; exits 0 or 1.
 //
 //   ConnectProbe (--host NAME | --address IP ...) --port PORT [--connect-timeout-ms N] [--scenario Echo]
 import Foundation
-import HTTP2Client
+import AuthRPCTransport
 
 var host: String?
 var addresses: [String] = []
@@ -40,9 +40,9 @@ func elapsed() -> Int {
     return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
 }
 do {
-    let route: HTTP2Route
+    let route: ConnectionRoute
     if let host {
-        route = .resolving(HTTP2Target(host: host, port: port))
+        route = .resolving(HostAndPort(host: host, port: port))
     } else {
         route = .addresses(try addresses.map { try SocketAddress(ipAddress: $0, port: port) })
     }
@@ -72,7 +72,7 @@ do {
         "ok": true, "connected_ms": connectedAfter, "elapsed_ms": elapsed(),
         "body": String(decoding: response.body.dropFirst(5), as: UTF8.self),
     ])
-} catch let error as HTTP2Error {
+} catch let error as TransportFailure {
     var kind = "other"
     if case .connectFailed(_, _, let failure) = error { kind = "\(failure)" }
     report(["ok": false, "elapsed_ms": elapsed(), "error": error.description, "kind": kind])

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 import Logging
 public import SwiftProtobuf
 
@@ -189,9 +189,9 @@ extension Channel {
                     token: progress.token,
                     previousAttempts: previousAttempts(call, progress)
                 )
-                let result: Result<HTTP2Response, HTTP2Error>
+                let result: Result<HTTP2Response, TransportFailure>
                 var headersReceived = false
-                do throws(HTTP2Error) {
+                do throws(TransportFailure) {
                     // Handed over, not borrowed: the header block is freed once submitted rather
                     // than held by this frame while the call waits.
                     result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
@@ -302,7 +302,7 @@ extension Channel {
     private func settle(
         _ call: PreparedCall,
         _ progress: inout CallProgress,
-        _ result: consuming Result<HTTP2Response, HTTP2Error>,
+        _ result: consuming Result<HTTP2Response, TransportFailure>,
         headersReceived: Bool
     ) throws(RPCError) -> ResponsePayload? {
         switch result {

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// Turns a complete HTTP/2 response into a unary result, following GRPC_CONFORMANCE.md
 /// ("Response" and "Message framing").

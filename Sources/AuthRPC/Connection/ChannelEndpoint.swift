@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// One place a subchannel may connect to: an address (looked up, or given by the target), or a
 /// target an HTTP CONNECT proxy tunnels to (`CONNECT host:port`; the proxy resolves a name).
@@ -8,7 +8,7 @@ import HTTP2Client
 /// `ipv4:`/`ipv6:` list one per address.
 enum ChannelEndpoint: Sendable, Hashable, CustomStringConvertible {
     case address(SocketAddress)
-    case proxied(HTTP2Proxy, target: HTTP2Target)
+    case proxied(ProxyServer, target: HostAndPort)
 
     /// `127.0.0.1:443`, `unix:/run/app.sock`, or `host:443 via http://proxy:3128`.
     var description: String {
@@ -19,12 +19,12 @@ enum ChannelEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension HTTP2Route {
+extension ConnectionRoute {
     /// How a subchannel connects to `endpoints`: adjacent addresses together, by Happy Eyeballs
     /// (pick-first's whole list when no proxy takes part); a proxied target by its own tunnel;
     /// several of these in turn.
     init(_ endpoints: [ChannelEndpoint]) {
-        var routes: [HTTP2Route] = []
+        var routes: [ConnectionRoute] = []
         for endpoint in endpoints {
             switch endpoint {
             case .address(let address):

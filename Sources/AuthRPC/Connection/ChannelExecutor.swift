@@ -1,5 +1,5 @@
 import AuthRPCSystem
-import HTTP2Client
+import AuthRPCTransport
 
 /// A task executor that runs tasks on the I/O thread of a channel's connection.
 ///

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// Every decision of a channel's connection management, with no I/O: when to look the target's
 /// name up, which subchannels to connect, which connection a call takes, when to back off, go
@@ -76,7 +76,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         /// Wait for the channel to change, then ask again.
         case wait
         /// Fail now (transient failure, no wait-for-ready) with the latest failure.
-        case fail(HTTP2Error)
+        case fail(TransportFailure)
         case closed
     }
 
@@ -93,7 +93,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         /// `endpoints` is the latest list.
         case resolved
         /// The lookup failed and no address is known; the next lookup is due at `retryAt`.
-        case failed(HTTP2Error, retryAt: ContinuousClock.Instant)
+        case failed(TransportFailure, retryAt: ContinuousClock.Instant)
     }
 
     var configuration: Configuration
@@ -112,7 +112,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// When a call last found no ready connection.
     private var lastRequest = ContinuousClock.now
     /// Why the latest attempt or lookup failed: what calls fail with in transient failure.
-    private(set) var lastFailure: HTTP2Error?
+    private(set) var lastFailure: TransportFailure?
     /// The state last reported.
     private(set) var state = ConnectivityState.idle
     private var home: Connection?
@@ -203,7 +203,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// a lookup succeeds (tried again after a backoff); with them, they stay in use.
     mutating func resolutionFailed(
         _ id: Int,
-        _ error: HTTP2Error,
+        _ error: TransportFailure,
         now: ContinuousClock.Instant,
         _ actions: inout Actions
     ) {
@@ -245,7 +245,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     mutating func attemptFailed(
         _ id: Int,
         attempt: Int,
-        _ error: HTTP2Error,
+        _ error: TransportFailure,
         now: ContinuousClock.Instant,
         _ actions: inout Actions
     ) {
@@ -270,7 +270,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
 
     /// Attempt `attempt`'s connection ended: lost (with an error) or closed in order (nil: its
     /// idle timeout, or the client closed it).
-    mutating func connectionClosed(_ id: Int, attempt: Int, _ error: HTTP2Error?, _ actions: inout Actions) {
+    mutating func connectionClosed(_ id: Int, attempt: Int, _ error: TransportFailure?, _ actions: inout Actions) {
         guard let index = index(of: id), case .ready(attempt, _) = subchannels[index].state else { return }
         connectionEnded(at: index, lost: error != nil, &actions)
         actions.wake = true

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// A channel's target, parsed as gRPC names targets (doc/naming.md):
 ///
@@ -15,7 +15,7 @@ import HTTP2Client
 struct ChannelTarget: Sendable, CustomStringConvertible {
     enum Endpoint: Sendable, Equatable {
         /// A name to look up.
-        case name(HTTP2Target)
+        case name(HostAndPort)
         /// Addresses the target gave in full, in its order.
         case addresses([SocketAddress])
     }
@@ -30,7 +30,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
     let serverName: String
     /// An `ipv4:`/`ipv6:` list's entries as written (host and port), in the order of
     /// `endpoint`'s addresses: what a proxy's `CONNECT` names. Empty for the other forms.
-    let ipTargets: [HTTP2Target]
+    let ipTargets: [HostAndPort]
 
     /// The schemes a target may name.
     static let schemes = ["dns", "ipv4", "ipv6", "unix", "unix-abstract"]
@@ -71,7 +71,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                 throw invalid("the address list is empty or has an empty entry")
             }
             var addresses: [SocketAddress] = []
-            var written: [HTTP2Target] = []
+            var written: [HostAndPort] = []
             for entry in list {
                 let family = scheme == "ipv4" ? "IPv4" : "IPv6"
                 let (host, port) =
@@ -83,7 +83,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                     throw invalid("'\(host)' is not an \(family) address")
                 }
                 addresses.append(address)
-                written.append(HTTP2Target(host: String(host), port: port))
+                written.append(HostAndPort(host: String(host), port: port))
             }
             self.init(
                 endpoint: .addresses(addresses),
@@ -102,7 +102,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                 path = path.dropFirst(2)
             }
             let address: SocketAddress
-            do throws(HTTP2Error) {
+            do throws(TransportFailure) {
                 address =
                     scheme == "unix"
                     ? try SocketAddress(unixPath: String(path)) : try SocketAddress(abstractUnixName: String(path))
@@ -134,7 +134,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
         description: String,
         authority: String,
         serverName: String,
-        ipTargets: [HTTP2Target]
+        ipTargets: [HostAndPort]
     ) {
         self.endpoint = endpoint
         self.description = description
@@ -143,7 +143,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
         self.ipTargets = ipTargets
     }
 
-    private init(name: HTTP2Target) throws(RPCError) {
+    private init(name: HostAndPort) throws(RPCError) {
         self.init(
             endpoint: .name(name),
             description: name.description,
@@ -181,7 +181,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
     private static func hostAndPort(
         _ text: Substring,
         _ invalid: (String) -> RPCError
-    ) throws(RPCError) -> HTTP2Target {
+    ) throws(RPCError) -> HostAndPort {
         var host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {
@@ -206,7 +206,7 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
             throw invalid("expected host:port")
         }
         if let problem = Authority.hostProblem(in: String(host)) { throw invalid(problem) }
-        return HTTP2Target(host: String(host), port: try port(portText, invalid))
+        return HostAndPort(host: String(host), port: try port(portText, invalid))
     }
 
     /// `a.b.c.d` or `a.b.c.d:port`.

@@ -1,5 +1,5 @@
 import AuthRPCSystem
-import HTTP2Client
+import AuthRPCTransport
 import Logging
 
 /// Carries out a channel's connection management: resolver → load balancer → subchannels.
@@ -154,7 +154,7 @@ final class ConnectionManager: Sendable {
 
     // MARK: - Events
 
-    private func resolution(_ id: Int, finished result: Result<[SocketAddress], HTTP2Error>) {
+    private func resolution(_ id: Int, finished result: Result<[SocketAddress], TransportFailure>) {
         switch result {
         case .success(let addresses):
             logger.debug(
@@ -170,7 +170,7 @@ final class ConnectionManager: Sendable {
         }
     }
 
-    private func attempt(_ attempt: Machine.ConnectAttempt, finished result: Result<HTTP2Connection, HTTP2Error>) {
+    private func attempt(_ attempt: Machine.ConnectAttempt, finished result: Result<HTTP2Connection, TransportFailure>) {
         switch result {
         case .success(let connection):
             logger.debug(
@@ -296,7 +296,7 @@ final class ConnectionManager: Sendable {
     private func connect(_ attempt: Machine.ConnectAttempt) {
         var configuration = self.configuration
         configuration.connectTimeout = attempt.connectTimeout
-        let route = HTTP2Route(attempt.endpoints)
+        let route = ConnectionRoute(attempt.endpoints)
         logger.debug(
             "connecting",
             metadata: ["target": "\(target)", "attempt": "\(attempt.attempt)", "route": "\(route)"]

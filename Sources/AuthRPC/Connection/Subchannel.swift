@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// A connection as the channel's state machine sees it: an ``HTTP2Connection`` in the channel,
 /// a stand-in in the state machine's tests.
@@ -22,7 +22,7 @@ struct Subchannel<Connection: SubchannelConnection> {
         /// Attempt `attempt` connected.
         case ready(attempt: Int, Connection)
         /// The last attempt failed with this error; the next is due at `retryAt`.
-        case backingOff(HTTP2Error, retryAt: ContinuousClock.Instant)
+        case backingOff(TransportFailure, retryAt: ContinuousClock.Instant)
     }
 
     /// Stable for the subchannel's life, never reused within a channel.

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 // Audience binding: on a TLS channel, a call may send an `:authority` other than the channel's
 // only when the server's verified certificate is valid for that name too (as gRPC C++ checks a

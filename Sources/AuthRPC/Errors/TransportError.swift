@@ -1,4 +1,5 @@
-import HTTP2Client
+// `package`: OAuth2's HTTP/1.1 transport reports its failures as this type, as channels do.
+package import AuthRPCTransport
 
 /// What went wrong below gRPC: the connection, TLS, or HTTP/2. It is the ``RPCError/cause`` of
 /// every status a call produces locally for a transport failure, so callers can react to the
@@ -110,7 +111,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     /// The ``message``.
     public var description: String { message }
 
-    init(_ error: HTTP2Error) {
+    /// The public view of a transport failure.
+    package init(_ error: TransportFailure) {
         message = error.description
         switch error {
         case .resolutionFailed:

@@ -1,10 +1,10 @@
-import HTTP2Client
+import AuthRPCTransport
 
 // Maps HTTP/2 failures to gRPC statuses (GRPC_CONFORMANCE.md, "Stream and connection errors").
 extension RPCError {
     /// The status a failed exchange ends with. A cancellation seen after the deadline passed is
     /// reported as `deadlineExceeded`.
-    init(transportFailure error: HTTP2Error, deadline: ContinuousClock.Instant?) {
+    init(transportFailure error: TransportFailure, deadline: ContinuousClock.Instant?) {
         let code = StatusCode(transportFailure: error)
         if code == .cancelled, let deadline, deadline <= .now {
             self.init(code: .deadlineExceeded, message: "deadline exceeded")
@@ -21,7 +21,7 @@ extension RPCError {
 
 extension StatusCode {
     /// The code for an HTTP/2 failure.
-    init(transportFailure error: HTTP2Error) {
+    init(transportFailure error: TransportFailure) {
         self =
             switch error {
             case .resolutionFailed, .connectFailed, .proxyFailed, .tls, .connectionClosed, .goaway, .keepaliveTimeout:

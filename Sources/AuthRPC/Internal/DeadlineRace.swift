@@ -1,5 +1,5 @@
 import AuthRPCSystem
-import HTTP2Client
+import AuthRPCTransport
 
 /// How a raced operation ended.
 enum RaceOutcome<Value: Sendable>: Sendable {

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import HTTP2Client
+// `package`: OAuth2's HTTP/1.1 transport asks these settings for its routes as channels do.
+package import AuthRPCTransport
 
 #if canImport(Glibc)
 import Glibc
@@ -84,14 +85,14 @@ package struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// How to reach `target`: through the proxy, or by resolving its name.
-    func route(to target: HTTP2Target) -> HTTP2Route {
+    package func route(to target: HostAndPort) -> ConnectionRoute {
         proxy(for: target).map { .proxy($0, target: target) } ?? .resolving(target)
     }
 
     /// The proxy a connection to `target` goes through, or nil when it goes direct.
-    func proxy(for target: HTTP2Target) -> HTTP2Proxy? {
+    func proxy(for target: HostAndPort) -> ProxyServer? {
         guard let proxy, usesProxy(host: target.host, port: target.port) else { return nil }
-        return HTTP2Proxy(address: proxy.address, authorization: proxy.authorization)
+        return ProxyServer(address: proxy.address, authorization: proxy.authorization)
     }
 
     /// The proxy, without credentials, or `direct`.

@@ -1,9 +1,9 @@
-import HTTP2Client
+import AuthRPCTransport
 
 /// A proxy URL taken apart: `http://[user[:password]@]host[:port][/]`.
 struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
     /// The proxy's host and port (80 unless given).
-    var address: HTTP2Target
+    var address: HostAndPort
     /// `user:password`, percent-decoded, when the URL has credentials.
     var credentials: [UInt8]?
 
@@ -54,7 +54,7 @@ struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
             port = Int(rest[rest.index(after: colon)...]) ?? 0
         }
         guard (1...65535).contains(port) else { throw invalid("the port must be a number from 1 to 65535") }
-        address = HTTP2Target(host: String(host), port: port)
+        address = HostAndPort(host: String(host), port: port)
     }
 
     /// The `Proxy-Authorization` value (RFC 7617 Basic), when there are credentials.

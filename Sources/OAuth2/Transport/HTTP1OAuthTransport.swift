@@ -1,4 +1,5 @@
 public import AuthRPC
+import AuthRPCTransport
 import Foundation
 
 /// Sends OAuth requests (token, device authorization, revocation, discovery, IAM, STS, the
@@ -38,7 +39,7 @@ public struct HTTP1OAuthTransport: OAuthTransport {
     /// Whether, and through which proxy, requests go.
     public let proxy: ProxyConfiguration
 
-    private let client: HTTP1Client?
+    private let client: Client?
     private let configurationError: OAuthError?
     private let metadataHosts: Set<String>
 
@@ -66,7 +67,7 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         }
         metadataHosts = hosts
         do throws(RPCError) {
-            client = try HTTP1Client(tls: tls, proxy: proxy, environment: environment)
+            client = try Client(tls: tls, proxy: proxy, environment: environment)
             configurationError = nil
         } catch {
             client = nil
@@ -118,49 +119,79 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }
         let mayUseProxy = !isMetadataServer(host)
-        if scheme == "http", mayUseProxy, client.usesProxy(host: host, port: port) {
+        if scheme == "http", mayUseProxy, client.proxy.usesProxy(host: host, port: port) {
             throw OAuthError(
                 .invalidConfiguration,
-                "refusing to send the plain-http request to \(request.url.redacted) through the proxy \(client.proxyDescription), which could read it: use https, or name the host in no_proxy"
+                "refusing to send the plain-http request to \(request.url.redacted) through the proxy \(client.proxy.description), which could read it: use https, or name the host in no_proxy"
             )
         }
         var headers = request.headers
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             headers.append(("User-Agent", Self.userAgent))
         }
-        let exchange = HTTP1Client.Request(
-            scheme: scheme,
+        guard scheme == "https" || scheme == "http" else {
+            throw OAuthError(
+                .invalidConfiguration,
+                "cannot send a request to \(request.url.redacted): the scheme '\(scheme.prefix(20))' is neither https nor http"
+            )
+        }
+        guard (1...65535).contains(port) else {
+            throw OAuthError(
+                .invalidConfiguration,
+                "cannot send a request to \(request.url.redacted): the port \(port) is out of range"
+            )
+        }
+        let target = HostAndPort(host: host, port: port)
+        let exchange = HTTP1Request(
             method: request.method,
-            host: host,
-            port: port,
             path: path,
+            target: target,
             headers: headers,
             body: request.body.map { Array($0) },
-            timeout: request.timeout,
-            maximumResponseBodyBytes: request.maximumResponseBodySize,
-            mayUseProxy: mayUseProxy
+            deadline: .now + request.timeout,
+            maximumResponseBodyBytes: request.maximumResponseBodySize
         )
-        do throws(HTTP1Client.Failure) {
-            let response = try await client.send(exchange)
-            var fields: [String: String] = [:]
-            for (name, value) in response.headers {
-                let key = name.lowercased()
-                fields[key] = fields[key].map { "\($0), \(value)" } ?? value
-            }
-            return OAuthHTTPResponse(statusCode: response.status, headers: fields, body: Data(response.body))
+        let answer: HTTP1Response
+        do throws(TransportFailure) {
+            answer = try await HTTP1Exchange.send(
+                exchange,
+                via: mayUseProxy ? client.proxy.route(to: target) : .resolving(target),
+                tls: scheme == "https" ? client.context : nil,
+                serverName: host
+            )
         } catch {
-            switch error {
-            case .timedOut:
-                throw OAuthTransportError.timedOut(request.timeout)
-            case .responseTooLarge(let limit):
-                throw OAuthTransportError.responseTooLarge(limit: limit)
-            case .cancelled:
-                throw CancellationError()
-            case .invalidRequest(let reason):
-                throw OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): \(reason)")
-            case .transport(let failure):
-                throw failure
-            }
+            throw Self.error(for: error, sending: request)
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in answer.headers {
+            let key = name.lowercased()
+            fields[key] = fields[key].map { "\($0), \(value)" } ?? value
+        }
+        return OAuthHTTPResponse(statusCode: answer.status, headers: fields, body: Data(answer.body))
+    }
+
+    /// What a caller sees of a failed exchange: the OAuth transport's own errors for the
+    /// request's bounds, AuthRPC's `TransportError` for the connection.
+    private static func error(for failure: TransportFailure, sending request: OAuthHTTPRequest) -> any Error {
+        switch failure {
+        case .deadlineExceeded:
+            return OAuthTransportError.timedOut(request.timeout)
+        case .cancelled:
+            return CancellationError()
+        case .responseBodyTooLarge(let limit):
+            return OAuthTransportError.responseTooLarge(limit: limit)
+        case .invalidRequest(let reason):
+            return OAuthError(.invalidConfiguration, "cannot send a request to \(request.url.redacted): \(reason)")
+        // The HTTP/2 wording of these does not fit an HTTP/1.1 answer.
+        case .responseHeaderListTooLarge(let limit):
+            return TransportError(
+                kind: .responseTooLarge,
+                message: "the response's header is larger than \(limit) bytes"
+            )
+        case .protocolError(let reason):
+            return TransportError(kind: .protocolViolation, message: "malformed HTTP/1.1 response: \(reason)")
+        default:
+            return TransportError(failure)
         }
     }
 
@@ -185,5 +216,37 @@ public struct HTTP1OAuthTransport: OAuthTransport {
             return String(text[..<colon])
         }
         return text
+    }
+}
+
+extension HTTP1OAuthTransport {
+    /// The OpenSSL context (roots loaded once) and the proxy settings every request uses.
+    private struct Client: Sendable {
+        let context: TLSContext
+        let proxy: ProxySettings
+
+        /// - Throws: `invalidArgument` for TLS material OpenSSL cannot use, for a
+        ///   `serverHostnameOverride` (which names one server; this transport talks to many), and
+        ///   for proxy settings that cannot be used (naming the variable).
+        init(tls: TLSConfiguration, proxy: ProxyConfiguration, environment: (String) -> String?) throws(RPCError) {
+            guard tls.serverHostnameOverride == nil else {
+                throw RPCError(
+                    code: .invalidArgument,
+                    message: "serverHostnameOverride names one server; an HTTP client for many endpoints cannot use it"
+                )
+            }
+            var configuration = tls.clientConfiguration
+            configuration.applicationProtocol = .http1
+            do throws(TransportFailure) {
+                context = try TLSContext(configuration)
+            } catch {
+                throw RPCError(
+                    code: .invalidArgument,
+                    message: "unusable TLS configuration: \(error)",
+                    cause: TransportError(error)
+                )
+            }
+            self.proxy = try ProxySettings(proxy, environment: environment)
+        }
     }
 }

@@ -1,5 +1,5 @@
 import AuthRPCSystem
-import HTTP2Client
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC
@@ -24,7 +24,7 @@ private func address(_ last: Int, port: Int = 50051) -> ChannelEndpoint {
     .address(try! SocketAddress(ipAddress: "127.0.0.\(last)", port: port))
 }
 
-private let refused = HTTP2Error.connectFailed(target: "t", reason: "connection refused", kind: .refused)
+private let refused = TransportFailure.connectFailed(target: "t", reason: "connection refused", kind: .refused)
 
 /// A machine, a clock the test moves, and the actions of the last event.
 private struct Harness {
@@ -73,7 +73,7 @@ private struct Harness {
         record()
     }
 
-    mutating func resolutionFailed(_ id: Int, _ error: HTTP2Error) {
+    mutating func resolutionFailed(_ id: Int, _ error: TransportFailure) {
         actions = Machine.Actions()
         machine.resolutionFailed(id, error, now: now, &actions)
         record()
@@ -85,13 +85,13 @@ private struct Harness {
         record()
     }
 
-    mutating func failed(_ attempt: Machine.ConnectAttempt, _ error: HTTP2Error = refused) {
+    mutating func failed(_ attempt: Machine.ConnectAttempt, _ error: TransportFailure = refused) {
         actions = Machine.Actions()
         machine.attemptFailed(attempt.subchannel, attempt: attempt.attempt, error, now: now, &actions)
         record()
     }
 
-    mutating func closed(_ attempt: Machine.ConnectAttempt, _ error: HTTP2Error?) {
+    mutating func closed(_ attempt: Machine.ConnectAttempt, _ error: TransportFailure?) {
         actions = Machine.Actions()
         machine.connectionClosed(attempt.subchannel, attempt: attempt.attempt, error, &actions)
         record()
@@ -336,7 +336,7 @@ struct ChannelStateMachineTests {
         var harness = Harness()
         _ = harness.pick()
         let id = harness.actions.resolve!
-        let failure = HTTP2Error.resolutionFailed(host: "backend", reason: "name or service not known")
+        let failure = TransportFailure.resolutionFailed(host: "backend", reason: "name or service not known")
         harness.resolutionFailed(id, failure)
         #expect(harness.machine.state == .transientFailure)
         #expect(harness.actions.wake)
@@ -497,8 +497,8 @@ struct ChannelStateMachineTests {
 
     @Test("round-robin through a proxy: one attempt, so one tunnel, per proxied target; never a lookup")
     func proxiedEndpoints() {
-        let proxy = HTTP2Proxy(address: HTTP2Target(host: "proxy.corp.example", port: 3128))
-        let targets = [HTTP2Target(host: "10.0.0.1", port: 443), HTTP2Target(host: "10.0.0.2", port: 443)]
+        let proxy = ProxyServer(address: HostAndPort(host: "proxy.corp.example", port: 3128))
+        let targets = [HostAndPort(host: "10.0.0.1", port: 443), HostAndPort(host: "10.0.0.2", port: 443)]
         var harness = Harness(.roundRobin, addresses: targets.map { .proxied(proxy, target: $0) })
         _ = harness.pick()
         #expect(harness.actions.resolve == nil)

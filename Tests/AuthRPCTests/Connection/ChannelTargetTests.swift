@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC
@@ -21,8 +21,8 @@ struct ChannelTargetTests {
     )
     func names(text: String, host: String, port: Int) throws {
         let target = try ChannelTarget(parsing: text)
-        #expect(target.endpoint == .name(HTTP2Target(host: host, port: port)))
-        let expected = HTTP2Target(host: host, port: port).description
+        #expect(target.endpoint == .name(HostAndPort(host: host, port: port)))
+        let expected = HostAndPort(host: host, port: port).description
         #expect(target.description == expected)
         #expect(target.authority == expected)
         #expect(target.serverName == host)
@@ -127,12 +127,12 @@ struct ChannelTargetTests {
     @Test("through a proxy: a name is one proxied endpoint, a list one per address unless no_proxy names it")
     func endpointsThroughAProxy() throws {
         let proxy = try ProxySettings(.http("http://proxy.corp.example:3128", noProxy: "10.0.0.2"))
-        let proxied = HTTP2Proxy(address: HTTP2Target(host: "proxy.corp.example", port: 3128))
+        let proxied = ProxyServer(address: HostAndPort(host: "proxy.corp.example", port: 3128))
 
         let name = try ChannelTarget(parsing: "dns:///api.example.com:443")
         #expect(
             name.endpoints(through: proxy) == [
-                .proxied(proxied, target: HTTP2Target(host: "api.example.com", port: 443))
+                .proxied(proxied, target: HostAndPort(host: "api.example.com", port: 443))
             ]
         )
         #expect(name.endpoints(through: try ProxySettings(.direct)) == nil)
@@ -140,7 +140,7 @@ struct ChannelTargetTests {
         let list = try ChannelTarget(parsing: "ipv4:10.0.0.1:50051,10.0.0.2:50051,127.0.0.1:50051")
         #expect(
             list.endpoints(through: proxy) == [
-                .proxied(proxied, target: HTTP2Target(host: "10.0.0.1", port: 50051)),
+                .proxied(proxied, target: HostAndPort(host: "10.0.0.1", port: 50051)),
                 .address(try SocketAddress(ipAddress: "10.0.0.2", port: 50051)),
                 .address(try SocketAddress(ipAddress: "127.0.0.1", port: 50051)),
             ]
@@ -154,16 +154,16 @@ struct ChannelTargetTests {
         let a = try SocketAddress(ipAddress: "10.0.0.1", port: 1)
         let b = try SocketAddress(ipAddress: "2001:db8::1", port: 1)
         let c = try SocketAddress(ipAddress: "10.0.0.3", port: 1)
-        let proxy = HTTP2Proxy(address: HTTP2Target(host: "proxy", port: 3128))
-        let target = HTTP2Target(host: "10.0.0.2", port: 1)
-        #expect(HTTP2Route([.address(a), .address(b)]) == .addresses([a, b]))
-        #expect(HTTP2Route([.proxied(proxy, target: target)]) == .proxy(proxy, target: target))
+        let proxy = ProxyServer(address: HostAndPort(host: "proxy", port: 3128))
+        let target = HostAndPort(host: "10.0.0.2", port: 1)
+        #expect(ConnectionRoute([.address(a), .address(b)]) == .addresses([a, b]))
+        #expect(ConnectionRoute([.proxied(proxy, target: target)]) == .proxy(proxy, target: target))
         #expect(
-            HTTP2Route([.address(a), .address(b), .proxied(proxy, target: target), .address(c)])
+            ConnectionRoute([.address(a), .address(b), .proxied(proxy, target: target), .address(c)])
                 == .inTurn([.addresses([a, b]), .proxy(proxy, target: target), .addresses([c])])
         )
         #expect(
-            HTTP2Route([.address(a), .proxied(proxy, target: target)]).description
+            ConnectionRoute([.address(a), .proxied(proxy, target: target)]).description
                 == "10.0.0.1:1 or 10.0.0.2:1 via http://proxy:3128"
         )
     }

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC

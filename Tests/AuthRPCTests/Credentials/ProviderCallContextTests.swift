@@ -1,7 +1,7 @@
 import AuthRPC
 import AuthRPCSystem
 import Foundation
-import HTTP2Client
+import AuthRPCTransport
 import TestSupport
 import Testing
 

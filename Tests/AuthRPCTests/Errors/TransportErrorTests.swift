@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC
@@ -31,11 +31,11 @@ struct TransportErrorTests {
 
     @Test("every HTTP/2 failure maps to the kind it always did; only a stream reset carries an HTTP/2 error code")
     func mapsTransportFailures() {
-        let tls = { (kind: TLSFailure.Kind) in HTTP2Error.tls(TLSFailure(kind, "detail")) }
+        let tls = { (kind: TLSFailure.Kind) in TransportFailure.tls(TLSFailure(kind, "detail")) }
         let connect = { (kind: ConnectFailureKind) in
-            HTTP2Error.connectFailed(target: "example.com:443", reason: "reason", kind: kind)
+            TransportFailure.connectFailed(target: "example.com:443", reason: "reason", kind: kind)
         }
-        let cases: [(HTTP2Error, TransportError.Kind)] = [
+        let cases: [(TransportFailure, TransportError.Kind)] = [
             (.resolutionFailed(host: "example.com", reason: "no such host"), .hostNotFound),
             (connect(.refused), .connectionRefused), (connect(.timedOut), .connectTimeout),
             (connect(.unreachable), .networkUnreachable), (connect(.notHTTP2), .http2NotSupported),
@@ -59,10 +59,10 @@ struct TransportErrorTests {
             #expect(error.http2ErrorCode == nil, "\(failure)")
             #expect(error.message == failure.description)
         }
-        let reset = TransportError(HTTP2Error.streamReset(errorCode: 7))
+        let reset = TransportError(TransportFailure.streamReset(errorCode: 7))
         #expect(reset.kind == .streamReset)
         #expect(reset.http2ErrorCode == 7)
-        #expect(reset.description == HTTP2Error.streamReset(errorCode: 7).description)
+        #expect(reset.description == TransportFailure.streamReset(errorCode: 7).description)
     }
 
     @Test("errors are equal when kind, message and HTTP/2 error code all are")

@@ -1,4 +1,4 @@
-import HTTP2Client
+import AuthRPCTransport
 import Testing
 
 @testable import AuthRPC
@@ -13,7 +13,7 @@ struct ProxySettingsTests {
     }
 
     private func proxy(_ settings: ProxySettings) -> String? {
-        guard case .proxy(let proxy, _) = settings.route(to: HTTP2Target(host: "api.example.com", port: 443)) else {
+        guard case .proxy(let proxy, _) = settings.route(to: HostAndPort(host: "api.example.com", port: 443)) else {
             return nil
         }
         return proxy.address.description

@@ -1,0 +1,37 @@
+/// A job of a task that prefers the connection's thread, with the executor it runs on.
+struct ScheduledJob: Sendable {
+    let job: UnownedJob
+    let executor: UnownedTaskExecutor
+}
+
+/// State shared between the I/O thread and the threads that hand it commands.
+struct ConnectionInbox {
+    enum Phase {
+        case connecting
+        case ready
+        /// No new streams (GOAWAY received, or a graceful shutdown began).
+        case draining(TransportFailure)
+        case closed(TransportFailure)
+    }
+
+    var phase = Phase.connecting
+    /// The server's verified leaf certificate (TLS only), set once the handshake has succeeded.
+    var peerCertificate: PeerCertificate?
+    var commands: [ConnectionCommand] = []
+    /// Jobs to run on the I/O thread, taken once per turn of the loop.
+    var jobs: [ScheduledJob] = []
+    /// The I/O thread is (about to be) asleep in poll(2) or a connect wait, so whoever queues
+    /// work must wake it. While it runs it takes the queues itself before it sleeps, and a
+    /// command or job queued from its own thread (a resumed caller submitting its next call)
+    /// costs no wake-up at all.
+    var polling = true
+    /// A wake-up was signalled and the loop has not yet taken the commands.
+    var wakePending = false
+
+    /// Whether the caller that just queued work must signal the wake-up.
+    mutating func needsWakeup() -> Bool {
+        guard polling, !wakePending else { return false }
+        wakePending = true
+        return true
+    }
+}

@@ -1,0 +1,891 @@
+import AuthRPCSystem
+internal import CNGHTTP2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What other threads ask of the I/O thread.
+enum ConnectionCommand {
+    /// Open a stream for this exchange.
+    case submit(HTTP2Stream)
+    /// The caller's task was cancelled: reset the stream with CANCEL.
+    case cancel(HTTP2Stream)
+    /// Stop: at once (failing open streams), or once the open streams finish.
+    case shutdown(graceful: Bool)
+    /// Answer with what the I/O thread still holds.
+    case reportFootprint(UnsafeContinuation<HTTP2ConnectionFootprint, Never>)
+}
+
+/// What the connection tells its owner (a channel) from the I/O thread.
+package enum HTTP2ConnectionEvent: Sendable {
+    /// The server sent GOAWAY: open streams at or below its last stream id finish; no new ones.
+    case draining
+    /// The connection is gone; `error` says why (nil after an orderly shutdown).
+    case closed(TransportFailure?)
+}
+
+/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session,
+/// and is the only thread that ever calls nghttp2 or OpenSSL for this connection.
+///
+/// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, run the jobs of
+/// tasks that prefer this thread (and take the requests they made), then gather every pending
+/// frame from nghttp2 into one buffer and write it with one `send`.
+final class ConnectionLoop: @unchecked Sendable {
+    // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
+    // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
+    let route: ConnectionRoute
+    /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
+    let serverName: String
+    let configuration: HTTP2ConnectionConfiguration
+    /// The largest response header block accepted (`configuration.maxHeaderListSize`).
+    let maxHeaderListSize: Int
+    /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
+    /// few (100 Continue, 103 Early Hints), never an endless run.
+    static let maxInformationalBlocks = 8
+    let inbox = Locked(ConnectionInbox())
+    /// The address the socket connected to, set before the connection is reported ready.
+    let peer = Locked<SocketAddress?>(nil)
+    let wakeup: Wakeup
+    private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
+
+    private var socket: StreamSocket?
+    private var tls: TLSSession?
+    private var session: OpaquePointer?
+    /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
+    /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
+    /// unretained, so a stream must outlive every callback that can reach it.
+    private var streams: [Int32: HTTP2Stream] = [:]
+    private var deadlines = DeadlineQueue()
+    private var pendingResets: [HTTP2Stream] = []
+    private var takenCommands: [ConnectionCommand] = []
+    private var takenJobs: [ScheduledJob] = []
+
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let cipherBuffer: UnsafeMutableRawBufferPointer
+    /// Frames gathered from nghttp2 (plaintext).
+    private let frames = ByteQueue(capacity: 64 << 10)
+    /// What goes on the wire: `frames` itself over h2c, TLS records over TLS.
+    private let records = ByteQueue(capacity: 64 << 10)
+    /// Reused for every submit: the nghttp2_nv array pointing into the request's header block.
+    private var headerFields: [nghttp2_nv] = []
+
+    private var receivedSettings = false
+    private var goawayLastStreamID: Int32?
+    private var goawayError: TransportFailure?
+    private var gracefulShutdown = false
+    /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
+    private var protocolFailure: String?
+    /// How many of the server's first four bytes (its first frame's length and type) were seen,
+    /// and whether that frame is SETTINGS, as an HTTP/2 server's must be: a server that answers
+    /// in another protocol (HTTP/1.1's `HTTP/1.1 400`) is told apart from one that breaks HTTP/2,
+    /// whichever way its bytes and its close are split across reads.
+    private var serverPrefixBytesSeen = 0
+    private var serverFirstFrameIsSettings = true
+    /// The socket and the wake-up descriptor, as `poll` takes them: one array for the
+    /// connection's life, refilled each turn, so the loop allocates nothing to wait.
+    private var pollSet = [pollfd](repeating: pollfd(), count: 2)
+    private var closeReason: TransportFailure?
+    private var lastReceive = ContinuousClock.now
+    private var pingSentAt: ContinuousClock.Instant?
+    /// Since when no stream has been open (with an idle timeout only).
+    private var idleSince: ContinuousClock.Instant?
+
+    init(
+        route: ConnectionRoute,
+        serverName: String,
+        configuration: HTTP2ConnectionConfiguration,
+        onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void
+    ) throws(TransportFailure) {
+        self.route = route
+        self.serverName = serverName
+        self.configuration = configuration
+        self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
+        self.onEvent = onEvent
+        do throws(SystemCallError) {
+            self.wakeup = try Wakeup()
+        } catch {
+            throw .protocolError(error.description)
+        }
+        self.readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
+        self.cipherBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        cipherBuffer.deallocate()
+    }
+
+    // MARK: - Commands from other threads
+
+    /// Queues a command and wakes the loop when it sleeps (one wake-up per batch of commands).
+    /// Returns the error to fail with when the connection no longer takes streams.
+    func enqueue(_ command: ConnectionCommand) -> TransportFailure? {
+        let (refusal, wake, answerEmpty): (TransportFailure?, Bool, Bool) = inbox.withLock { inbox in
+            if case .submit = command {
+                switch inbox.phase {
+                case .draining(let error), .closed(let error):
+                    return (Self.notSent(error), false, false)
+                case .connecting, .ready:
+                    break
+                }
+            } else if case .closed = inbox.phase {
+                return (nil, false, true)
+            }
+            inbox.commands.append(command)
+            return (nil, inbox.needsWakeup(), false)
+        }
+        if wake { wakeup.signal() }
+        // Resumed outside the lock: the resumed task may run on this loop and queue work at once.
+        if answerEmpty, case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
+        return refusal
+    }
+
+    /// Queues a job to run on the I/O thread, between reading and writing. Returns false when
+    /// the loop runs no more jobs (not connected yet, or ended); the caller runs it elsewhere.
+    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor) -> Bool {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            switch inbox.phase {
+            case .connecting, .closed:
+                return (false, false)
+            case .ready, .draining:
+                inbox.jobs.append(ScheduledJob(job: job, executor: executor))
+                return (true, inbox.needsWakeup())
+            }
+        }
+        if wake { wakeup.signal() }
+        return accepted
+    }
+
+    // MARK: - The thread
+
+    /// Connects, then runs the loop until the connection ends. `ready` is called once, with nil
+    /// when the connection is usable or with the reason it could not be made.
+    func run(ready: (TransportFailure?) -> Void) {
+        do throws(TransportFailure) {
+            try establish()
+        } catch {
+            inbox.withLock { $0.phase = .closed(error) }
+            teardown()
+            ready(error)
+            failQueuedCommands(with: error)
+            return
+        }
+        inbox.withLock { inbox in
+            if case .connecting = inbox.phase { inbox.phase = .ready }
+        }
+        ready(nil)
+        loop()
+        teardown()
+    }
+
+    private func establish() throws(TransportFailure) {
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let (socket, early) = try RouteConnector.open(route, deadline: deadline, abortFD: wakeup.readFD)
+        self.socket = socket
+        let connected = SocketAddress.peer(of: socket.fd)
+        peer.withLock { $0 = connected }
+        var tunnelBytes = early
+        if let context = configuration.tls {
+            let name = configuration.tlsServerNameOverride ?? serverName
+            let tls = try TLSSession(context: context, serverName: name)
+            self.tls = tls
+            if !tunnelBytes.isEmpty {
+                tunnelBytes.withUnsafeBytes { tls.feed($0) }
+                tunnelBytes = []
+            }
+            try tls.handshake(over: socket, deadline: deadline, abortFD: wakeup.readFD, scratch: cipherBuffer)
+            let certificate = tls.verifiedPeerCertificate()
+            inbox.withLock { $0.peerCertificate = certificate }
+        }
+        try startSession()
+        if !tunnelBytes.isEmpty, let failure = tunnelBytes.withUnsafeBytes({ feed($0) }) {
+            throw .connectFailed(target: route.description, reason: Self.handshakeReason(failure), kind: .notHTTP2)
+        }
+        try flush()
+        // Wait for the server's SETTINGS so the first burst of streams respects its limits, and so
+        // a peer that does not speak HTTP/2 fails the connect rather than the first call.
+        while !receivedSettings {
+            // The server broke the protocol (say, SETTINGS with a window over 2^31-1): nghttp2 has
+            // said so with GOAWAY, and no SETTINGS will ever count. End here, not at the deadline.
+            if let protocolFailure {
+                guard serverFirstFrameIsSettings else {
+                    throw .connectFailed(
+                        target: route.description,
+                        reason: "the server did not speak HTTP/2 (its first frame is not SETTINGS)",
+                        kind: .notHTTP2
+                    )
+                }
+                throw .connectFailed(target: route.description, reason: protocolFailure, kind: .protocolViolation)
+            }
+            if let shutdown = shutdownRequested() { throw shutdown }
+            let millis = PollTimeout.milliseconds(until: deadline)
+            guard millis > 0 else {
+                throw .connectFailed(
+                    target: route.description,
+                    reason: "timed out waiting for the server's HTTP/2 SETTINGS",
+                    kind: .timedOut
+                )
+            }
+            var fds = [
+                pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&fds, 2, millis) < 0 && errno != EINTR {
+                throw .connectFailed(target: route.description, reason: Errno.describe(errno), kind: .other)
+            }
+            if fds[0].revents != 0 {
+                if let failure = receive() {
+                    throw .connectFailed(
+                        target: route.description,
+                        reason: Self.handshakeReason(failure),
+                        kind: .notHTTP2
+                    )
+                }
+                try flush()
+            }
+        }
+    }
+
+    /// Why a connection that failed before SETTINGS arrived failed, in connect terms.
+    private static func handshakeReason(_ error: TransportFailure) -> String {
+        switch error {
+        case .protocolError(let reason): return "the server did not speak HTTP/2 (\(reason))"
+        case .connectionClosed(let reason, _): return reason
+        default: return error.description
+        }
+    }
+
+    /// A shutdown command that arrived while connecting, as the error to fail with.
+    private func shutdownRequested() -> TransportFailure? {
+        inbox.withLock { inbox in
+            inbox.commands.contains { if case .shutdown = $0 { return true } else { return false } }
+        } ? .connectFailed(target: route.description, reason: "connection attempt abandoned", kind: .abandoned) : nil
+    }
+
+    private func loop() {
+        while closeReason == nil {
+            let timeout = readyToSleep() ? pollTimeout() : 0
+            pollSet[0] = pollfd(
+                fd: socket!.fd,
+                events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)),
+                revents: 0
+            )
+            pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollSet, 2, timeout)
+            if ready < 0 && errno != EINTR {
+                close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
+                break
+            }
+            takeCommands()
+            // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
+            // stream for body bytes after its caller has been answered.
+            if closeReason != nil { break }
+            if pollSet[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                if let failure = receive() {
+                    close(failure)
+                    break
+                }
+            }
+            expireDeadlines()
+            checkKeepalive()
+            if closeReason != nil { break }
+            runJobs()
+            if closeReason != nil { break }
+            resetStreamsOverLimit()
+            do throws(TransportFailure) {
+                try flush()
+            } catch {
+                close(error)
+                break
+            }
+            checkIdle()
+            if shouldStop() { break }
+        }
+    }
+
+    /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
+    private func readyToSleep() -> Bool {
+        inbox.withLock { inbox in
+            guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
+            inbox.polling = true
+            return true
+        }
+    }
+
+    /// Runs the jobs queued so far (callers resumed on this thread), then takes the commands they
+    /// queued (their next requests) so those go out in this turn's write. Jobs queued while these
+    /// run wait for the next turn, so reading and writing always get their turn.
+    private func runJobs() {
+        inbox.withLock { swap(&$0.jobs, &takenJobs) }
+        guard !takenJobs.isEmpty else { return }
+        for scheduled in takenJobs {
+            scheduled.job.runSynchronously(on: scheduled.executor)
+        }
+        takenJobs.removeAll(keepingCapacity: true)
+        takeCommands()
+    }
+
+    /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
+    /// forever.
+    private func pollTimeout() -> Int32 {
+        var next = deadlines.nextDeadline
+        if let interval = configuration.keepaliveInterval, !streams.isEmpty {
+            let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
+            next = next.map { min($0, event) } ?? event
+        }
+        if let since = idleSince, let timeout = configuration.idleTimeout {
+            let event = since + timeout
+            next = next.map { min($0, event) } ?? event
+        }
+        guard let next else { return -1 }
+        return PollTimeout.milliseconds(until: next)
+    }
+
+    private func shouldStop() -> Bool {
+        guard let session else { return true }
+        if gracefulShutdown && streams.isEmpty {
+            nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+            try? flush()
+            closeReason = nil
+            return true
+        }
+        if goawayLastStreamID != nil && streams.isEmpty && output.isEmpty {
+            return true
+        }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && output.isEmpty
+    }
+
+    // MARK: - Commands
+
+    private func takeCommands() {
+        let signalled = inbox.withLock { inbox -> Bool in
+            swap(&inbox.commands, &takenCommands)
+            inbox.polling = false
+            defer { inbox.wakePending = false }
+            return inbox.wakePending
+        }
+        if signalled { wakeup.drain() }
+        for command in takenCommands {
+            switch command {
+            case .submit(let stream):
+                submit(stream)
+            case .cancel(let stream):
+                cancel(stream)
+            case .shutdown(let graceful):
+                if graceful {
+                    beginGracefulShutdown(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
+                } else {
+                    close(.connectionClosed(reason: "closed by the client", streamWasSent: true))
+                }
+            case .reportFootprint(let continuation):
+                continuation.resume(returning: footprint())
+            }
+        }
+        takenCommands.removeAll(keepingCapacity: true)
+    }
+
+    /// No new streams (they fail with `refusal`, marked not sent); the open ones finish, then
+    /// GOAWAY and close.
+    private func beginGracefulShutdown(_ refusal: TransportFailure) {
+        gracefulShutdown = true
+        inbox.withLock { inbox in
+            if case .ready = inbox.phase { inbox.phase = .draining(refusal) }
+        }
+    }
+
+    /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
+    /// Called after each turn's write, so a stream opened and answered within one turn's jobs
+    /// is seen; the clock is read only while no stream is open.
+    private func checkIdle() {
+        guard let timeout = configuration.idleTimeout, !gracefulShutdown else { return }
+        guard streams.isEmpty else {
+            idleSince = nil
+            return
+        }
+        let now = ContinuousClock.now
+        guard let since = idleSince else {
+            idleSince = now
+            return
+        }
+        if now - since >= timeout {
+            beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
+        }
+    }
+
+    private func failQueuedCommands(with error: TransportFailure) {
+        let commands = inbox.withLock { inbox -> [ConnectionCommand] in
+            defer { inbox.commands.removeAll() }
+            return inbox.commands
+        }
+        for command in commands {
+            switch command {
+            case .submit(let stream): stream.finish(.failure(Self.notSent(error)))
+            case .reportFootprint(let continuation): continuation.resume(returning: .empty)
+            case .cancel, .shutdown: break
+            }
+        }
+    }
+
+    /// What this thread still holds: the stream table, the deadline queue, and their bytes.
+    private func footprint() -> HTTP2ConnectionFootprint {
+        var seen = Set<ObjectIdentifier>()
+        var bytes = 0
+        for stream in Array(streams.values) + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
+            bytes += stream.retainedBytes
+        }
+        return HTTP2ConnectionFootprint(streams: streams.count, deadlines: deadlines.count, retainedBytes: bytes)
+    }
+
+    /// The error for a stream that never left: the same cause, marked safe to retry.
+    private static func notSent(_ error: TransportFailure) -> TransportFailure {
+        switch error {
+        case .connectionClosed(let reason, _), .protocolError(let reason):
+            return .connectionClosed(reason: reason, streamWasSent: false)
+        default:
+            return error
+        }
+    }
+
+    /// How the connection's end applies to one stream. Whether the server may have processed the
+    /// request comes from the stream (did its HEADERS leave?), never from the error: a cause
+    /// found while writing (a TLS write failure says "not sent") must not let a request the
+    /// server already has be sent again.
+    private static func failure(_ error: TransportFailure, headersSent: Bool) -> TransportFailure {
+        guard headersSent else { return notSent(error) }
+        if case .connectionClosed(let reason, _) = error {
+            return .connectionClosed(reason: reason, streamWasSent: true)
+        }
+        return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
+    }
+
+    private func submit(_ stream: HTTP2Stream) {
+        guard let session else { return }
+        if let closeReason {
+            // The submit came in the same batch as an immediate shutdown.
+            stream.finish(.failure(Self.notSent(closeReason)))
+            return
+        }
+        if stream.cancelledBeforeSubmit {
+            stream.finish(.failure(.cancelled))
+            return
+        }
+        if let goawayError {
+            stream.finish(.failure(goawayError))
+            return
+        }
+        let request = stream.request
+        if let deadline = request.deadline, deadline <= .now {
+            stream.finish(.failure(.deadlineExceeded))
+            return
+        }
+        let id = submitRequest(request, stream: stream, session: session)
+        guard id > 0 else {
+            if id == -1 { return }  // already finished with a specific error
+            stream.finish(.failure(.protocolError(String(cString: nghttp2_strerror(id)))))
+            return
+        }
+        stream.id = id
+        stream.headerBlockSubmitted()
+        streams[id] = stream
+        if let deadline = request.deadline {
+            deadlines.insert(stream, deadline: deadline)
+        }
+    }
+
+    /// Points nghttp2 at the request's header block (nghttp2 copies what it keeps) and submits
+    /// it; returns the stream id, a negative nghttp2 error, or -1 when the stream was already
+    /// failed here.
+    private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
+        var listSize = 0
+        headerFields.removeAll(keepingCapacity: true)
+        var provider = nghttp2_data_provider()
+        provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
+        provider.read_callback = SessionCallbacks.readRequestBody
+        return request.headerBlock.withFields { fields in
+            for field in fields {
+                listSize += field.name.count + field.value.count + 32
+                headerFields.append(
+                    nghttp2_nv(
+                        // Both point into the block's (non-empty) buffer, so neither is nil.
+                        name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
+                        value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
+                        namelen: field.name.count,
+                        valuelen: field.value.count,
+                        // Tokens never enter the HPACK table, so their bytes cannot be probed through
+                        // compression and do not outlive the call in the encoder's memory.
+                        flags: field.sensitive
+                            ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                    )
+                )
+            }
+            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
+            if UInt64(listSize) > UInt64(limit) {
+                stream.finish(.failure(.headerListTooLarge(size: listSize, limit: Int(limit))))
+                return -1
+            }
+            return nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil)
+        }
+    }
+
+    private func cancel(_ stream: HTTP2Stream) {
+        guard stream.id > 0 else {
+            // The cancel overtook the submit in the queue (or the submit failed): only mark it,
+            // since the calling task may still be setting the completion.
+            stream.cancelledBeforeSubmit = true
+            return
+        }
+        guard !stream.isFinished else { return }
+        reset(stream, failing: .cancelled)
+    }
+
+    /// Resets a running stream with CANCEL and answers its caller with `error`.
+    private func reset(_ stream: HTTP2Stream, failing error: TransportFailure) {
+        if let session, stream.id > 0 {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2ErrorCode.cancel)
+        }
+        end(stream, .failure(error))
+    }
+
+    /// Answers a submitted stream's caller and drops its deadline entry. The stream stays in the
+    /// table until nghttp2 closes it, but holds nothing any more.
+    private func end(_ stream: HTTP2Stream, _ result: Result<HTTP2Response, TransportFailure>) {
+        deadlines.remove(stream)
+        stream.finish(result)
+    }
+
+    private func expireDeadlines() {
+        guard !deadlines.isEmpty else { return }
+        let now = ContinuousClock.now
+        while let stream = deadlines.popExpired(now: now) {
+            reset(stream, failing: .deadlineExceeded)
+        }
+    }
+
+    /// Resets the streams whose body went over the limit, unless nghttp2 already closed them.
+    private func resetStreamsOverLimit() {
+        guard !pendingResets.isEmpty else { return }
+        for stream in pendingResets where streams[stream.id] === stream {
+            reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
+        }
+        pendingResets.removeAll(keepingCapacity: true)
+    }
+
+    private func checkKeepalive() {
+        guard let interval = configuration.keepaliveInterval, let session, !streams.isEmpty else { return }
+        let now = ContinuousClock.now
+        if let sent = pingSentAt {
+            if now - sent >= configuration.keepaliveTimeout {
+                close(.keepaliveTimeout)
+            }
+        } else if now - lastReceive >= interval {
+            nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+            pingSentAt = now
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Reads what the socket has (bounded, so writes get their turn) and feeds nghttp2.
+    /// Returns the error that ends the connection, if any.
+    private func receive() -> TransportFailure? {
+        guard let socket else { return .connectionClosed(reason: "not connected", streamWasSent: false) }
+        var budget = 4 << 20
+        while budget > 0 {
+            let target = tls == nil ? readBuffer : cipherBuffer
+            switch socket.receive(into: target) {
+            case .bytes(let count):
+                budget -= count
+                lastReceive = .now
+                if let tls {
+                    tls.feed(UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count]))
+                    if let failure = decryptAndFeed(tls) { return failure }
+                } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                    return failure
+                }
+            case .wouldBlock:
+                return nil
+            case .closed:
+                return .connectionClosed(reason: "closed by the server", streamWasSent: true)
+            case .failed(let reason):
+                return .connectionClosed(reason: reason, streamWasSent: true)
+            }
+        }
+        return nil
+    }
+
+    private func decryptAndFeed(_ tls: TLSSession) -> TransportFailure? {
+        while true {
+            switch tls.decrypt(into: readBuffer) {
+            case .bytes(let count):
+                if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) { return failure }
+            case .needsInput:
+                return nil
+            case .closed:
+                return .connectionClosed(reason: "TLS session closed by the server", streamWasSent: true)
+            case .failed(let reason):
+                return .connectionClosed(reason: "TLS error: \(reason)", streamWasSent: true)
+            }
+        }
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer) -> TransportFailure? {
+        guard let session else { return nil }
+        if serverPrefixBytesSeen < 4, !bytes.isEmpty {
+            let typeIndex = 3 - serverPrefixBytesSeen
+            if typeIndex < bytes.count { serverFirstFrameIsSettings = bytes[typeIndex] == 0x04 }
+            serverPrefixBytesSeen += min(4 - serverPrefixBytesSeen, bytes.count)
+        }
+        let result = nghttp2_session_mem_recv(
+            session,
+            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            bytes.count
+        )
+        if result < 0 {
+            return .protocolError(String(cString: nghttp2_strerror(Int32(result))))
+        }
+        return nil
+    }
+
+    // MARK: - Writing
+
+    /// Gathers every frame nghttp2 has ready and writes them with one `send`; what the socket
+    /// does not take now waits for POLLOUT.
+    private func flush() throws(TransportFailure) {
+        guard let session, let socket else { return }
+        let output = self.output
+        while true {
+            // Gather up to a bounded backlog; nghttp2 keeps the rest queued until it drains.
+            // `bounded` says the bound, not nghttp2, ended the gathering (also when a backlog
+            // left by a refused write is already at the bound).
+            var bounded = true
+            while output.count < configuration.maxUnsentBytes {
+                var chunk: UnsafePointer<UInt8>?
+                let count = nghttp2_session_mem_send(session, &chunk)
+                if count < 0 {
+                    throw .protocolError(String(cString: nghttp2_strerror(Int32(count))))
+                }
+                if count == 0 {
+                    bounded = false
+                    break
+                }
+                frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
+            }
+            if let tls {
+                if !frames.isEmpty {
+                    try tls.encrypt(frames.readable, into: records)
+                    frames.consume(frames.count)
+                }
+                tls.drainRecords(into: records)
+            }
+            while !output.isEmpty {
+                switch socket.send(output.readable) {
+                case .bytes(let count):
+                    output.consume(count)
+                case .wouldBlock:
+                    return  // the rest goes when poll(2) reports POLLOUT
+                case .closed:
+                    throw .connectionClosed(reason: "closed by the server", streamWasSent: true)
+                case .failed(let reason):
+                    throw .connectionClosed(reason: reason, streamWasSent: true)
+                }
+            }
+            // Everything went out. If the bound stopped the gathering, nghttp2 may have more: go
+            // round again, since no frame from the server need come to wake the loop for it.
+            if !bounded || nghttp2_session_want_write(session) == 0 { return }
+        }
+    }
+
+    /// Unsent output: over h2c the frames themselves, over TLS their records.
+    private var output: ByteQueue { tls == nil ? frames : records }
+
+    // MARK: - Session
+
+    private func startSession() throws(TransportFailure) {
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        SessionCallbacks.install(on: callbacks)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        // Until the server's SETTINGS arrive, assume the RFC's recommended minimum.
+        nghttp2_option_set_peer_max_concurrent_streams(option, 100)
+        // What a server can make the session do is bounded by nghttp2's defaults, kept as they
+        // are: at most 1000 unsent PING/SETTINGS acknowledgements (max_outbound_ack), 32 entries
+        // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
+        // upstream 1.61, 8 CONTINUATION frames per header block; ControlFloodTests check them.
+        var session: OpaquePointer?
+        let created = nghttp2_session_client_new2(
+            &session,
+            callbacks,
+            Unmanaged.passUnretained(self).toOpaque(),
+            option
+        )
+        guard created == 0, let session else {
+            throw .protocolError("nghttp2 session: \(String(cString: nghttp2_strerror(created)))")
+        }
+        self.session = session
+        let settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: UInt32(configuration.initialStreamWindowSize)
+            ),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: configuration.maxHeaderListSize
+            ),
+        ]
+        var status = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
+        if status == 0 {
+            status = nghttp2_session_set_local_window_size(
+                session,
+                UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                0,
+                configuration.connectionWindowSize
+            )
+        }
+        guard status == 0 else {
+            throw .protocolError("nghttp2 settings: \(String(cString: nghttp2_strerror(status)))")
+        }
+    }
+
+    // MARK: - Ending
+
+    /// Ends the connection: every open stream fails with `error`, marked sent or not-sent by its
+    /// own state, and the owner hears why. The streams stay in the table, alive, until the session
+    /// is deleted: nghttp2 still holds pointers to them (their body providers).
+    private func close(_ error: TransportFailure) {
+        guard closeReason == nil else { return }
+        closeReason = error
+        inbox.withLock { $0.phase = .closed(error) }
+        for stream in streams.values {
+            stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
+        }
+        deadlines.removeAll()
+        pendingResets.removeAll()
+    }
+
+    private func teardown() {
+        let error = closeReason
+        if closeReason == nil {
+            // A protocol violation by the server fails the streams it reached as INTERNAL
+            // (never retried); those that never left can go elsewhere (see `failure`).
+            close(
+                protocolFailure.map(TransportFailure.protocolError)
+                    ?? .connectionClosed(reason: "connection closed", streamWasSent: true)
+            )
+        }
+        if let session {
+            nghttp2_session_del(session)
+            self.session = nil
+        }
+        // nghttp2 is gone, and with it every pointer to these streams.
+        streams.removeAll()
+        tls = nil
+        socket?.closeSocket()
+        socket = nil
+        failQueuedCommands(with: .connectionClosed(reason: "connection closed", streamWasSent: false))
+        // The phase is closed, so no job joins these: they run on the shared pool instead.
+        let orphans = inbox.withLock { inbox -> [ScheduledJob] in
+            defer { inbox.jobs = [] }
+            return inbox.jobs
+        }
+        for scheduled in orphans {
+            globalConcurrentExecutor.enqueue(ExecutorJob(scheduled.job))
+        }
+        onEvent(.closed(error))
+    }
+
+    // MARK: - nghttp2 callbacks (called from inside mem_recv / mem_send on this thread)
+
+    func stream(_ id: Int32) -> HTTP2Stream? { streams[id] }
+
+    func didReceiveSettings() {
+        receivedSettings = true
+    }
+
+    func didReceivePingAck() {
+        pingSentAt = nil
+    }
+
+    func didSendGoaway(errorCode: UInt32, reason: String) {
+        protocolFailure =
+            "the server broke the HTTP/2 protocol (\(reason.isEmpty ? "no reason given" : reason)); "
+            + "the client ended the connection with \(HTTP2ErrorCode.name(errorCode))"
+    }
+
+    func didReceiveGoaway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+        goawayLastStreamID = lastStreamID
+        let error = TransportFailure.goaway(errorCode: errorCode, debugData: debugData)
+        goawayError = error
+        inbox.withLock { inbox in
+            switch inbox.phase {
+            case .closed: break
+            default: inbox.phase = .draining(error)
+            }
+        }
+        onEvent(.draining)
+    }
+
+    /// A DATA chunk arrived for `stream`. Past the body limit the caller is answered at once (so
+    /// an END_STREAM read in the same pass cannot turn the cut body into a response), and the
+    /// stream is reset after this read (never from inside the callback).
+    func didReceiveData(_ bytes: UnsafeRawBufferPointer, for stream: HTTP2Stream) {
+        guard !stream.isFinished else { return }
+        if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
+            end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
+            pendingResets.append(stream)
+            return
+        }
+        stream.body.append(contentsOf: bytes)
+    }
+
+    /// Something the server sent on `stream` is unacceptable: its caller is answered now; the
+    /// callback then stops the block, and nghttp2 resets the stream.
+    func fail(_ stream: HTTP2Stream, _ error: TransportFailure) {
+        end(stream, .failure(error))
+    }
+
+    func streamDidClose(_ id: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        guard !stream.isFinished else { return }
+        deadlines.remove(stream)
+        if stream.remoteEnded {
+            stream.finishWithResponse()
+        } else if let violation = stream.protocolViolation {
+            stream.finish(.failure(.protocolError(violation)))
+        } else if let goawayError, let last = goawayLastStreamID, id > last {
+            stream.finish(.failure(goawayError))
+        } else if stream.resetByServer {
+            stream.finish(.failure(.streamReset(errorCode: errorCode)))
+        } else {
+            // nghttp2 reset the stream itself: what the server sent on it broke HTTP/2's rules.
+            stream.finish(
+                .failure(
+                    .protocolError(
+                        "the server's response on this stream broke HTTP/2's rules (a content-length that "
+                            + "does not match the body, say); the client reset the stream with "
+                            + HTTP2ErrorCode.name(errorCode)
+                    )
+                )
+            )
+        }
+    }
+
+    /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
+    /// nghttp2 drops the request (and its body provider) after this callback.
+    func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
+        streams.removeValue(forKey: stream.id)
+        end(
+            stream,
+            .failure(
+                goawayError
+                    ?? .connectionClosed(reason: String(cString: nghttp2_strerror(reason)), streamWasSent: false)
+            )
+        )
+    }
+}

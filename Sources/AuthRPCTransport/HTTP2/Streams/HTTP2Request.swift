@@ -1,0 +1,50 @@
+/// A request sent on its own HTTP/2 stream: one header block and a complete body.
+package struct HTTP2Request: Sendable {
+    /// Every header field in the order sent: the pseudo-headers (`:method`, `:scheme`, `:path`,
+    /// `:authority`) first, then the regular fields.
+    package var headerBlock: HTTP2HeaderBlock
+    /// The whole request body, sent in DATA frames; the last one carries END_STREAM (an empty
+    /// body is one empty DATA frame with END_STREAM).
+    package var body: [UInt8]
+    /// When the stream must be given up: it is reset with CANCEL and the send fails
+    /// ``TransportFailure/deadlineExceeded``.
+    package var deadline: ContinuousClock.Instant?
+    /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
+    /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
+    package var maxResponseBodyBytes: Int
+
+    /// A request whose header block, pseudo-headers first, is already built.
+    package init(
+        headerBlock: HTTP2HeaderBlock,
+        body: [UInt8],
+        deadline: ContinuousClock.Instant? = nil,
+        maxResponseBodyBytes: Int = .max
+    ) {
+        self.headerBlock = headerBlock
+        self.body = body
+        self.deadline = deadline
+        self.maxResponseBodyBytes = maxResponseBodyBytes
+    }
+
+    /// A request from its pseudo-header values and regular fields.
+    package init(
+        method: String = "POST",
+        scheme: String,
+        authority: String,
+        path: String,
+        headers: [HTTP2HeaderField],
+        body: [UInt8],
+        deadline: ContinuousClock.Instant? = nil,
+        maxResponseBodyBytes: Int = .max
+    ) {
+        var block = HTTP2HeaderBlock()
+        block.append(name: ":method", value: method)
+        block.append(name: ":scheme", value: scheme)
+        block.append(name: ":path", value: path)
+        block.append(name: ":authority", value: authority)
+        for field in headers {
+            block.append(name: field.name, value: field.value)
+        }
+        self.init(headerBlock: block, body: body, deadline: deadline, maxResponseBodyBytes: maxResponseBodyBytes)
+    }
+}

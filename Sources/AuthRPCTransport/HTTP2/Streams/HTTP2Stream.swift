@@ -1,0 +1,105 @@
+/// One request/response exchange on the connection.
+///
+/// Created by the calling task, which sets ``completion`` and then hands the stream to the I/O
+/// thread through the connection's locked inbox (the lock orders the two); from then on only the
+/// I/O thread reads or writes it, which is what makes the `@unchecked Sendable` true. A cancel
+/// command can reach the I/O thread before the submit; it then touches only `id` and
+/// `cancelledBeforeSubmit`, which the calling task never writes.
+final class HTTP2Stream: @unchecked Sendable {
+    /// The answer and whether the final header block had arrived by then, handed over together:
+    /// the calling task reads nothing of the stream after it resumes (the resume is ordered by
+    /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see).
+    typealias Completion = UnsafeContinuation<(result: Result<HTTP2Response, TransportFailure>, afterHeaders: Bool), Never>
+
+    /// The request; its header block is let go once submitted, its body once nghttp2 has taken
+    /// all of it.
+    private(set) var request: HTTP2Request
+    /// Where the answer goes; set by the calling task before the stream is submitted.
+    var completion: Completion?
+
+    /// The stream id nghttp2 assigned, or -1 before submission.
+    var id: Int32 = -1
+    /// How much of the request body nghttp2 has taken.
+    var bodyOffset = 0
+    /// Where the stream sits in the connection's deadline queue, or -1 when it is not queued.
+    var deadlineSlot = -1
+    /// The caller gave up before the I/O thread submitted the stream.
+    var cancelledBeforeSubmit = false
+    /// This stream's HEADERS left the client (so the server may have processed it).
+    var headersSent = false
+    /// The server ended its side (END_STREAM seen).
+    var remoteEnded = false
+    /// Why nghttp2 rejected something the server sent on this stream.
+    var protocolViolation: String?
+    /// The server sent RST_STREAM for this stream (nghttp2 resets streams itself when a response
+    /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
+    var resetByServer = false
+
+    /// Room made for the headers and for the trailers on their first field, so a typical gRPC
+    /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
+    /// buffer each instead of growing through several.
+    static let expectedFieldCount = 4
+
+    // The response being assembled.
+    var status = 0
+    var headers: [HTTP2HeaderField] = []
+    var trailers: [HTTP2HeaderField] = []
+    var body: [UInt8] = []
+    /// The final (non-1xx) header block is complete; later fields are trailers.
+    var sawFinalHeaders = false
+    /// The block being received is a 1xx response; its fields are dropped.
+    var inInformationalBlock = false
+    /// The size of the header block being received so far (name + value + 32 per field).
+    var headerBlockSize = 0
+    /// How many 1xx header blocks the server sent.
+    var informationalBlocks = 0
+    var endedWithHeaders = false
+
+    init(request: HTTP2Request) {
+        self.request = request
+    }
+
+    /// Request body and response bytes this stream holds.
+    var retainedBytes: Int {
+        func size(_ fields: [HTTP2HeaderField]) -> Int {
+            fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        }
+        return request.body.count + body.count + size(headers) + size(trailers)
+    }
+
+    /// The caller has been answered.
+    var isFinished: Bool { completion == nil }
+
+    /// Answers the caller once; later calls do nothing. What the response gathered is let go
+    /// here: a finished stream the connection still tracks (until nghttp2 closes it) holds nothing.
+    func finish(_ result: Result<HTTP2Response, TransportFailure>) {
+        guard let completion else { return }
+        self.completion = nil
+        headers = []
+        trailers = []
+        body = []
+        completion.resume(returning: (result, sawFinalHeaders))
+    }
+
+    /// Answers the caller with the assembled response.
+    func finishWithResponse() {
+        let response = HTTP2Response(
+            status: status,
+            headers: headers,
+            body: body,
+            trailers: trailers,
+            endedWithHeaders: endedWithHeaders
+        )
+        finish(.success(response))
+    }
+
+    /// nghttp2 has copied the header block: the stream need not hold it while the call waits.
+    func headerBlockSubmitted() {
+        request.headerBlock = HTTP2HeaderBlock()
+    }
+
+    /// nghttp2 has taken the whole request body and will not ask for it again.
+    func requestBodySent() {
+        request.body = []
+    }
+}
