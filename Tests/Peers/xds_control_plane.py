@@ -12,6 +12,10 @@ the scenarios use, with the real type URLs. The test control plane is one of the
 its only clients are the tests' (grpcio's xDS client as the reference, and ours).
 """
 
+import argparse
+import base64
+import json
+import sys
 import threading
 from concurrent import futures
 
@@ -25,6 +29,7 @@ from envoy.extensions.filters.http.router.v3 import router_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import http_connection_manager_pb2 as hcm_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
 from google.protobuf import any_pb2, duration_pb2, wrappers_pb2
+from envoy.type.matcher.v3 import string_pb2
 
 LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener"
 ROUTE_CONFIGURATION = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
@@ -233,3 +238,60 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
         if self._server is not None:
             self._server.stop(grace=None).wait()
             self._server = None
+
+
+# --- Sample responses -----------------------------------------------------------------------
+
+def sample_responses():
+    """One DiscoveryResponse per type, encoded by the real (xds-protos) messages, with fields the
+    client's subset does not declare set as a real control plane sets them (stat_prefix,
+    codec_type, connect_timeout, ...): what the Swift tests decode with the subset."""
+    manager = hcm_pb2.HttpConnectionManager(
+        stat_prefix="svc", codec_type=hcm_pb2.HttpConnectionManager.AUTO, http_filters=[router_filter()])
+    manager.rds.route_config_name = "svc-routes"
+    manager.rds.config_source.ads.SetInParent()
+    manager.rds.config_source.resource_api_version = config_source_pb2.ApiVersion.V3
+    lds = listener_pb2.Listener(name="svc", api_listener=api_listener_pb2.ApiListener(api_listener=packed(manager)))
+
+    canary = route_components_pb2.HeaderMatcher(
+        name="x-track", string_match=string_pb2.StringMatcher(exact="Canary", ignore_case=True))
+    routes = [
+        route(cluster="canary", headers=[canary]),
+        route(weighted=[("c1", 75), ("c2", 25)], prefix="/grpc.testing.TestService/", max_stream_duration=5),
+    ]
+    rds = route_configuration("svc-routes", ["svc", "*.svc.example.com"], routes)
+    rds.virtual_hosts[0].routes[1].route.timeout.CopyFrom(duration_pb2.Duration(seconds=30))
+    rds.virtual_hosts[0].routes[1].name = "weighted"
+
+    cds = cluster("c1", service_name="c1-eds")
+    cds.connect_timeout.CopyFrom(duration_pb2.Duration(seconds=1))
+    cds.dns_lookup_family = cluster_pb2.Cluster.V4_ONLY
+
+    eds = endpoints("c1-eds", [
+        (0, 3, "a", [("127.0.0.2", 50051, "HEALTHY"), ("127.0.0.3", 50051, "UNHEALTHY")]),
+        (0, 1, "b", [("::1", 50052, "UNKNOWN")]),
+        (1, 1, "c", [("127.0.0.4", 50053, "HEALTHY")]),
+    ])
+    responses = {}
+    for nonce, (type_url, message) in enumerate(
+            [(LISTENER, lds), (ROUTE_CONFIGURATION, rds), (CLUSTER, cds), (ENDPOINTS, eds)], start=1):
+        response = discovery_pb2.DiscoveryResponse(
+            version_info="v1", resources=[packed(message)], type_url=type_url, nonce=f"nonce-{nonce}")
+        response.control_plane.identifier = "authrpc-test-control-plane"
+        responses[type_url] = base64.b64encode(response.SerializeToString()).decode("ascii")
+    return responses
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="the test xDS control plane's sample responses")
+    parser.add_argument("--sample-responses", action="store_true",
+                        help="print one encoded DiscoveryResponse per type as JSON {type_url: base64}")
+    arguments = parser.parse_args(argv)
+    if not arguments.sample_responses:
+        parser.error("nothing to do: --sample-responses")
+    json.dump(sample_responses(), sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
