@@ -1,8 +1,7 @@
 /// Why an xDS bootstrap was refused: the field at fault and what is wrong with it.
 ///
 /// Thrown when the bootstrap is read (``XDSBootstrap/init(json:)``,
-/// ``XDSBootstrap/fromEnvironment(_:)``), that is when an `xds:///` channel is created, never
-/// when a call is made.
+/// ``XDSBootstrap/fromEnvironment()``), before anything is sent to a control plane.
 public struct XDSBootstrapError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where the problem is, as a path into the JSON (`xds_servers[0].server_uri`), or the
     /// environment variable at fault (`GRPC_XDS_BOOTSTRAP`); empty when the text is not a JSON
