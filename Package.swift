@@ -23,10 +23,9 @@ let package = Package(
         .executable(name: "auth_sample", targets: ["AuthSample"]),
         .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
         .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
-        .library(name: "GoogleCommonProtos", targets: ["GoogleCommonProtos"]),
+        .library(name: "GoogleAPICore", targets: ["GoogleAPICore"]),
         .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
         .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
-        .library(name: "GooglePubSub", targets: ["GooglePubSub"]),
         .library(name: "AuthRPCXDS", targets: ["AuthRPCXDS"]),
     ],
     dependencies: [
@@ -87,7 +86,7 @@ let package = Package(
         .target(
             name: "AuthRPC",
             dependencies: [
-                "AuthRPCTransport", "AuthRPCSystem", "CZlib",
+                "AuthRPCTransport", "AuthRPCSystem", "AuthRPCSyntax", "CZlib",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -131,26 +130,39 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
-        // Generated messages and clients for Google's common services (google.longrunning.Operations,
-        // google.cloud.location.Locations, google.iam.v1.IAMPolicy) from the vendored googleapis
-        // protos in Protos/google, and typed long-running operations (LongRunning/).
+        // What only Google APIs need, as Google's gax libraries hold it: routing headers
+        // (`x-goog-request-params`), `x-goog-api-client`, pages of list methods and long-running
+        // operations, with the messages and clients of Google's common services
+        // (google.longrunning.Operations, google.cloud.location.Locations, google.iam.v1.IAMPolicy)
+        // generated from the vendored googleapis protos in Protos/google. Generated Google clients
+        // depend on it.
         .target(
-            name: "GoogleCommonProtos",
+            name: "GoogleAPICore",
             dependencies: [
-                "AuthRPC",
+                "AuthRPC", "AuthRPCSyntax",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings
         ),
 
+        // Internal: the text syntaxes the package's targets share, each written once: percent-encoding
+        // and Google's path templates (the client generator parses them as the runtime matches them).
+        // No dependency, no product.
+        .target(
+            name: "AuthRPCSyntax",
+            swiftSettings: defaultSwiftSettings
+        ),
+
         // Generated messages and clients for Google Cloud Pub/Sub (google.pubsub.v1) from the protos
-        // google-cloud-pubsub ships (Protos/google/pubsub).
+        // google-cloud-pubsub ships (Protos/google/pubsub): an example of a generated Google client
+        // (Google ships one package per service), used by Examples/GoogleAPIs and the interop tests.
         .target(
             name: "GooglePubSub",
             dependencies: [
-                "AuthRPC",
+                "AuthRPC", "GoogleAPICore",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
+            path: "Examples/GooglePubSub",
             swiftSettings: defaultSwiftSettings
         ),
 
@@ -158,6 +170,7 @@ let package = Package(
         .target(
             name: "AuthRPCCodeGen",
             dependencies: [
+                "AuthRPCSyntax",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
             ],
@@ -187,7 +200,7 @@ let package = Package(
         .target(
             name: "OAuth2",
             dependencies: [
-                "AuthRPC", "AuthRPCTransport", "AuthCrypto", "AuthRPCSystem",
+                "AuthRPC", "AuthRPCTransport", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -219,7 +232,7 @@ let package = Package(
         // (Examples/GoogleAPIs; the interop tests run it against the sandbox by Google's name).
         .executableTarget(
             name: "GoogleAPIsExample",
-            dependencies: ["AuthRPC", "GoogleAuth", "GoogleCommonProtos", "GooglePubSub", "OAuth2"],
+            dependencies: ["AuthRPC", "GoogleAuth", "GoogleAPICore", "GooglePubSub", "OAuth2"],
             path: "Examples/GoogleAPIs",
             swiftSettings: defaultSwiftSettings
         ),
@@ -271,7 +284,14 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthRPCTests",
-            dependencies: ["AuthRPCTransport", "AuthRPC", "AuthRPCSystem", "AuthSampleService", "TestSupport"],
+            dependencies: [
+                "AuthRPCTransport", "AuthRPC", "AuthRPCSyntax", "AuthRPCSystem", "AuthSampleService", "TestSupport",
+            ],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "GoogleAPICoreTests",
+            dependencies: ["GoogleAPICore", "AuthRPC", "AuthRPCSystem", "TestSupport"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(
@@ -303,7 +323,7 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "GoogleCommonProtos", "GooglePubSub", "OAuth2", "GoogleAuth",
+                "AuthRPC", "AuthSampleService", "GoogleAPICore", "GooglePubSub", "OAuth2", "GoogleAuth",
                 "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -344,7 +364,8 @@ let package = Package(
 // - under `make fuzz` (AUTHRPC_FUZZ=1, its own scratch path .build-fuzz), the libFuzzer driver.
 // Both reach internal parsers with @testable imports (debug builds are compiled for testing).
 let fuzzDependencies: [Target.Dependency] = [
-    "AuthRPCTransport", "AuthRPC", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2", "GoogleAuth",
+    "AuthRPCTransport", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2",
+    "GoogleAuth",
     .product(name: "SwiftProtobuf", package: "swift-protobuf"),
 ]
 let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the library products AuthRPC, OAuth2 and GoogleAuth with the
+# Builds the DocC documentation of the library products AuthRPC, GoogleAPICore, OAuth2 and GoogleAuth with the
 # toolchain's docc (no package plugin: swift-docc-plugin would enter every user's dependency graph).
 #
-#   Scripts/docs.sh --check   build the three catalogs with warnings as errors (a broken link, a
+#   Scripts/docs.sh --check   build the four catalogs with warnings as errors (a broken link, a
 #                             parameter list that does not match) and fail when a public symbol has
 #                             no documentation comment of its own or a landing page leaves a
 #                             symbol or article out of its Topics
-#   Scripts/docs.sh           the same, then merge the three archives into one:
+#   Scripts/docs.sh           the same, then merge the four archives into one:
 #                             .build-docs/swift-authrpc.doccarchive
 #
 # Everything goes to .build-docs/ (never committed): the modules are compiled there with symbol
@@ -35,7 +35,7 @@ fi
 
 out="$root/.build-docs"
 graphs="$out/symbol-graphs"
-modules=(AuthRPC OAuth2 GoogleAuth AuthRPCXDS)
+modules=(AuthRPC GoogleAPICore OAuth2 GoogleAuth AuthRPCXDS)
 mkdir -p "$graphs"
 
 # The compiler writes a module's graph when it compiles the module, so an up-to-date build writes
@@ -46,9 +46,9 @@ for module in "${modules[@]}"; do
         break
     fi
 done
-# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three; AuthRPCXDS (on
-# AuthRPC) is built beside it with the same flags.
-for target in GoogleAuth AuthRPCXDS; do
+# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three; GoogleAPICore and
+# AuthRPCXDS (each on AuthRPC) are built beside them.
+for target in GoogleAuth GoogleAPICore AuthRPCXDS; do
     swift build --scratch-path "$out/build" --target "$target" \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
         -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \

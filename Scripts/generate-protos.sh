@@ -33,8 +33,8 @@ well_known="$tools/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
 [[ -f "$well_known/google/protobuf/any.proto" ]] || { echo "no well-known types at $well_known" >&2; exit 1; }
 
 mappings="$root/Protos/module_mappings.asciipb"
-generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleCommonProtos/Generated
-    Sources/GooglePubSub/Generated Sources/AuthRPCCodeGen/Generated Sources/AuthRPCXDS/Generated
+generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleAPICore/Generated
+    Examples/GooglePubSub/Generated Sources/AuthRPCCodeGen/Generated Sources/AuthRPCXDS/Generated
     Tests/InteropTests/Generated)
 
 # Everything is generated into a temporary directory first: a failed run changes nothing.
@@ -72,13 +72,13 @@ generate() {
 generate Sources/AuthRPC/Generated messages Public google/rpc/status.proto
 generate Sources/AuthSampleService/Generated messages+clients Public \
     grpc/testing/auth_sample.proto grpc/testing/interop.proto
-generate Sources/GoogleCommonProtos/Generated messages Public \
+generate Sources/GoogleAPICore/Generated messages Public \
     google/rpc/error_details.proto google/iam/v1/policy.proto google/iam/v1/options.proto google/type/expr.proto
 SERVICE_CONFIGS=(service_configs/longrunning_grpc_service_config.json service_configs/iam_policy_grpc_service_config.json)
-generate Sources/GoogleCommonProtos/Generated messages+clients Public \
+generate Sources/GoogleAPICore/Generated messages+clients Public \
     google/longrunning/operations_proto.proto google/cloud/location/locations.proto google/iam/v1/iam_policy.proto
 SERVICE_CONFIGS=(service_configs/pubsub_grpc_service_config.json)
-generate Sources/GooglePubSub/Generated messages+clients Public google/pubsub/v1/pubsub.proto google/pubsub/v1/schema.proto
+generate Examples/GooglePubSub/Generated messages+clients Public google/pubsub/v1/pubsub.proto google/pubsub/v1/schema.proto
 SERVICE_CONFIGS=()
 # The annotations protoc-gen-authrpc-swift reads from the descriptors it is given.
 generate Sources/AuthRPCCodeGen/Generated messages-unmapped Internal \

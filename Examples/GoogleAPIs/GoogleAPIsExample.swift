@@ -1,7 +1,7 @@
 import AuthRPC
 import Foundation
+import GoogleAPICore
 import GoogleAuth
-import GoogleCommonProtos
 import GooglePubSub
 import OAuth2
 

@@ -1,6 +1,7 @@
+import AuthRPCSyntax
+import AuthRPCTransport
 import AuthSampleService
 import Foundation
-import AuthRPCTransport
 
 @testable import AuthRPC
 

@@ -131,7 +131,11 @@ package struct ClientFileGenerator {
 
     /// AuthRPC, and the modules that hold the types the clients name (SwiftProtobuf for the
     /// well-known types, whatever `ProtoPathModuleMappings` says for the others,
-    /// GoogleCommonProtos for long-running operations, Foundation for `Data` items).
+    /// GoogleAPICore for Google APIs' routing headers, pages and long-running operations,
+    /// Foundation for `Data` items).
+    /// Where what only Google APIs need lives: routing headers, pages, long-running operations.
+    static let googleAPIModule = "GoogleAPICore"
+
     private func importedModules(_ plans: [ServicePlan]) -> [String] {
         let ownModule = options.moduleMappings.moduleName(forFile: file)
         var modules: Set<String> = ["AuthRPC"]
@@ -139,7 +143,9 @@ package struct ClientFileGenerator {
             if let module = options.moduleMappings.moduleName(forFile: descriptor.file) { modules.insert(module) }
         }
         for plan in plans {
+            if plan.annotations.isGoogleAPI { modules.insert(Self.googleAPIModule) }
             for method in plan.methods {
+                if method.routing != nil || method.paging != nil { modules.insert(Self.googleAPIModule) }
                 add(method.method.inputType)
                 add(method.method.outputType)
                 if let paging = method.paging {
@@ -344,15 +350,15 @@ package struct ClientFileGenerator {
             routing.source == .routingAnnotation
             ? "its `google.api.routing` annotation" : "the variables of its `google.api.http` path"
         p(&printer, "/// `\(method.method.name)`: from \(source).")
-        p(&printer, "static let \(method.function) = AuthRPC.RoutingRule<\(input)>([")
+        p(&printer, "static let \(method.function) = GoogleAPICore.RoutingRule<\(input)>([")
         printer.withIndentation { printer in
             for parameter in routing.parameters {
                 let template = parameter.template.map {
-                    ", pathTemplate: try! AuthRPC.RoutingPathTemplate(\(swiftString($0)))"
+                    ", pathTemplate: try! GoogleAPICore.RoutingPathTemplate(\(swiftString($0)))"
                 }
                 p(
                     &printer,
-                    "AuthRPC.RoutingParameter(field: \(swiftString(parameter.field))\(template ?? "")) \(parameter.read),"
+                    "GoogleAPICore.RoutingParameter(field: \(swiftString(parameter.field))\(template ?? "")) \(parameter.read),"
                 )
             }
         }
@@ -421,7 +427,7 @@ package struct ClientFileGenerator {
         let output = namer.fullName(message: method.outputType)
         let pages = SwiftNames.functionName(method, suffix: "Pages")
         let items = SwiftNames.functionName(method, suffix: "Items")
-        let sequence = "AuthRPC.PageSequence<\(input), \(output), \(paging.itemType)>"
+        let sequence = "GoogleAPICore.PageSequence<\(input), \(output), \(paging.itemType)>"
         p(
             &printer,
             "/// The pages of `\(method.name)` (AIP-158): the first with `request` as it is, then one call per",
@@ -466,7 +472,7 @@ package struct ClientFileGenerator {
         if method.options.deprecated { p(&printer, "@available(*, deprecated)") }
         p(
             &printer,
-            "\(access)func \(items)(_ request: \(input), options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<\(input), \(output), \(paging.itemType)> {"
+            "\(access)func \(items)(_ request: \(input), options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<\(input), \(output), \(paging.itemType)> {"
         )
         printer.printIndented("\(pages)(request, options: options).items")
         p(&printer, "}")

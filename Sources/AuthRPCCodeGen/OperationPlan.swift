@@ -3,11 +3,11 @@ import SwiftProtobufPluginLibrary
 
 /// A long-running method (AIP-151): it returns `google.longrunning.Operation` and names its
 /// response and metadata types in `google.longrunning.operation_info`. Its client gets a
-/// `<method>Operation(_:options:)` that returns GoogleCommonProtos' `LongRunningOperation`,
+/// `<method>Operation(_:options:)` that returns GoogleAPICore's `LongRunningOperation`,
 /// typed with them.
 struct OperationPlan {
     /// The module whose `LongRunningOperation` the generated code uses.
-    static let helperModule = "GoogleCommonProtos"
+    static let helperModule = ClientFileGenerator.googleAPIModule
 
     /// The operation's response and metadata messages.
     var response: Descriptor

@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import SwiftProtobuf
 import SwiftProtobufPluginLibrary
 

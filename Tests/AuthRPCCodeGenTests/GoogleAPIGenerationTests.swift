@@ -84,7 +84,7 @@ struct GoogleAPIGenerationTests {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("mappings-\(UUID().uuidString).asciipb")
         try! """
         mapping { module_name: "AuthRPC" proto_file_path: "google/rpc/status.proto" }
-        mapping { module_name: "GoogleCommonProtos" proto_file_path: "google/longrunning/operations_proto.proto" }
+        mapping { module_name: "GoogleAPICore" proto_file_path: "google/longrunning/operations_proto.proto" }
         """.write(to: url, atomically: true, encoding: .utf8)
         return url
     }()
@@ -133,9 +133,9 @@ struct GoogleAPIGenerationTests {
         #expect(
             source.contains(
                 """
-                        static let readTable = AuthRPC.RoutingRule<Acme_Library_V1_TableRequest>([
-                            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
-                            AuthRPC.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
+                        static let readTable = GoogleAPICore.RoutingRule<Acme_Library_V1_TableRequest>([
+                            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
+                            GoogleAPICore.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
                         ])
                 """
             )
@@ -155,12 +155,12 @@ struct GoogleAPIGenerationTests {
     func implicitRouting() async throws {
         let source = try await Self.client()
         #expect(source.contains("/// `GetShelf`: from the variables of its `google.api.http` path."))
-        #expect(source.contains("AuthRPC.RoutingParameter(field: \"name\") { $0.name },"))
+        #expect(source.contains("GoogleAPICore.RoutingParameter(field: \"name\") { $0.name },"))
         #expect(
             source.contains(
                 """
-                        static let updateShelf = AuthRPC.RoutingRule<Acme_Library_V1_UpdateShelfRequest>([
-                            AuthRPC.RoutingParameter(field: "shelf.name") { $0.shelf.name },
+                        static let updateShelf = GoogleAPICore.RoutingRule<Acme_Library_V1_UpdateShelfRequest>([
+                            GoogleAPICore.RoutingParameter(field: "shelf.name") { $0.shelf.name },
                         ])
                 """
             )
@@ -168,14 +168,14 @@ struct GoogleAPIGenerationTests {
         #expect(
             source.contains(
                 """
-                            AuthRPC.RoutingParameter(field: "name") { $0.name },
-                            AuthRPC.RoutingParameter(field: "destination") { $0.destination },
+                            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
+                            GoogleAPICore.RoutingParameter(field: "destination") { $0.destination },
                 """
             )
         )
         #expect(
             source.contains(
-                "AuthRPC.RoutingParameter(field: \"shelf_id\") { $0.shelfID == 0 ? \"\" : Swift.String($0.shelfID) },"
+                "GoogleAPICore.RoutingParameter(field: \"shelf_id\") { $0.shelfID == 0 ? \"\" : Swift.String($0.shelfID) },"
             )
         )
     }
@@ -183,8 +183,8 @@ struct GoogleAPIGenerationTests {
     @Test("An empty google.api.routing turns routing off; a Google API's other methods still send x-goog-api-client")
     func noRouting() async throws {
         let source = try await Self.client()
-        #expect(!source.contains("static let unrouted = AuthRPC.RoutingRule"))
-        #expect(!source.contains("static let plain = AuthRPC.RoutingRule"))
+        #expect(!source.contains("static let unrouted = GoogleAPICore.RoutingRule"))
+        #expect(!source.contains("static let plain = GoogleAPICore.RoutingRule"))
         let unrouted = try #require(source.range(of: "func unrouted(")).upperBound
         #expect(source[unrouted...].prefix(600).contains("options.addGoogleAPIMetadata(requestParams: nil)"))
     }
@@ -251,7 +251,7 @@ struct GoogleAPIGenerationTests {
         let source = try await Self.client()
         #expect(
             source.contains(
-                "public func listShelvesPages(_ request: Acme_Library_V1_ListShelvesRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Acme_Library_V1_ListShelvesRequest, Acme_Library_V1_ListShelvesResponse, Acme_Library_V1_Shelf> {"
+                "public func listShelvesPages(_ request: Acme_Library_V1_ListShelvesRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Acme_Library_V1_ListShelvesRequest, Acme_Library_V1_ListShelvesResponse, Acme_Library_V1_Shelf> {"
             ) || source.contains("func listShelvesPages(_ request: Acme_Library_V1_ListShelvesRequest")
         )
         #expect(source.contains("                try await self.listShelves(request, options: options).message"))
@@ -259,20 +259,20 @@ struct GoogleAPIGenerationTests {
         #expect(source.contains("            items: { $0.shelves }"))
         #expect(
             source.contains(
-                "func listShelvesItems(_ request: Acme_Library_V1_ListShelvesRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Acme_Library_V1_ListShelvesRequest, Acme_Library_V1_ListShelvesResponse, Acme_Library_V1_Shelf> {"
+                "func listShelvesItems(_ request: Acme_Library_V1_ListShelvesRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Acme_Library_V1_ListShelvesRequest, Acme_Library_V1_ListShelvesResponse, Acme_Library_V1_Shelf> {"
             )
         )
         // max_results counts as the page size; a map before the items is not the items.
         #expect(
             source.contains(
-                "AuthRPC.PageSequence<Acme_Library_V1_ListNamesRequest, Acme_Library_V1_ListNamesResponse, Swift.String>"
+                "GoogleAPICore.PageSequence<Acme_Library_V1_ListNamesRequest, Acme_Library_V1_ListNamesResponse, Swift.String>"
             )
         )
         #expect(source.contains("            items: { $0.names }"))
         // bytes items are Foundation's Data, and the file imports Foundation.
         #expect(
             source.contains(
-                "AuthRPC.PageSequence<Acme_Library_V1_ListBlobsRequest, Acme_Library_V1_ListBlobsResponse, Foundation.Data>"
+                "GoogleAPICore.PageSequence<Acme_Library_V1_ListBlobsRequest, Acme_Library_V1_ListBlobsResponse, Foundation.Data>"
             )
         )
         #expect(source.contains("\nimport Foundation\n"))
@@ -282,32 +282,32 @@ struct GoogleAPIGenerationTests {
 
     // MARK: - Long-running operations
 
-    @Test("Methods returning an Operation with operation_info get a typed LongRunningOperation from GoogleCommonProtos")
+    @Test("Methods returning an Operation with operation_info get a typed LongRunningOperation from GoogleAPICore")
     func operations() async throws {
         let source = try await Self.client()
-        #expect(source.contains("\nimport GoogleCommonProtos\n"))
+        #expect(source.contains("\nimport GoogleAPICore\n"))
         #expect(
             source.contains(
-                "nonisolated(nonsending) func archiveOperation(_ request: Acme_Library_V1_GetShelfRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> GoogleCommonProtos.LongRunningOperation<Acme_Library_V1_Shelf, Acme_Library_V1_ArchiveMetadata> {"
+                "nonisolated(nonsending) func archiveOperation(_ request: Acme_Library_V1_GetShelfRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> GoogleAPICore.LongRunningOperation<Acme_Library_V1_Shelf, Acme_Library_V1_ArchiveMetadata> {"
             )
         )
         #expect(
             source.contains(
-                "GoogleCommonProtos.LongRunningOperation<SwiftProtobuf.Google_Protobuf_Empty, Acme_Library_V1_ArchiveMetadata>"
+                "GoogleAPICore.LongRunningOperation<SwiftProtobuf.Google_Protobuf_Empty, Acme_Library_V1_ArchiveMetadata>"
             )
         )
         #expect(
-            source.contains("operations: GoogleCommonProtos.Google_Longrunning_OperationsClient(channel: channel),")
+            source.contains("operations: GoogleAPICore.Google_Longrunning_OperationsClient(channel: channel),")
         )
     }
 
-    @Test("Without operations_proto.proto mapped to GoogleCommonProtos, the method says how to get the helper")
+    @Test("Without operations_proto.proto mapped to GoogleAPICore, the method says how to get the helper")
     func operationsUnmapped() async throws {
         let source = try await Self.client(options: [])
         #expect(!source.contains("archiveOperation"))
         #expect(
             source.contains(
-                "/// Returns a long-running operation; map google/longrunning/operations_proto.proto to GoogleCommonProtos (ProtoPathModuleMappings) for a typed `LongRunningOperation`."
+                "/// Returns a long-running operation; map google/longrunning/operations_proto.proto to GoogleAPICore (ProtoPathModuleMappings) for a typed `LongRunningOperation`."
             )
         )
     }

@@ -1,4 +1,5 @@
 import AuthRPC
+import GoogleAPICore
 import SwiftProtobuf
 import TestSupport
 import Testing

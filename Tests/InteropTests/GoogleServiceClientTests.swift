@@ -1,6 +1,6 @@
 import AuthRPC
 import Foundation
-import GoogleCommonProtos
+import GoogleAPICore
 import OAuth2
 import SwiftProtobuf
 import TestSupport

@@ -1,6 +1,6 @@
 import AuthRPC
 import Foundation
-import GoogleCommonProtos
+import GoogleAPICore
 import GooglePubSub
 import SwiftProtobuf
 import TestSupport

@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import AuthRPCTransport
 
 /// Turns a complete HTTP/2 response into a unary result, following GRPC_CONFORMANCE.md

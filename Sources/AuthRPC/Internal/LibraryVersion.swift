@@ -1,8 +1,8 @@
 /// swift-authrpc's version, as the user agent and `x-goog-api-client` carry it.
-let libraryVersion = "0.1.0"
+package let libraryVersion = "0.1.0"
 
 /// The version of the Swift compiler that built the library (`6.3`), to the minor version.
-let swiftCompilerVersion: String = {
+package let swiftCompilerVersion: String = {
     #if compiler(>=6.5)
     "6.5"
     #elseif compiler(>=6.4)

@@ -1,4 +1,5 @@
 import AuthRPC
+import AuthRPCSyntax
 
 /// `application/x-www-form-urlencoded` (the token endpoint's request format) and the strict
 /// percent-encoding RFC 6749 section 2.3.1 asks for in HTTP Basic client credentials.

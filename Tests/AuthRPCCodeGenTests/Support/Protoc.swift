@@ -70,7 +70,7 @@ enum Protoc {
     }
 
     /// Type-checks `sources` as one module (`GeneratedModule`) against the modules this build made
-    /// (AuthRPC, SwiftProtobuf, GoogleCommonProtos): swiftc's exit status and its diagnostics.
+    /// (AuthRPC, SwiftProtobuf, GoogleAPICore): swiftc's exit status and its diagnostics.
     static func typecheck(_ sources: [String: String]) async throws -> (status: Int32, output: String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -11,7 +11,7 @@
 /// its own reading of these annotations, as Google's front ends do.
 
 internal import AuthRPC
-internal import GoogleCommonProtos
+internal import GoogleAPICore
 
 /// AIP-4222's examples, one method each (google/api/routing.proto's "Example N"), and the implicit
 /// routing of google.api.http paths. Every method answers with what the server saw.
@@ -73,87 +73,87 @@ struct Authrpc_Testing_Googleapi_RoutingExamplesClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `Example1`: from its `google.api.routing` annotation.
-        static let example1 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
+        static let example1 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
         ])
         /// `Example2`: from its `google.api.routing` annotation.
-        static let example2 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "app_profile_id", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
+        static let example2 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "app_profile_id", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
         ])
         /// `Example3a`: from its `google.api.routing` annotation.
-        static let example3A = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{table_name=projects/*/instances/*/**}")) { $0.tableName },
+        static let example3A = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{table_name=projects/*/instances/*/**}")) { $0.tableName },
         ])
         /// `Example3b`: from its `google.api.routing` annotation.
-        static let example3B = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{table_name=regions/*/zones/*/**}")) { $0.tableName },
+        static let example3B = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{table_name=regions/*/zones/*/**}")) { $0.tableName },
         ])
         /// `Example3c`: from its `google.api.routing` annotation.
-        static let example3C = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{table_name=regions/*/zones/*/**}")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{table_name=projects/*/instances/*/**}")) { $0.tableName },
+        static let example3C = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{table_name=regions/*/zones/*/**}")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{table_name=projects/*/instances/*/**}")) { $0.tableName },
         ])
         /// `Example4`: from its `google.api.routing` annotation.
-        static let example4 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
+        static let example4 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
         ])
         /// `Example5`: from its `google.api.routing` annotation.
-        static let example5 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*/instances/*}/**")) { $0.tableName },
+        static let example5 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*/instances/*}/**")) { $0.tableName },
         ])
         /// `Example6a`: from its `google.api.routing` annotation.
-        static let example6A = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project_id=projects/*}/instances/*/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("projects/*/{instance_id=instances/*}/**")) { $0.tableName },
+        static let example6A = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project_id=projects/*}/instances/*/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("projects/*/{instance_id=instances/*}/**")) { $0.tableName },
         ])
         /// `Example6b`: from its `google.api.routing` annotation.
-        static let example6B = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project_id=projects/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("projects/*/{instance_id=instances/*}/**")) { $0.tableName },
+        static let example6B = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project_id=projects/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("projects/*/{instance_id=instances/*}/**")) { $0.tableName },
         ])
         /// `Example7`: from its `google.api.routing` annotation.
-        static let example7 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project_id=projects/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "app_profile_id", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
+        static let example7 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project_id=projects/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "app_profile_id", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
         ])
         /// `Example8`: from its `google.api.routing` annotation.
-        static let example8 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=regions/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "app_profile_id", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
+        static let example8 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=regions/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "app_profile_id", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
         ])
         /// `Example9`: from its `google.api.routing` annotation.
-        static let example9 = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("projects/*/{table_location=instances/*}/tables/*")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{table_location=regions/*/zones/*}/tables/*")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "table_name", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
-            AuthRPC.RoutingParameter(field: "app_profile_id", pathTemplate: try! AuthRPC.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
-            AuthRPC.RoutingParameter(field: "app_profile_id", pathTemplate: try! AuthRPC.RoutingPathTemplate("profiles/{routing_id=*}")) { $0.appProfileID },
+        static let example9 = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("projects/*/{table_location=instances/*}/tables/*")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{table_location=regions/*/zones/*}/tables/*")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "table_name", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=projects/*}/**")) { $0.tableName },
+            GoogleAPICore.RoutingParameter(field: "app_profile_id", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{routing_id=**}")) { $0.appProfileID },
+            GoogleAPICore.RoutingParameter(field: "app_profile_id", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("profiles/{routing_id=*}")) { $0.appProfileID },
         ])
         /// `CreateTopic`: from its `google.api.routing` annotation.
-        static let createTopic = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_CreateTopicRequest>([
-            AuthRPC.RoutingParameter(field: "parent", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project=projects/*}/**")) { $0.parent },
-            AuthRPC.RoutingParameter(field: "parent", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project=projects/*/subprojects/*}/**")) { $0.parent },
-            AuthRPC.RoutingParameter(field: "billing_project", pathTemplate: try! AuthRPC.RoutingPathTemplate("{project=**}")) { $0.billingProject },
+        static let createTopic = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_CreateTopicRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project=projects/*}/**")) { $0.parent },
+            GoogleAPICore.RoutingParameter(field: "parent", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project=projects/*/subprojects/*}/**")) { $0.parent },
+            GoogleAPICore.RoutingParameter(field: "billing_project", pathTemplate: try! GoogleAPICore.RoutingPathTemplate("{project=**}")) { $0.billingProject },
         ])
         /// `UpdateShelf`: from the variables of its `google.api.http` path.
-        static let updateShelf = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_UpdateShelfRequest>([
-            AuthRPC.RoutingParameter(field: "shelf.name") { $0.shelf.name },
+        static let updateShelf = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_UpdateShelfRequest>([
+            GoogleAPICore.RoutingParameter(field: "shelf.name") { $0.shelf.name },
         ])
         /// `MoveBook`: from the variables of its `google.api.http` path.
-        static let moveBook = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_MoveBookRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
-            AuthRPC.RoutingParameter(field: "other_shelf_name") { $0.otherShelfName },
+        static let moveBook = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_MoveBookRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
+            GoogleAPICore.RoutingParameter(field: "other_shelf_name") { $0.otherShelfName },
         ])
         /// `GetBookByNumber`: from the variables of its `google.api.http` path.
-        static let getBookByNumber = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_BookNumberRequest>([
-            AuthRPC.RoutingParameter(field: "shelf_id") { $0.shelfID == 0 ? "" : Swift.String($0.shelfID) },
-            AuthRPC.RoutingParameter(field: "book_id") { $0.bookID == 0 ? "" : Swift.String($0.bookID) },
+        static let getBookByNumber = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_BookNumberRequest>([
+            GoogleAPICore.RoutingParameter(field: "shelf_id") { $0.shelfID == 0 ? "" : Swift.String($0.shelfID) },
+            GoogleAPICore.RoutingParameter(field: "book_id") { $0.bookID == 0 ? "" : Swift.String($0.bookID) },
         ])
         /// `ExplicitOverHttp`: from its `google.api.routing` annotation.
-        static let explicitOverHTTP = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
-            AuthRPC.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
+        static let explicitOverHTTP = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_TableRequest>([
+            GoogleAPICore.RoutingParameter(field: "app_profile_id") { $0.appProfileID },
         ])
     }
 
@@ -477,8 +477,8 @@ struct Authrpc_Testing_Googleapi_JobsClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `RunJob`: from the variables of its `google.api.http` path.
-        static let runJob = AuthRPC.RoutingRule<Authrpc_Testing_Googleapi_RunJobRequest>([
-            AuthRPC.RoutingParameter(field: "parent") { $0.parent },
+        static let runJob = GoogleAPICore.RoutingRule<Authrpc_Testing_Googleapi_RunJobRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent") { $0.parent },
         ])
     }
 
@@ -500,10 +500,10 @@ struct Authrpc_Testing_Googleapi_JobsClient: Swift.Sendable {
     /// - Returns: The `google.longrunning.Operation`, with the response headers and trailers.
     /// - Throws: `RPCError` for every failure: the server's status, message and metadata, or a
     ///   local failure (deadline, credentials, transport).
-    nonisolated(nonsending) func runJob(_ request: Authrpc_Testing_Googleapi_RunJobRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<GoogleCommonProtos.Google_Longrunning_Operation> {
+    nonisolated(nonsending) func runJob(_ request: Authrpc_Testing_Googleapi_RunJobRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> AuthRPC.UnaryResponse<GoogleAPICore.Google_Longrunning_Operation> {
         var options = options ?? channel.defaultCallOptions
         options.addGoogleAPIMetadata(requestParams: Routing.runJob.requestParams(for: request))
-        return try await channel.unary(Methods.runJob, request: request, responseType: GoogleCommonProtos.Google_Longrunning_Operation.self, options: options)
+        return try await channel.unary(Methods.runJob, request: request, responseType: GoogleAPICore.Google_Longrunning_Operation.self, options: options)
     }
 
     /// Calls `RunJob` and returns its long-running operation (AIP-151), typed by its
@@ -515,11 +515,11 @@ struct Authrpc_Testing_Googleapi_JobsClient: Swift.Sendable {
     ///   - options: The options of this call and of the operation's polls; the channel's defaults
     ///     when `nil`.
     /// - Throws: `RPCError` when the call fails.
-    nonisolated(nonsending) func runJobOperation(_ request: Authrpc_Testing_Googleapi_RunJobRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> GoogleCommonProtos.LongRunningOperation<Authrpc_Testing_Googleapi_JobResult, Authrpc_Testing_Googleapi_JobProgress> {
+    nonisolated(nonsending) func runJobOperation(_ request: Authrpc_Testing_Googleapi_RunJobRequest, options: AuthRPC.CallOptions? = nil) async throws(AuthRPC.RPCError) -> GoogleAPICore.LongRunningOperation<Authrpc_Testing_Googleapi_JobResult, Authrpc_Testing_Googleapi_JobProgress> {
         let response = try await runJob(request, options: options)
-        return GoogleCommonProtos.LongRunningOperation<Authrpc_Testing_Googleapi_JobResult, Authrpc_Testing_Googleapi_JobProgress>(
+        return GoogleAPICore.LongRunningOperation<Authrpc_Testing_Googleapi_JobResult, Authrpc_Testing_Googleapi_JobProgress>(
             response.message,
-            operations: GoogleCommonProtos.Google_Longrunning_OperationsClient(channel: channel),
+            operations: GoogleAPICore.Google_Longrunning_OperationsClient(channel: channel),
             options: options
         )
     }

@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// A routing path template (AIP-4222, `google.api.RoutingParameter.path_template`), compiled
 /// once and matched against request fields at call time without regular expressions.
 ///

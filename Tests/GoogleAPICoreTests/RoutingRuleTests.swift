@@ -1,5 +1,6 @@
 import AuthRPC
 import Foundation
+import GoogleAPICore
 import Testing
 
 /// The request of the examples in google/api/routing.proto (AIP-4222's explicit routing).

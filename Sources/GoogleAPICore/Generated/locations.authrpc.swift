@@ -54,12 +54,12 @@ public struct Google_Cloud_Location_LocationsClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `ListLocations`: from the variables of its `google.api.http` path.
-        static let listLocations = AuthRPC.RoutingRule<Google_Cloud_Location_ListLocationsRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let listLocations = GoogleAPICore.RoutingRule<Google_Cloud_Location_ListLocationsRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `GetLocation`: from the variables of its `google.api.http` path.
-        static let getLocation = AuthRPC.RoutingRule<Google_Cloud_Location_GetLocationRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let getLocation = GoogleAPICore.RoutingRule<Google_Cloud_Location_GetLocationRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
     }
 
@@ -94,8 +94,8 @@ public struct Google_Cloud_Location_LocationsClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listLocationsPages(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
-        AuthRPC.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location>(
+    public func listLocationsPages(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
+        GoogleAPICore.PageSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Cloud_Location_ListLocationsResponse in
@@ -113,7 +113,7 @@ public struct Google_Cloud_Location_LocationsClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listLocationsItems(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
+    public func listLocationsItems(_ request: Google_Cloud_Location_ListLocationsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Cloud_Location_ListLocationsRequest, Google_Cloud_Location_ListLocationsResponse, Google_Cloud_Location_Location> {
         listLocationsPages(request, options: options).items
     }
 

@@ -1,8 +1,7 @@
-// The grammar of Google's path templates, shared by the runtime (AuthRPC, which matches routing
-// templates at call time) and the generator (AuthRPCCodeGen, which checks them and reads the
-// variables of `google.api.http` paths when it generates a client): one parser, so a template
-// the generator accepts is one the runtime can match. Sources/AuthRPCCodeGen links this file.
-// Nothing here may import a module.
+// The grammar of Google's path templates, shared by the runtime (GoogleAPICore, which matches
+// routing templates at call time) and the generator (AuthRPCCodeGen, which checks them and reads
+// the variables of `google.api.http` paths when it generates a client): one parser, so a template
+// the generator accepts is one the runtime can match.
 
 /// A path template, parsed.
 ///
@@ -16,9 +15,9 @@
 ///
 /// A routing template (AIP-4222's `path_template`) has exactly one variable, no leading "/" and
 /// no verb. Both kinds allow at most one `**`, which is what keeps matching linear.
-struct PathTemplateSyntax: Equatable, Sendable {
+package struct PathTemplateSyntax: Equatable, Sendable {
     /// One segment, with variables expanded into the segments they match.
-    enum Segment: Equatable, Sendable {
+    package enum Segment: Equatable, Sendable {
         /// Exactly this text.
         case literal(String)
         /// `*`: one segment, not empty.
@@ -28,26 +27,26 @@ struct PathTemplateSyntax: Equatable, Sendable {
     }
 
     /// A variable: the field path it names and the segments it covers.
-    struct Variable: Equatable, Sendable {
-        var fieldPath: String
-        var segments: Range<Int>
+    package struct Variable: Equatable, Sendable {
+        package var fieldPath: String
+        package var segments: Range<Int>
     }
 
     /// Which grammar a template follows.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// `google.api.routing`'s `path_template`: one variable, no "/" first, no verb.
         case routing
         /// `google.api.http`'s paths: a "/" first, any number of variables, an optional verb.
         case http
     }
 
-    var segments: [Segment]
-    var variables: [Variable]
+    package var segments: [Segment]
+    package var variables: [Variable]
     /// The `:verb` of an http path, without the colon.
-    var verb: String?
+    package var verb: String?
 
     /// Parses `template`; the error says where and what is wrong.
-    static func parse(_ template: String, kind: Kind) -> Result<PathTemplateSyntax, PathTemplateSyntaxError> {
+    package static func parse(_ template: String, kind: Kind) -> Result<PathTemplateSyntax, PathTemplateSyntaxError> {
         var parser = Parser(text: Array(template.unicodeScalars), template: template, kind: kind)
         do throws(PathTemplateSyntaxError) {
             return .success(try parser.parse())
@@ -58,15 +57,15 @@ struct PathTemplateSyntax: Equatable, Sendable {
 }
 
 /// Why a path template does not parse.
-struct PathTemplateSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct PathTemplateSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The template as written.
-    var template: String
+    package var template: String
     /// Where the problem is, in Unicode scalars from the start.
-    var offset: Int
+    package var offset: Int
     /// What is wrong.
-    var problem: String
+    package var problem: String
 
-    var description: String {
+    package var description: String {
         "path template \"\(template)\" at offset \(offset): \(problem)"
     }
 }

@@ -99,20 +99,20 @@ public struct Google_Longrunning_OperationsClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `ListOperations`: from the variables of its `google.api.http` path.
-        static let listOperations = AuthRPC.RoutingRule<Google_Longrunning_ListOperationsRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let listOperations = GoogleAPICore.RoutingRule<Google_Longrunning_ListOperationsRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `GetOperation`: from the variables of its `google.api.http` path.
-        static let getOperation = AuthRPC.RoutingRule<Google_Longrunning_GetOperationRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let getOperation = GoogleAPICore.RoutingRule<Google_Longrunning_GetOperationRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `DeleteOperation`: from the variables of its `google.api.http` path.
-        static let deleteOperation = AuthRPC.RoutingRule<Google_Longrunning_DeleteOperationRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let deleteOperation = GoogleAPICore.RoutingRule<Google_Longrunning_DeleteOperationRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `CancelOperation`: from the variables of its `google.api.http` path.
-        static let cancelOperation = AuthRPC.RoutingRule<Google_Longrunning_CancelOperationRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let cancelOperation = GoogleAPICore.RoutingRule<Google_Longrunning_CancelOperationRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
     }
 
@@ -148,8 +148,8 @@ public struct Google_Longrunning_OperationsClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listOperationsPages(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
-        AuthRPC.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation>(
+    public func listOperationsPages(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
+        GoogleAPICore.PageSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Longrunning_ListOperationsResponse in
@@ -167,7 +167,7 @@ public struct Google_Longrunning_OperationsClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listOperationsItems(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
+    public func listOperationsItems(_ request: Google_Longrunning_ListOperationsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Longrunning_ListOperationsRequest, Google_Longrunning_ListOperationsResponse, Google_Longrunning_Operation> {
         listOperationsPages(request, options: options).items
     }
 

@@ -1,3 +1,6 @@
+public import AuthRPC
+import AuthRPCSyntax
+
 /// How a method's `x-goog-request-params` header is built from its request (AIP-4222): the
 /// routing parameters of its `google.api.routing` annotation, or, without one, the variables of
 /// its `google.api.http` path.

@@ -102,16 +102,16 @@ public struct Google_Iam_V1_IAMPolicyClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `SetIamPolicy`: from the variables of its `google.api.http` path.
-        static let setIamPolicy = AuthRPC.RoutingRule<Google_Iam_V1_SetIamPolicyRequest>([
-            AuthRPC.RoutingParameter(field: "resource") { $0.resource },
+        static let setIamPolicy = GoogleAPICore.RoutingRule<Google_Iam_V1_SetIamPolicyRequest>([
+            GoogleAPICore.RoutingParameter(field: "resource") { $0.resource },
         ])
         /// `GetIamPolicy`: from the variables of its `google.api.http` path.
-        static let getIamPolicy = AuthRPC.RoutingRule<Google_Iam_V1_GetIamPolicyRequest>([
-            AuthRPC.RoutingParameter(field: "resource") { $0.resource },
+        static let getIamPolicy = GoogleAPICore.RoutingRule<Google_Iam_V1_GetIamPolicyRequest>([
+            GoogleAPICore.RoutingParameter(field: "resource") { $0.resource },
         ])
         /// `TestIamPermissions`: from the variables of its `google.api.http` path.
-        static let testIamPermissions = AuthRPC.RoutingRule<Google_Iam_V1_TestIamPermissionsRequest>([
-            AuthRPC.RoutingParameter(field: "resource") { $0.resource },
+        static let testIamPermissions = GoogleAPICore.RoutingRule<Google_Iam_V1_TestIamPermissionsRequest>([
+            GoogleAPICore.RoutingParameter(field: "resource") { $0.resource },
         ])
     }
 

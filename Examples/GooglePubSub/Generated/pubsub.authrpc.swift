@@ -20,6 +20,7 @@
 // limitations under the License.
 
 public import AuthRPC
+public import GoogleAPICore
 public import SwiftProtobuf
 
 /// The service that an application uses to manipulate topics, and to send
@@ -192,40 +193,40 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `CreateTopic`: from the variables of its `google.api.http` path.
-        static let createTopic = AuthRPC.RoutingRule<Google_Pubsub_V1_Topic>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let createTopic = GoogleAPICore.RoutingRule<Google_Pubsub_V1_Topic>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `UpdateTopic`: from the variables of its `google.api.http` path.
-        static let updateTopic = AuthRPC.RoutingRule<Google_Pubsub_V1_UpdateTopicRequest>([
-            AuthRPC.RoutingParameter(field: "topic.name") { $0.topic.name },
+        static let updateTopic = GoogleAPICore.RoutingRule<Google_Pubsub_V1_UpdateTopicRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic.name") { $0.topic.name },
         ])
         /// `Publish`: from the variables of its `google.api.http` path.
-        static let publish = AuthRPC.RoutingRule<Google_Pubsub_V1_PublishRequest>([
-            AuthRPC.RoutingParameter(field: "topic") { $0.topic },
+        static let publish = GoogleAPICore.RoutingRule<Google_Pubsub_V1_PublishRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic") { $0.topic },
         ])
         /// `GetTopic`: from the variables of its `google.api.http` path.
-        static let getTopic = AuthRPC.RoutingRule<Google_Pubsub_V1_GetTopicRequest>([
-            AuthRPC.RoutingParameter(field: "topic") { $0.topic },
+        static let getTopic = GoogleAPICore.RoutingRule<Google_Pubsub_V1_GetTopicRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic") { $0.topic },
         ])
         /// `ListTopics`: from the variables of its `google.api.http` path.
-        static let listTopics = AuthRPC.RoutingRule<Google_Pubsub_V1_ListTopicsRequest>([
-            AuthRPC.RoutingParameter(field: "project") { $0.project },
+        static let listTopics = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListTopicsRequest>([
+            GoogleAPICore.RoutingParameter(field: "project") { $0.project },
         ])
         /// `ListTopicSubscriptions`: from the variables of its `google.api.http` path.
-        static let listTopicSubscriptions = AuthRPC.RoutingRule<Google_Pubsub_V1_ListTopicSubscriptionsRequest>([
-            AuthRPC.RoutingParameter(field: "topic") { $0.topic },
+        static let listTopicSubscriptions = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListTopicSubscriptionsRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic") { $0.topic },
         ])
         /// `ListTopicSnapshots`: from the variables of its `google.api.http` path.
-        static let listTopicSnapshots = AuthRPC.RoutingRule<Google_Pubsub_V1_ListTopicSnapshotsRequest>([
-            AuthRPC.RoutingParameter(field: "topic") { $0.topic },
+        static let listTopicSnapshots = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListTopicSnapshotsRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic") { $0.topic },
         ])
         /// `DeleteTopic`: from the variables of its `google.api.http` path.
-        static let deleteTopic = AuthRPC.RoutingRule<Google_Pubsub_V1_DeleteTopicRequest>([
-            AuthRPC.RoutingParameter(field: "topic") { $0.topic },
+        static let deleteTopic = GoogleAPICore.RoutingRule<Google_Pubsub_V1_DeleteTopicRequest>([
+            GoogleAPICore.RoutingParameter(field: "topic") { $0.topic },
         ])
         /// `DetachSubscription`: from the variables of its `google.api.http` path.
-        static let detachSubscription = AuthRPC.RoutingRule<Google_Pubsub_V1_DetachSubscriptionRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let detachSubscription = GoogleAPICore.RoutingRule<Google_Pubsub_V1_DetachSubscriptionRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
     }
 
@@ -327,8 +328,8 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicsPages(_ request: Google_Pubsub_V1_ListTopicsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic>(
+    public func listTopicsPages(_ request: Google_Pubsub_V1_ListTopicsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListTopicsResponse in
@@ -346,7 +347,7 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicsItems(_ request: Google_Pubsub_V1_ListTopicsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic> {
+    public func listTopicsItems(_ request: Google_Pubsub_V1_ListTopicsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListTopicsRequest, Google_Pubsub_V1_ListTopicsResponse, Google_Pubsub_V1_Topic> {
         listTopicsPages(request, options: options).items
     }
 
@@ -373,8 +374,8 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicSubscriptionsPages(_ request: Google_Pubsub_V1_ListTopicSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String>(
+    public func listTopicSubscriptionsPages(_ request: Google_Pubsub_V1_ListTopicSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListTopicSubscriptionsResponse in
@@ -392,7 +393,7 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicSubscriptionsItems(_ request: Google_Pubsub_V1_ListTopicSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String> {
+    public func listTopicSubscriptionsItems(_ request: Google_Pubsub_V1_ListTopicSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListTopicSubscriptionsRequest, Google_Pubsub_V1_ListTopicSubscriptionsResponse, Swift.String> {
         listTopicSubscriptionsPages(request, options: options).items
     }
 
@@ -423,8 +424,8 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicSnapshotsPages(_ request: Google_Pubsub_V1_ListTopicSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String>(
+    public func listTopicSnapshotsPages(_ request: Google_Pubsub_V1_ListTopicSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListTopicSnapshotsResponse in
@@ -442,7 +443,7 @@ public struct Google_Pubsub_V1_PublisherClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listTopicSnapshotsItems(_ request: Google_Pubsub_V1_ListTopicSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String> {
+    public func listTopicSnapshotsItems(_ request: Google_Pubsub_V1_ListTopicSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListTopicSnapshotsRequest, Google_Pubsub_V1_ListTopicSnapshotsResponse, Swift.String> {
         listTopicSnapshotsPages(request, options: options).items
     }
 
@@ -672,64 +673,64 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `CreateSubscription`: from the variables of its `google.api.http` path.
-        static let createSubscription = AuthRPC.RoutingRule<Google_Pubsub_V1_Subscription>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let createSubscription = GoogleAPICore.RoutingRule<Google_Pubsub_V1_Subscription>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `GetSubscription`: from the variables of its `google.api.http` path.
-        static let getSubscription = AuthRPC.RoutingRule<Google_Pubsub_V1_GetSubscriptionRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let getSubscription = GoogleAPICore.RoutingRule<Google_Pubsub_V1_GetSubscriptionRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `UpdateSubscription`: from the variables of its `google.api.http` path.
-        static let updateSubscription = AuthRPC.RoutingRule<Google_Pubsub_V1_UpdateSubscriptionRequest>([
-            AuthRPC.RoutingParameter(field: "subscription.name") { $0.subscription.name },
+        static let updateSubscription = GoogleAPICore.RoutingRule<Google_Pubsub_V1_UpdateSubscriptionRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription.name") { $0.subscription.name },
         ])
         /// `ListSubscriptions`: from the variables of its `google.api.http` path.
-        static let listSubscriptions = AuthRPC.RoutingRule<Google_Pubsub_V1_ListSubscriptionsRequest>([
-            AuthRPC.RoutingParameter(field: "project") { $0.project },
+        static let listSubscriptions = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListSubscriptionsRequest>([
+            GoogleAPICore.RoutingParameter(field: "project") { $0.project },
         ])
         /// `DeleteSubscription`: from the variables of its `google.api.http` path.
-        static let deleteSubscription = AuthRPC.RoutingRule<Google_Pubsub_V1_DeleteSubscriptionRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let deleteSubscription = GoogleAPICore.RoutingRule<Google_Pubsub_V1_DeleteSubscriptionRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `ModifyAckDeadline`: from the variables of its `google.api.http` path.
-        static let modifyAckDeadline = AuthRPC.RoutingRule<Google_Pubsub_V1_ModifyAckDeadlineRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let modifyAckDeadline = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ModifyAckDeadlineRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `Acknowledge`: from the variables of its `google.api.http` path.
-        static let acknowledge = AuthRPC.RoutingRule<Google_Pubsub_V1_AcknowledgeRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let acknowledge = GoogleAPICore.RoutingRule<Google_Pubsub_V1_AcknowledgeRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `Pull`: from the variables of its `google.api.http` path.
-        static let pull = AuthRPC.RoutingRule<Google_Pubsub_V1_PullRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let pull = GoogleAPICore.RoutingRule<Google_Pubsub_V1_PullRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `ModifyPushConfig`: from the variables of its `google.api.http` path.
-        static let modifyPushConfig = AuthRPC.RoutingRule<Google_Pubsub_V1_ModifyPushConfigRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let modifyPushConfig = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ModifyPushConfigRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
         /// `GetSnapshot`: from the variables of its `google.api.http` path.
-        static let getSnapshot = AuthRPC.RoutingRule<Google_Pubsub_V1_GetSnapshotRequest>([
-            AuthRPC.RoutingParameter(field: "snapshot") { $0.snapshot },
+        static let getSnapshot = GoogleAPICore.RoutingRule<Google_Pubsub_V1_GetSnapshotRequest>([
+            GoogleAPICore.RoutingParameter(field: "snapshot") { $0.snapshot },
         ])
         /// `ListSnapshots`: from the variables of its `google.api.http` path.
-        static let listSnapshots = AuthRPC.RoutingRule<Google_Pubsub_V1_ListSnapshotsRequest>([
-            AuthRPC.RoutingParameter(field: "project") { $0.project },
+        static let listSnapshots = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListSnapshotsRequest>([
+            GoogleAPICore.RoutingParameter(field: "project") { $0.project },
         ])
         /// `CreateSnapshot`: from the variables of its `google.api.http` path.
-        static let createSnapshot = AuthRPC.RoutingRule<Google_Pubsub_V1_CreateSnapshotRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let createSnapshot = GoogleAPICore.RoutingRule<Google_Pubsub_V1_CreateSnapshotRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `UpdateSnapshot`: from the variables of its `google.api.http` path.
-        static let updateSnapshot = AuthRPC.RoutingRule<Google_Pubsub_V1_UpdateSnapshotRequest>([
-            AuthRPC.RoutingParameter(field: "snapshot.name") { $0.snapshot.name },
+        static let updateSnapshot = GoogleAPICore.RoutingRule<Google_Pubsub_V1_UpdateSnapshotRequest>([
+            GoogleAPICore.RoutingParameter(field: "snapshot.name") { $0.snapshot.name },
         ])
         /// `DeleteSnapshot`: from the variables of its `google.api.http` path.
-        static let deleteSnapshot = AuthRPC.RoutingRule<Google_Pubsub_V1_DeleteSnapshotRequest>([
-            AuthRPC.RoutingParameter(field: "snapshot") { $0.snapshot },
+        static let deleteSnapshot = GoogleAPICore.RoutingRule<Google_Pubsub_V1_DeleteSnapshotRequest>([
+            GoogleAPICore.RoutingParameter(field: "snapshot") { $0.snapshot },
         ])
         /// `Seek`: from the variables of its `google.api.http` path.
-        static let seek = AuthRPC.RoutingRule<Google_Pubsub_V1_SeekRequest>([
-            AuthRPC.RoutingParameter(field: "subscription") { $0.subscription },
+        static let seek = GoogleAPICore.RoutingRule<Google_Pubsub_V1_SeekRequest>([
+            GoogleAPICore.RoutingParameter(field: "subscription") { $0.subscription },
         ])
     }
 
@@ -823,8 +824,8 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSubscriptionsPages(_ request: Google_Pubsub_V1_ListSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription>(
+    public func listSubscriptionsPages(_ request: Google_Pubsub_V1_ListSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListSubscriptionsResponse in
@@ -842,7 +843,7 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSubscriptionsItems(_ request: Google_Pubsub_V1_ListSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription> {
+    public func listSubscriptionsItems(_ request: Google_Pubsub_V1_ListSubscriptionsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListSubscriptionsRequest, Google_Pubsub_V1_ListSubscriptionsResponse, Google_Pubsub_V1_Subscription> {
         listSubscriptionsPages(request, options: options).items
     }
 
@@ -994,8 +995,8 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSnapshotsPages(_ request: Google_Pubsub_V1_ListSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot>(
+    public func listSnapshotsPages(_ request: Google_Pubsub_V1_ListSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListSnapshotsResponse in
@@ -1013,7 +1014,7 @@ public struct Google_Pubsub_V1_SubscriberClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSnapshotsItems(_ request: Google_Pubsub_V1_ListSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot> {
+    public func listSnapshotsItems(_ request: Google_Pubsub_V1_ListSnapshotsRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListSnapshotsRequest, Google_Pubsub_V1_ListSnapshotsResponse, Google_Pubsub_V1_Snapshot> {
         listSnapshotsPages(request, options: options).items
     }
 

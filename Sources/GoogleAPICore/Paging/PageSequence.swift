@@ -1,3 +1,5 @@
+public import AuthRPC
+
 /// The pages of an AIP-158 list method as an `AsyncSequence`: the first call with the request as
 /// given, then one call per `next_page_token` until a page comes back without one.
 ///

@@ -20,6 +20,7 @@
 // limitations under the License.
 
 public import AuthRPC
+public import GoogleAPICore
 public import SwiftProtobuf
 
 /// Service for doing schema-related operations.
@@ -61,28 +62,28 @@ public struct Google_Pubsub_V1_SchemaServiceClient: Swift.Sendable {
     /// compiled once.
     private enum Routing {
         /// `CreateSchema`: from the variables of its `google.api.http` path.
-        static let createSchema = AuthRPC.RoutingRule<Google_Pubsub_V1_CreateSchemaRequest>([
-            AuthRPC.RoutingParameter(field: "parent") { $0.parent },
+        static let createSchema = GoogleAPICore.RoutingRule<Google_Pubsub_V1_CreateSchemaRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent") { $0.parent },
         ])
         /// `GetSchema`: from the variables of its `google.api.http` path.
-        static let getSchema = AuthRPC.RoutingRule<Google_Pubsub_V1_GetSchemaRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let getSchema = GoogleAPICore.RoutingRule<Google_Pubsub_V1_GetSchemaRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `ListSchemas`: from the variables of its `google.api.http` path.
-        static let listSchemas = AuthRPC.RoutingRule<Google_Pubsub_V1_ListSchemasRequest>([
-            AuthRPC.RoutingParameter(field: "parent") { $0.parent },
+        static let listSchemas = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ListSchemasRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent") { $0.parent },
         ])
         /// `DeleteSchema`: from the variables of its `google.api.http` path.
-        static let deleteSchema = AuthRPC.RoutingRule<Google_Pubsub_V1_DeleteSchemaRequest>([
-            AuthRPC.RoutingParameter(field: "name") { $0.name },
+        static let deleteSchema = GoogleAPICore.RoutingRule<Google_Pubsub_V1_DeleteSchemaRequest>([
+            GoogleAPICore.RoutingParameter(field: "name") { $0.name },
         ])
         /// `ValidateSchema`: from the variables of its `google.api.http` path.
-        static let validateSchema = AuthRPC.RoutingRule<Google_Pubsub_V1_ValidateSchemaRequest>([
-            AuthRPC.RoutingParameter(field: "parent") { $0.parent },
+        static let validateSchema = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ValidateSchemaRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent") { $0.parent },
         ])
         /// `ValidateMessage`: from the variables of its `google.api.http` path.
-        static let validateMessage = AuthRPC.RoutingRule<Google_Pubsub_V1_ValidateMessageRequest>([
-            AuthRPC.RoutingParameter(field: "parent") { $0.parent },
+        static let validateMessage = GoogleAPICore.RoutingRule<Google_Pubsub_V1_ValidateMessageRequest>([
+            GoogleAPICore.RoutingParameter(field: "parent") { $0.parent },
         ])
     }
 
@@ -149,8 +150,8 @@ public struct Google_Pubsub_V1_SchemaServiceClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSchemasPages(_ request: Google_Pubsub_V1_ListSchemasRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema> {
-        AuthRPC.PageSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema>(
+    public func listSchemasPages(_ request: Google_Pubsub_V1_ListSchemasRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema> {
+        GoogleAPICore.PageSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema>(
             request: request,
             options: options,
             fetch: { [self] request, options async throws(AuthRPC.RPCError) -> Google_Pubsub_V1_ListSchemasResponse in
@@ -168,7 +169,7 @@ public struct Google_Pubsub_V1_SchemaServiceClient: Swift.Sendable {
     /// - Parameters:
     ///   - request: The first request; its `page_token` says where to start.
     ///   - options: The options of every call; the channel's defaults when `nil`.
-    public func listSchemasItems(_ request: Google_Pubsub_V1_ListSchemasRequest, options: AuthRPC.CallOptions? = nil) -> AuthRPC.PageItemSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema> {
+    public func listSchemasItems(_ request: Google_Pubsub_V1_ListSchemasRequest, options: AuthRPC.CallOptions? = nil) -> GoogleAPICore.PageItemSequence<Google_Pubsub_V1_ListSchemasRequest, Google_Pubsub_V1_ListSchemasResponse, Google_Pubsub_V1_Schema> {
         listSchemasPages(request, options: options).items
     }
 

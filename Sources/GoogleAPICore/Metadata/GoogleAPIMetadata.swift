@@ -1,3 +1,5 @@
+public import AuthRPC
+
 /// The request metadata Google's own client libraries send with every call to a Google API, and
 /// that clients generated for Google APIs send too.
 ///

@@ -2,7 +2,7 @@
 /// printable ASCII, and `%` itself, as `%XX`); OAuth's form bodies and redirect queries are too.
 package enum PercentEncoding {
     /// Decodes a `grpc-message`: `%XX` escapes only. Never fails and never trims.
-    static func decodeMessage(_ text: String) -> String {
+    package static func decodeMessage(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
         return decode(text, plusIsSpace: false)
     }
@@ -32,7 +32,7 @@ package enum PercentEncoding {
     /// `text` with every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) as
     /// `%XX` (upper-case hex of the UTF-8 bytes): RFC 6570's simple string expansion, which
     /// AIP-4222 asks of routing header keys and values.
-    static func encodeUnreserved(_ text: String) -> String {
+    package static func encodeUnreserved(_ text: String) -> String {
         var text = text
         return text.withUTF8 { bytes in
             String(unsafeUninitializedCapacity: encodedUnreservedCount(bytes)) { output in
@@ -42,7 +42,7 @@ package enum PercentEncoding {
     }
 
     /// The length ``encodeUnreserved(_:)`` gives `bytes`.
-    static func encodedUnreservedCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func encodedUnreservedCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
         for byte in bytes { count += isUnreserved(byte) ? 1 : 3 }
         return count
@@ -50,7 +50,7 @@ package enum PercentEncoding {
 
     /// Writes the encoded form of `bytes` into `output` from `offset`, which must leave room for
     /// ``encodedUnreservedCount(_:)`` bytes; returns the offset after them.
-    static func encodeUnreserved(
+    package static func encodeUnreserved(
         _ bytes: UnsafeBufferPointer<UInt8>,
         into output: UnsafeMutableBufferPointer<UInt8>,
         at offset: Int

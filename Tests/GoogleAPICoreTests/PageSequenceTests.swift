@@ -1,5 +1,6 @@
 import AuthRPC
 import AuthRPCSystem
+import GoogleAPICore
 import Testing
 
 /// A list request and response of AIP-158's shape.

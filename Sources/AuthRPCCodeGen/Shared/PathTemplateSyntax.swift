@@ -1,1 +1,0 @@
-../../AuthRPC/GoogleAPI/PathTemplateSyntax.swift
