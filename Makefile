@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test test-sanitize format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test interop test-sanitize api-check format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -23,6 +23,14 @@ test: deps venv
 	$(PYTHON) -m unittest discover -s Tests/Peers -p 'test_*.py'
 	$(PYTHON) -m unittest discover -s Tests/BuildPlugin -p 'test_*.py'
 
+## interop: interop_client's every case against the sandbox's interop server (grpcio; plaintext
+## and TLS with the CA the sandbox generates; the auth cases with its issuer, metadata-server emulator
+## and service-account key), each also against a server that breaks the rule it checks. `make test`
+## runs the same suites (InteropClient*), with everything else.
+interop: deps venv
+	swift build --build-tests
+	swift test --skip-build --filter 'InteropClient'
+
 ## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
 ## build directory of its own; any report fails the run. Tests run one at a time: the sanitizers'
 ## slowdown on top of the whole suite at once would stretch the tests' time windows (a 3 s issuer
@@ -35,6 +43,12 @@ test-sanitize: deps venv
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel
 	swift build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan --no-parallel
+
+## api-check: the public API of every library product against the 0.1 baseline
+## (swift package diagnose-api-breaking-changes); fails on a break CHANGELOG.md does not list
+API_BASELINE := 2b5ce3965d2f422bc732117ce52bdcd61dd49385
+api-check: deps
+	Scripts/api-check.sh $(API_BASELINE)
 
 ## format-check: every hand-written Swift file as the toolchain's swift-format writes it
 ## (.swift-format: 4 spaces, 120 columns); generated sources are left alone
@@ -118,4 +132,4 @@ bench-deps:
 	@Scripts/install-deps.sh --bench
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-protoc-plugins .build-docs $(VENV)
+	rm -rf .build .build-tsan .build-asan .build-protoc-plugins .build-docs .build-api-baseline $(VENV)

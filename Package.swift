@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "GoogleAuth", targets: ["GoogleAuth"]),
         .executable(name: "auth_sample", targets: ["AuthSample"]),
+        .executable(name: "interop_client", targets: ["InteropClient"]),
         .executable(name: "protoc-gen-authrpc-swift", targets: ["protoc-gen-authrpc-swift"]),
         .plugin(name: "AuthRPCGenerator", targets: ["AuthRPCGenerator"]),
         .library(name: "GoogleAPICore", targets: ["GoogleAPICore"]),
@@ -225,6 +226,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/AuthSample",
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // gRPC's interop test client: the unary and auth cases of doc/interop-test-descriptions.md
+        // with the standard flags, against any interop server. Public API only.
+        .executableTarget(
+            name: "InteropClient",
+            dependencies: [
+                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            path: "Examples/InteropClient",
             swiftSettings: defaultSwiftSettings
         ),
 

@@ -27,6 +27,7 @@ import certs
 import google_services
 import iam_credentials
 import id_tokens
+import interop_service
 import metadata_server
 import oidc_provider
 import service_accounts
@@ -92,6 +93,9 @@ def parse_arguments(argv=None):
     parser.add_argument("--public-name", metavar="NAME",
                         help="a DNS name the server certificate also carries and the issuer's URL uses instead of "
                              "--host (for clients that resolve it through a private hosts file, or a proxy that does)")
+    parser.add_argument("--interop", action="store_true",
+                        help="also serve gRPC's interop TestService (interop_service.py) over TLS and plaintext, "
+                             "tokens optional, on ports of its own")
     parser.add_argument("--exit-with-stdin", action="store_true",
                         help="exit when standard input reaches EOF (the parent holds the pipe)")
     arguments = parser.parse_args(argv)
@@ -350,6 +354,13 @@ def run(arguments):
             servers, tls_port, plaintext_port = test_service.start(
                 arguments.host, arguments.tls_port, arguments.plaintext_port, certificate_pem, key_pem,
                 validate, generated, extra_services=[google_services.registrar(validate, generated)])
+            interop = {}
+            if arguments.interop:
+                interop_servers, interop_tls, interop_plaintext, server_id = interop_service.start(
+                    arguments.host, 0, 0, certificate_pem, key_pem, validate, generated, state_dir)
+                servers += interop_servers
+                interop = {"interop_tls_port": interop_tls, "interop_plaintext_port": interop_plaintext,
+                           "interop_server_id": server_id}
         except RuntimeError as error:
             raise StartupError(str(error)) from None
 
@@ -387,6 +398,7 @@ def run(arguments):
             "id_token_audience": ID_TOKEN_AUDIENCE,
             "id_token_audiences": id_token_audiences,
             "id_token_public_key": _write_public_key(state_dir, signer),
+            **interop,
         })
         log.info("gRPC TLS on %s:%d, plaintext on %s:%d, issuer at %s, %d static token(s)",
                  arguments.host, tls_port, arguments.host, plaintext_port, issuer.url, len(static_tokens))

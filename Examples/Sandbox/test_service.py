@@ -68,7 +68,7 @@ def fingerprint(token):
     return "sha256:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:8]
 
 
-class _Call:
+class Call:
     """One call: its request metadata, the trailing metadata it will answer with, a log summary."""
 
     def __init__(self, context, method, port_label):
@@ -100,11 +100,11 @@ class _Call:
 
 
 def _rpc(method):
-    """Wraps a servicer method: builds the _Call, logs one line per call (never a token)."""
+    """Wraps a servicer method: builds the Call, logs one line per call (never a token)."""
 
     @functools.wraps(method)
     def wrapper(self, request, context):
-        call = _Call(context, method.__name__, self.port_label)
+        call = Call(context, method.__name__, self.port_label)
         try:
             response = method(self, request, call)
             call.finish()
@@ -163,6 +163,25 @@ def authenticate(call, validate, require_token, wants_identity=False):
     call.fail(grpc.StatusCode.UNAUTHENTICATED, problem, [("www-authenticate", challenge)])
 
 
+def sleep_if_asked(call):
+    """The `x-sandbox-sleep-ms` knob: waits that long (at most MAX_SLEEP_MS), or until the call ends."""
+    text = call.first(SLEEP_KEY)
+    if text is None:
+        return
+    try:
+        milliseconds = int(text.strip())
+        if milliseconds < 0:
+            raise ValueError
+    except ValueError:
+        call.fail(grpc.StatusCode.INVALID_ARGUMENT, f"{SLEEP_KEY} must be a whole number of milliseconds")
+    finished = threading.Event()
+    # The callback fires when the call ends for any reason (deadline, cancel), waking us early.
+    if call.context.add_callback(finished.set):
+        finished.wait(min(milliseconds, MAX_SLEEP_MS) / 1000.0)
+    if not call.context.is_active():
+        call.fail(grpc.StatusCode.CANCELLED, "the call ended (deadline or cancel) while the server slept")
+
+
 class SandboxTestService:
     """Builds the grpc.testing.TestService servicer for one port."""
 
@@ -175,23 +194,6 @@ class SandboxTestService:
         self.servicer = self._make_servicer(pbg)
 
     # -- the steps every implemented method takes ---------------------------------------------
-
-    def _sleep(self, call):
-        text = call.first(SLEEP_KEY)
-        if text is None:
-            return
-        try:
-            milliseconds = int(text.strip())
-            if milliseconds < 0:
-                raise ValueError
-        except ValueError:
-            call.fail(grpc.StatusCode.INVALID_ARGUMENT, f"{SLEEP_KEY} must be a whole number of milliseconds")
-        finished = threading.Event()
-        # The callback fires when the call ends for any reason (deadline, cancel), waking us early.
-        if call.context.add_callback(finished.set):
-            finished.wait(min(milliseconds, MAX_SLEEP_MS) / 1000.0)
-        if not call.context.is_active():
-            call.fail(grpc.StatusCode.CANCELLED, "the call ended (deadline or cancel) while the server slept")
 
     def _prepare_trailing_echoes(self, call):
         call.trailing += [(ECHO_TRAILING_KEY, value) for value in call.values(ECHO_TRAILING_KEY)]
@@ -210,7 +212,7 @@ class SandboxTestService:
 
     def _begin(self, call, wants_identity=False):
         """Sleep knob, trailing echoes, auth, initial-metadata echo; returns the identity (or None)."""
-        self._sleep(call)
+        sleep_if_asked(call)
         self._prepare_trailing_echoes(call)
         identity = self._authenticate(call, wants_identity)
         initial = [(ECHO_INITIAL_KEY, value) for value in call.values(ECHO_INITIAL_KEY)]

@@ -128,7 +128,7 @@ struct InteropCaseTests {
         }
     }
 
-    @Test("server_compressed_unary: a gzip-compressed response is decompressed")
+    @Test("server_compressed_unary: a gzip-compressed response is decompressed and says it was compressed")
     func serverCompressed() async throws {
         let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())
         var request = Grpc_Testing_SimpleRequest()
@@ -137,6 +137,12 @@ struct InteropCaseTests {
         let response = try await client.unaryCall(request)
         #expect(response.message.payload.body == Data(count: 314_159))
         #expect(response.headers.firstString(forKey: "grpc-encoding") == "gzip")
+        #expect(response.messageWasCompressed)
+
+        request.responseCompressed.value = false
+        let uncompressed = try await client.unaryCall(request)
+        #expect(uncompressed.message.payload.body == Data(count: 314_159))
+        #expect(!uncompressed.messageWasCompressed)
     }
 
     @Test(

@@ -97,7 +97,14 @@ enum ResponseDecoder {
                     return failure(.internalError, "could not decompress the response message (\(encoding)): \(error)")
                 }
             }
-            return .success(ResponsePayload(messageBytes: bytes, headers: headers, trailers: trailers))
+            return .success(
+                ResponsePayload(
+                    messageBytes: bytes,
+                    messageWasCompressed: framed.compressed,
+                    headers: headers,
+                    trailers: trailers
+                )
+            )
         }
     }
 
@@ -119,6 +126,8 @@ enum ResponseDecoder {
 struct ResponsePayload {
     /// The message, unframed and decompressed.
     @usableFromInline var messageBytes: ArraySlice<UInt8>
+    /// Whether the message's compressed flag was set.
+    @usableFromInline var messageWasCompressed: Bool
     @usableFromInline var headers: Metadata
     @usableFromInline var trailers: Metadata
 
@@ -129,7 +138,14 @@ struct ResponsePayload {
     ) -> Result<UnaryResponse<Deserializer.Message>, RPCError> {
         do {
             let decoded = try deserializer.deserialize(messageBytes)
-            return .success(UnaryResponse(message: decoded, headers: headers, trailers: trailers))
+            return .success(
+                UnaryResponse(
+                    message: decoded,
+                    headers: headers,
+                    trailers: trailers,
+                    messageWasCompressed: messageWasCompressed
+                )
+            )
         } catch {
             return .failure(
                 RPCError(

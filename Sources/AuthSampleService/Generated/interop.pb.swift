@@ -171,6 +171,9 @@ public nonisolated struct Grpc_Testing_SimpleRequest: Sendable {
   /// Clears the value of `expectCompressed`. Subsequent reads from it will return its default value.
   public mutating func clearExpectCompressed() {self._expectCompressed = nil}
 
+  /// Fill SimpleResponse.server_id (and hostname).
+  public var fillServerID: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -199,6 +202,12 @@ public nonisolated struct Grpc_Testing_SimpleResponse: Sendable {
   public var username: String = String()
 
   public var oauthScope: String = String()
+
+  /// The same for every call a server instance answers, different between instances.
+  public var serverID: String = String()
+
+  /// The server's host name.
+  public var hostname: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -336,7 +345,7 @@ nonisolated extension Grpc_Testing_EchoStatus: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Grpc_Testing_SimpleRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SimpleRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}response_type\0\u{3}response_size\0\u{1}payload\0\u{3}fill_username\0\u{3}fill_oauth_scope\0\u{3}response_compressed\0\u{3}response_status\0\u{3}expect_compressed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}response_type\0\u{3}response_size\0\u{1}payload\0\u{3}fill_username\0\u{3}fill_oauth_scope\0\u{3}response_compressed\0\u{3}response_status\0\u{3}expect_compressed\0\u{3}fill_server_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -352,6 +361,7 @@ nonisolated extension Grpc_Testing_SimpleRequest: SwiftProtobuf.Message, SwiftPr
       case 6: try { try decoder.decodeSingularMessageField(value: &self._responseCompressed) }()
       case 7: try { try decoder.decodeSingularMessageField(value: &self._responseStatus) }()
       case 8: try { try decoder.decodeSingularMessageField(value: &self._expectCompressed) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.fillServerID) }()
       default: break
       }
     }
@@ -386,6 +396,9 @@ nonisolated extension Grpc_Testing_SimpleRequest: SwiftProtobuf.Message, SwiftPr
     try { if let v = self._expectCompressed {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     } }()
+    if self.fillServerID != false {
+      try visitor.visitSingularBoolField(value: self.fillServerID, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -398,6 +411,7 @@ nonisolated extension Grpc_Testing_SimpleRequest: SwiftProtobuf.Message, SwiftPr
     if lhs._responseCompressed != rhs._responseCompressed {return false}
     if lhs._responseStatus != rhs._responseStatus {return false}
     if lhs._expectCompressed != rhs._expectCompressed {return false}
+    if lhs.fillServerID != rhs.fillServerID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -405,7 +419,7 @@ nonisolated extension Grpc_Testing_SimpleRequest: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Grpc_Testing_SimpleResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SimpleResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0\u{1}username\0\u{3}oauth_scope\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0\u{1}username\0\u{3}oauth_scope\0\u{3}server_id\0\u{2}\u{2}hostname\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -416,6 +430,8 @@ nonisolated extension Grpc_Testing_SimpleResponse: SwiftProtobuf.Message, SwiftP
       case 1: try { try decoder.decodeSingularMessageField(value: &self._payload) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.username) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.oauthScope) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.serverID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.hostname) }()
       default: break
       }
     }
@@ -435,6 +451,12 @@ nonisolated extension Grpc_Testing_SimpleResponse: SwiftProtobuf.Message, SwiftP
     if !self.oauthScope.isEmpty {
       try visitor.visitSingularStringField(value: self.oauthScope, fieldNumber: 3)
     }
+    if !self.serverID.isEmpty {
+      try visitor.visitSingularStringField(value: self.serverID, fieldNumber: 4)
+    }
+    if !self.hostname.isEmpty {
+      try visitor.visitSingularStringField(value: self.hostname, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -442,6 +464,8 @@ nonisolated extension Grpc_Testing_SimpleResponse: SwiftProtobuf.Message, SwiftP
     if lhs._payload != rhs._payload {return false}
     if lhs.username != rhs.username {return false}
     if lhs.oauthScope != rhs.oauthScope {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.hostname != rhs.hostname {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
