@@ -6,7 +6,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 PYTHON3 ?= python3
 
-.PHONY: demo test interop test-sanitize api-check format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-selftest bench-deps clean
+.PHONY: demo test interop test-sanitize api-check format format-check docs docs-check soak fuzz deps venv build protos bench bench-quick bench-profile bench-callgrind bench-selftest bench-deps clean
 
 ## demo: run auth_sample against the local sandbox (sign in, call, wait for expiry, call again)
 demo: deps venv
@@ -110,13 +110,15 @@ protos: deps
 	Scripts/generate-protos.sh
 
 ## bench: the performance comparison (Benchmarks/, its own package; the first release build takes
-## ~10 minutes, a run about 25 more): RESULTS.md, results.json and plots; fails past the allocation budget
+## ~10 minutes, a run about 25 more): RESULTS.md, results.json and plots; fails past the allocation
+## budget or when one of issue 23's target rows regresses beyond the run's noise
 bench: bench-deps venv bench-selftest
 	$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install --quiet --disable-pip-version-check matplotlib || true
 	$(PYTHON) Benchmarks/bench.py
 
 ## bench-quick: swift-authrpc's CPU and allocations per call only (h2c/TLS, 1 and 100 in flight,
-## C++ server), checked against the allocation budget; writes nothing
+## C++ server, h2load and gRPC C-core beside it) and memory per call in flight, checked against
+## the budget; writes nothing
 bench-quick: bench-deps venv bench-selftest
 	$(PYTHON) Benchmarks/bench.py --quick
 
@@ -124,7 +126,12 @@ bench-quick: bench-deps venv bench-selftest
 bench-profile: bench-deps venv
 	$(PYTHON) Benchmarks/bench.py --profile
 
-## bench-selftest: the measuring tools' own tests (malloc counter, h2load's request body, budget)
+## bench-callgrind: instructions per call by layer (valgrind, 1 in flight, h2c; see Benchmarks/README.md)
+bench-callgrind: bench-deps venv
+	$(PYTHON) Benchmarks/bench.py --callgrind
+
+## bench-selftest: the measuring tools' own tests (malloc counter, h2load's request body, budgets,
+## regression guard, callgrind reader)
 bench-selftest: bench-deps venv
 	$(PYTHON) -m unittest discover -s Benchmarks/benchkit -t Benchmarks -p 'test_*.py'
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""`make bench`: swift-authrpc against grpc-swift-2 and h2load, on a gRPC C++ and a grpc-swift-2 server.
+"""`make bench`: swift-authrpc against grpc-swift-2, gRPC C-core's own client and h2load, on a gRPC C++ and a grpc-swift-2 server.
 
-Builds the Benchmarks package in release mode and the gRPC C++ bench server, starts both
-servers (h2c and TLS on loopback), and measures:
+Builds the Benchmarks package in release mode and the gRPC C++ bench server and client, starts
+both servers (h2c and TLS on loopback), and measures:
 
-  * every client (h2load, swift-authrpc with a static token and with an AuthSession, grpc-swift-2)
-    for the same number of 100-byte calls at 1 and 100 in flight, against both servers,
-    interleaved over several rounds (A B C D A B C D ...), medians reported;
+  * every client (h2load, swift-authrpc with a static token and with an AuthSession, grpc-swift-2,
+    gRPC C-core's C++ callback and completion-queue clients) for the same number of 100-byte calls
+    at 1 and 100 in flight, against both servers, interleaved over several rounds (A B C D A B C D
+    ...), medians reported; h2load's CPU is the difference of a long and a short run (its start-up
+    is not per-call cost);
   * allocations per call (mallocs, frees, bytes) of each client over its timed calls only, with
     libMallocCounter.so preloaded, checked against allocation-budget.json;
   * memory per call in flight: 10,000 calls parked by the server, against 10,000 tasks waiting on
@@ -17,9 +19,12 @@ servers (h2c and TLS on loopback), and measures:
     flight (h2c): calls/s, CPU and mallocs per call;
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
-figure exceeds the allocation budget. `--quick` measures only swift-authrpc's CPU and
-allocations per call (h2c and TLS, 1 and 100 in flight, against the C++ server), checks the
-budget, and writes nothing. See ../../shared/PERFORMANCE.md.
+figure exceeds the allocation budget (mallocs per call, memory per call in flight) or when one
+of issue 23's target rows regresses against target-baseline.json by more than the noise the run
+measured (benchkit/regression.py). `--quick` measures only swift-authrpc's CPU and allocations per
+call (h2c and TLS, 1 and 100 in flight, against the C++ server, h2load and C-core beside it) and
+its memory per call in flight, checks the budget, and writes nothing. `--callgrind` counts
+instructions per call by layer (benchkit/callgrind.py). See ../../shared/PERFORMANCE.md.
 """
 
 import argparse
@@ -37,11 +42,11 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import budget, plots, profile, report  # noqa: E402
-from benchkit.clients import Runner  # noqa: E402
-from benchkit.processes import Server, build_cxx_server, build_swift  # noqa: E402
+from benchkit import budget, callgrind, plots, profile, regression, report  # noqa: E402
+from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
+from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
-CLIENTS = ["h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"]
+CLIENTS = ["h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "ccore-cq", "ccore-callback"]
 SERVERS = ["grpc-c++", "grpc-swift-2"]
 TRANSPORTS = ["h2c", "tls"]
 BIG = 4 << 20  # bytes of payload in a big message
@@ -51,6 +56,10 @@ BIG_RUNS = ((1, 96), (8, 192))  # (in flight, calls) per 4 MiB run: 0.4 to 0.8 G
 QUICK_CLIENTS = ("authrpc", "authrpc-io", "authrpc-retry")
 # What a retry policy may cost a call that succeeds at once, against the same call without one.
 RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
+# C-core's calls per run at 100 in flight in `--quick` (it makes 7,000–15,000 calls a second here:
+# 200,000 would double the quick run; per-call CPU needs no more than this).
+QUICK_CCORE_CALLS = 40_000
+QUICK_MEMORY_ROUNDS = 3
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
 EXPIRY_STALE_WINDOWS_MS = (0, 2000)  # before (refresh once expired) and after (refresh ahead)
@@ -61,14 +70,23 @@ EXPIRY_RATE = 500  # calls a second in the expiry phase
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="only swift-authrpc's CPU and allocations per call (C++ server), budget checked, nothing written")
+                        help="only swift-authrpc's CPU and allocations per call (C++ server; h2load and C-core beside it) "
+                             "and its memory per call in flight, budgets checked, nothing written")
     parser.add_argument("--profile", action="store_true",
                         help="perf profile of swift-authrpc (--transport, --concurrency) against the C++ server; writes nothing")
-    parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="instructions per call by layer (valgrind --tool=callgrind, 1 in flight, --transport, "
+                             "--callgrind-calls) of swift-authrpc against the C++ server; writes nothing")
+    parser.add_argument("--callgrind-calls", type=int, default=300, help="timed calls under callgrind")
+    parser.add_argument("--record", metavar="LABEL",
+                        help="with --callgrind: keep the breakdown in CALLGRIND.md under LABEL (e.g. before, after)")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile and --callgrind")
     parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
-    parser.add_argument("--client", choices=QUICK_CLIENTS, default="authrpc", help="for --profile")
+    parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS, default="authrpc",
+                        help="for --profile (swift-authrpc's) and --callgrind (any, C-core's too)")
     parser.add_argument("--update-budget", action="store_true",
-                        help="write allocation-budget.json from this run's figures (plus a margin) instead of checking it")
+                        help="write allocation-budget.json (and, in a full run, target-baseline.json) from this run's "
+                             "figures (plus a margin) instead of checking them")
     parser.add_argument("--rounds", type=int, help="interleaved rounds; medians are reported (3; 5 with --quick)")
     parser.add_argument("--calls", type=int,
                         help="calls per run at 100 in flight (20000; 200000 with --quick, whose retry-policy "
@@ -101,17 +119,22 @@ def main():
 
     bin_dir = build_swift()
     cxx_server = build_cxx_server()
+    cxx_client = None if arguments.profile else build_cxx_client()
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="authrpc-bench-")
     servers = {}
     try:
         paths = certs.generate(work)
-        runner = Runner(bin_dir, work, paths["ca_cert"])
+        runner = Runner(bin_dir, work, paths["ca_cert"], ccore_client=cxx_client)
         servers[BUDGET_SERVER] = Server(BUDGET_SERVER, [cxx_server, paths["server_cert"], paths["server_key"]])
         if arguments.profile:
             # Five times a timed run's calls, so start-up (dynamic linking) is a small share of the samples.
             profile.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.concurrency,
                         5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential), arguments.client)
+            over = []
+        elif arguments.callgrind:
+            callgrind.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.callgrind_calls, arguments.client,
+                          arguments.record)
             over = []
         elif arguments.quick:
             over = quick(arguments, runner, servers[BUDGET_SERVER])
@@ -128,12 +151,13 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print(f"bench: {time.monotonic() - started:.0f} s after the build")
     if over:
-        print("\nbench: FAILED: allocations per call over the committed budget (Benchmarks/allocation-budget.json):", file=sys.stderr)
+        print("\nbench: FAILED: over the committed budget (Benchmarks/allocation-budget.json) or regressed against "
+              "the committed target rows (Benchmarks/target-baseline.json):", file=sys.stderr)
         for line in over:
             print("  " + line, file=sys.stderr)
-        print("Calls now allocate more than the budget allows. Find the new allocations (bench.py --profile, or "
-              "the per-call figures above); if they are intended, say why in the commit and rewrite the budget with "
-              "`Benchmarks/bench.py --update-budget`.", file=sys.stderr)
+        print("Calls now cost more than the budget or the baseline allows. Find why (bench.py --profile or --callgrind, "
+              "or the per-call figures above); if it is intended, say why in the commit and rewrite the budget and "
+              "baseline with `Benchmarks/bench.py --update-budget`.", file=sys.stderr)
         sys.exit(1)
 
 
@@ -144,38 +168,81 @@ def progress(label, result, *keys):
 
 def quick(arguments, runner, server):
     """CPU and allocations per call for swift-authrpc, its tasks on the default executor and on the
-    channel's (and h2load's CPU, for the ratio)."""
-    runs, mallocs, rows = {}, {}, []
+    channel's, with h2load's and C-core's CPU beside them (for the ratios), then memory per call in
+    flight; both budgets checked."""
+    runs, mallocs, rows, ccore_rows = {}, {}, [], []
     for transport in TRANSPORTS:
         for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+            ccore_calls = min(calls, QUICK_CCORE_CALLS)
             for _ in range(arguments.rounds):
-                for client in ("h2load",) + QUICK_CLIENTS:
-                    runs.setdefault(client, []).append(runner.load(client, server, transport, concurrency, calls))
+                for client in ("h2load",) + QUICK_CLIENTS + CCORE_CLIENTS:
+                    n = ccore_calls if client in CCORE_CLIENTS else calls
+                    runs.setdefault((client, transport, concurrency), []).append(
+                        runner.load(client, server, transport, concurrency, n))
 
             def mid(client, key):
-                return statistics.median(r[key] for r in runs[client][-arguments.rounds:])
+                return statistics.median(r[key] for r in runs[(client, transport, concurrency)])
             for client in QUICK_CLIENTS:
                 counted = runner.load(client, server, transport, concurrency, calls, count_mallocs=True)
                 mallocs[(client, transport, concurrency)] = counted["mallocs_per_call"]
                 rows.append((client, transport, concurrency, mid(client, "cpu_us_per_call"), mid("h2load", "cpu_us_per_call"),
-                             mid(client, "context_switches_per_call"), mid("h2load", "context_switches_per_call"), counted))
+                             mid(client, "context_switches_per_call"), mid("h2load", "context_switches_per_call"), counted,
+                             min((mid(c, "cpu_us_per_call"), c) for c in CCORE_CLIENTS)))
+            for client in CCORE_CLIENTS + ("h2load",):
+                counted = (runner.h2load_mallocs_per_call(server, transport, concurrency, calls) if client == "h2load" else
+                           runner.load(client, server, transport, concurrency, ccore_calls, count_mallocs=True))
+                ccore_rows.append((client, transport, concurrency, mid(client, "cpu_us_per_call"),
+                                   mid(client, "context_switches_per_call"), mid(client, "p50_us"),
+                                   mid(client, "calls_per_second"), counted))
     print(f"\nswift-authrpc against {server.name}, medians of {arguments.rounds} interleaved rounds "
-          f"({arguments.calls_sequential} calls at 1 in flight, {arguments.calls} at 100); switches = context switches")
-    print(f"{'client':11} {'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'h2load µs':>10} {'ratio':>6} {'switches':>9} "
-          f"{'h2load':>7} {'mallocs':>8} {'frees':>8} {'bytes':>8} {'budget':>7}")
-    for client, transport, concurrency, mine, theirs, switches, their_switches, counted in rows:
+          f"({arguments.calls_sequential} calls at 1 in flight, {arguments.calls} at 100; C-core {QUICK_CCORE_CALLS} at 100); "
+          "switches = context switches; h2load's CPU without its start-up (long run − short run); "
+          "C-core = the cheaper of its CQ and callback clients")
+    print(f"{'client':13} {'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'h2load µs':>10} {'ratio':>6} "
+          f"{'C-core µs':>10} {'ratio':>6} {'switches':>9} {'h2load':>7} {'mallocs':>8} {'frees':>8} {'bytes':>8} {'budget':>7}")
+    for client, transport, concurrency, mine, theirs, switches, their_switches, counted, (ccore, _) in rows:
         limit = budget.limit_for(client, transport, concurrency)
-        print(f"{client:11} {transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× {switches:9.2f} "
+        print(f"{client:13} {transport:9} {concurrency:9} {mine:12.1f} {theirs:10.1f} {mine / theirs:5.2f}× "
+              f"{ccore:10.1f} {mine / ccore:5.2f}× {switches:9.2f} "
               f"{their_switches:7.2f} {counted['mallocs_per_call']:8.2f} {counted['frees_per_call']:8.2f} "
               f"{counted['malloc_bytes_per_call']:8.0f} {'-' if limit is None else limit:>7}")
+    print(f"\ngRPC C-core's own clients (C++ 1.51) and h2load, same server and rounds (h2load's mallocs: a "
+          f"1,000-call run subtracted from a longer one)")
+    print(f"{'client':15} {'transport':9} {'in flight':>9} {'CPU µs/call':>12} {'switches':>9} {'p50 µs':>8} "
+          f"{'calls/s':>8} {'mallocs':>8} {'bytes':>8}")
+    for client, transport, concurrency, cpu, switches, p50, rate, counted in ccore_rows:
+        print(f"{client:15} {transport:9} {concurrency:9} {cpu:12.1f} {switches:9.2f} {p50:8.0f} {rate:8.0f} "
+              f"{counted['mallocs_per_call']:8.2f} {counted['malloc_bytes_per_call']:8.0f}")
     print_retry_policy_cost(rows)
-    return settle_budget(arguments, mallocs, server.name)
+    own = quick_memory(arguments, runner, server)
+    over = settle_budget(arguments, mallocs, server.name)
+    if arguments.update_budget:
+        budget.update_memory(own)
+        return over
+    memory_over, lines = budget.check_memory(own, server.name)
+    print("  " + "\n  ".join(lines))
+    return over + memory_over
+
+
+def quick_memory(arguments, runner, server):
+    """The library's own RSS per call in flight (the memory phase, fewer rounds): `in_flight`
+    calls parked by the server against as many bare continuations, interleaved."""
+    records = []
+    for _ in range(QUICK_MEMORY_ROUNDS):
+        for impl in ("baseline", "authrpc"):
+            records.append(runner.bench_client("inflight", impl, server, "h2c", count_mallocs=True,
+                                               calls=arguments.in_flight))
+    figures = report.inflight_figures({"inflight": records}, ("baseline", "authrpc"))
+    print(f"\nmemory per call in flight ({arguments.in_flight:,} parked, h2c, medians of {QUICK_MEMORY_ROUNDS} rounds): "
+          f"authrpc {figures['authrpc_rss']:.0f} B, bare continuation {figures['baseline_rss']:.0f} B, "
+          f"library's own {figures['own_rss']:.0f} B (heap {figures['own_heap']:.0f} B)")
+    return figures["own_rss"]
 
 
 def print_retry_policy_cost(rows):
     """authrpc-retry against authrpc, run by run: what a retry policy costs a call that needs no retry."""
     by_key = {(client, transport, concurrency): (cpu, counted)
-              for client, transport, concurrency, cpu, _, _, _, counted in rows}
+              for client, transport, concurrency, cpu, _, _, _, counted, _ in rows}
     print(f"\nretry policy, calls that succeed at once (authrpc-retry vs authrpc; allowed: "
           f"+{RETRY_POLICY_ALLOWANCE['mallocs']} malloc, +{RETRY_POLICY_ALLOWANCE['cpu_percent']} % CPU)")
     for (client, transport, concurrency), (cpu, counted) in sorted(by_key.items()):
@@ -224,7 +291,7 @@ def allocations(arguments, runner, servers):
     for server_name in SERVERS:
         for transport in TRANSPORTS:
             for concurrency, calls in in_flight_runs(arguments):
-                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "noop"):
+                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "noop") + CCORE_CLIENTS:
                     result = runner.load(client, servers[server_name], transport, concurrency, calls, count_mallocs=True)
                     records.append(result)
                     progress(f"mallocs {server_name:12} {transport} c={concurrency:<3} {client}", result,
@@ -236,10 +303,11 @@ def allocations(arguments, runner, servers):
 
 
 def memory_in_flight(arguments, runner, servers):
-    """10,000 calls parked by the C++ server against 10,000 tasks on a bare continuation."""
+    """10,000 calls parked by the C++ server against 10,000 tasks on a bare continuation, and
+    C-core's client (completion queue) holding as many."""
     records = []
     for round_number in range(arguments.rounds):
-        for impl in ("baseline", "authrpc", "grpc-swift"):
+        for impl in ("baseline", "authrpc", "grpc-swift", "ccore-cq"):
             result = runner.bench_client("inflight", impl, servers["grpc-c++"], "h2c", count_mallocs=True,
                                          calls=arguments.in_flight)
             records.append(result)
@@ -257,7 +325,7 @@ def big_messages(arguments, runner, servers):
                 request_bytes, response_bytes = (BIG, 0) if direction == "request" else (0, BIG)
                 for concurrency, calls in BIG_RUNS:
                     for round_number in range(arguments.big_rounds):
-                        for client in ("h2load", "authrpc", "grpc-swift"):
+                        for client in ("h2load", "authrpc", "grpc-swift") + CCORE_CLIENTS:
                             result = runner.load(client, servers[server_name], transport, concurrency, calls,
                                                  request_bytes=request_bytes, response_bytes=response_bytes, warmup=4)
                             result.update(direction=direction, gb_per_second=calls * BIG / result["seconds"] / 1e9)
@@ -346,6 +414,22 @@ def full(arguments, runner, servers, started):
         mallocs = {(r["impl"], r["transport"], r["concurrency"]): r["mallocs_per_call"] for r in results["allocations"]
                    if r["server"] == BUDGET_SERVER and r["impl"] in ("authrpc", "authrpc-session")}
         over = settle_budget(arguments, mallocs, BUDGET_SERVER)
+    if "inflight" in results:
+        own = report.inflight_figures(results)["own_rss"]
+        if arguments.update_budget:
+            budget.update_memory(own)
+        else:
+            memory_over, lines = budget.check_memory(own, BUDGET_SERVER)
+            print("\nmemory budget:\n  " + "\n  ".join(lines))
+            over += memory_over
+    if not arguments.only:
+        # Only a whole run measures every row in the same conditions as the baseline's run.
+        regressions, lines = regression.check(results, ROOT, update=arguments.update_budget)
+        results["regression"] = lines
+        if lines:
+            print("\ntarget rows against target-baseline.json (allowed: this run's and the baseline's "
+                  "round-to-round spreads added, at least their typical relative spread):\n  " + "\n  ".join(lines))
+        over += regressions
     if arguments.only:
         # A partial run prints its sections and leaves the committed results alone.
         print(report.render(arguments, results))

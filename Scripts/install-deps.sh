@@ -4,13 +4,13 @@
 # Python's venv, h2load, tinyproxy (the HTTP CONNECT proxy the proxy tests start) and iproute2
 # (ip netns, for the Happy Eyeballs test).
 # `--bench` adds what only `make bench` needs: gRPC C++ (library, headers, protoc plugin) and g++
-# for the C++ bench server.
+# for the C++ bench server and C-core client, valgrind for `bench.py --callgrind`.
 # Uses apt-get when run as root; otherwise says what to install.
 set -euo pipefail
 
 packages=(libnghttp2-dev libssl-dev zlib1g-dev pkg-config protobuf-compiler python3-venv nghttp2-client libcurl4 tinyproxy iproute2)
 if [ "${1:-}" = "--bench" ]; then
-    packages+=(g++ libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc)
+    packages+=(g++ libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc valgrind)
 fi
 missing=()
 for package in "${packages[@]}"; do

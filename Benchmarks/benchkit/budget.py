@@ -1,6 +1,8 @@
 """The committed allocation budget (Benchmarks/allocation-budget.json): mallocs per call for
-each swift-authrpc client, transport and number in flight. `make bench` and `bench.py --quick`
-fail when a measured figure exceeds it; `bench.py --update-budget` rewrites it from a run."""
+each swift-authrpc client, transport and number in flight, and the library's own memory (RSS)
+per call in flight (the `memory` phase: 10,000 calls parked by the server, against as many bare
+continuations). `make bench` and `bench.py --quick` fail when a measured figure exceeds it;
+`bench.py --update-budget` rewrites it from a run."""
 
 import json
 import math
@@ -11,6 +13,10 @@ PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # Room for run-to-run variation: at 100 in flight, how calls share reads and writes moves the
 # count by a few percent.
 MARGIN = 0.05
+# RSS is counted in pages and the parked calls' memory moves with how the allocator's arenas fill:
+# rounds of the same build spread by up to ~5 % (RESULTS.md's memory section).
+MEMORY_MARGIN = 0.10
+MEMORY_KEY = "library_rss_bytes_per_call_in_flight"
 
 
 def load():
@@ -41,6 +47,38 @@ def check(measured, server):
     return over, report
 
 
+def check_memory(measured, server):
+    """`measured`: the library's own RSS bytes per call in flight against `server`. Returns
+    (over, lines) as `check` does."""
+    if not os.path.exists(PATH):
+        return [f"{PATH} is missing: create it with bench.py --quick --update-budget"], []
+    document = load()
+    if document["server"] != server:
+        return [f"the budget was measured against {document['server']}, this run against {server}"], []
+    limit = document.get(MEMORY_KEY)
+    if limit is None:
+        return [f"{PATH} has no {MEMORY_KEY}: set it with bench.py --quick --update-budget"], []
+    verdict = "ok" if measured <= limit else "OVER BUDGET"
+    line = f"library memory per call in flight: {measured:.0f} B, budget {limit} B ({verdict})"
+    return ([line] if measured > limit else []), [line]
+
+
+def update_memory(measured):
+    """Sets the memory budget to `measured` plus its margin, rounded up to 16 bytes."""
+    document = load()
+    document[MEMORY_KEY] = int(math.ceil(measured * (1 + MEMORY_MARGIN) / 16) * 16)
+    document["memory_measured_on"] = time.strftime("%Y-%m-%d")
+    with open(PATH, "w") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")
+    return document
+
+
+def memory_limit():
+    """The memory budget in bytes per call in flight, or None."""
+    return load().get(MEMORY_KEY) if os.path.exists(PATH) else None
+
+
 def limit_for(client, transport, concurrency):
     if not os.path.exists(PATH):
         return None
@@ -52,14 +90,17 @@ def update(measured, server):
     in this run keep their budget."""
     previous = load()["mallocs_per_call"] if os.path.exists(PATH) else {}
     document = {
-        "comment": ("Mallocs per unary call (client process, timed calls only, LD_PRELOAD counter) that make bench "
+        "comment": ("Mallocs per unary call (client process, timed calls only, LD_PRELOAD counter), and the library's "
+                    "own RSS per call in flight (10,000 parked calls minus as many bare continuations), that make bench "
                     "and bench.py --quick allow; measured against the server named below. Lower it as the library "
                     "gets cheaper: bench.py --quick --update-budget writes today's figures plus "
-                    f"{int(MARGIN * 100)} %."),
+                    f"{int(MARGIN * 100)} % (memory: {int(MEMORY_MARGIN * 100)} %)."),
         "server": server,
         "measured_on": time.strftime("%Y-%m-%d"),
         "mallocs_per_call": previous,
     }
+    if os.path.exists(PATH) and MEMORY_KEY in load():
+        document[MEMORY_KEY] = load()[MEMORY_KEY]
     for (client, transport, concurrency), value in sorted(measured.items()):
         document["mallocs_per_call"].setdefault(client, {}).setdefault(transport, {})[str(concurrency)] = \
             math.ceil(value * (1 + MARGIN) + 0.5)

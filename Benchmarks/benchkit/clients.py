@@ -1,5 +1,6 @@
 """Runs one client for one measurement: BenchClient (swift-authrpc, AuthSession, grpc-swift-2,
-the harness alone) or h2load, against one server, and returns its figures as a dict."""
+the harness alone), gRPC C-core's own client (CxxClient, `ccore-*`) or h2load, against one
+server, and returns its figures as a dict."""
 
 import json
 import os
@@ -10,11 +11,26 @@ from .processes import run_checked
 
 TOKEN = "bench-token-0123456789abcdef0123456789abcdef"
 PATH = "/grpc.testing.TestService/UnaryCall"
+# gRPC C-core's own client (CxxClient/bench_client.cc): its callback API and its completion-queue
+# API (one queue polled by the calling thread). Same command line and JSON as BenchClient's `load`.
+CCORE_CLIENTS = ("ccore-cq", "ccore-callback")
+# h2load cannot read its CPU around its calls: a short run of this many calls measures its
+# start-up (process, TLS context, connection), which the long run's figure subtracts.
+H2LOAD_SHORT_CALLS = 1000
+
+
+def h2load_per_call(short, long, short_calls, long_calls):
+    """Per-call figure of a process that counts only as a whole: the difference of a long and a
+    short run over the difference of their calls, which cancels start-up and exit."""
+    if long_calls <= short_calls:
+        raise ValueError("the long run must make more calls than the short one")
+    return (long - short) / (long_calls - short_calls)
 
 
 class Runner:
-    def __init__(self, bin_dir, work, ca_cert):
+    def __init__(self, bin_dir, work, ca_cert, ccore_client=None):
         self.client = os.path.join(bin_dir, "BenchClient")
+        self.ccore_client = ccore_client
         self.counter = os.path.join(bin_dir, "libMallocCounter.so")
         if not os.path.exists(self.counter):
             raise SystemExit(f"bench: {self.counter} was not built")
@@ -23,8 +39,13 @@ class Runner:
         self.bodies = {}
 
     def command(self, mode, impl, server, transport, **options):
-        """The BenchClient command line for one run."""
-        command = [self.client, mode, "--impl", impl, "--transport", transport,
+        """The BenchClient (or, for `ccore-*`, CxxClient) command line for one run."""
+        binary = self.client
+        if impl in CCORE_CLIENTS:
+            if self.ccore_client is None:
+                raise RuntimeError("the C-core client was not built")
+            binary = self.ccore_client
+        command = [binary, mode, "--impl", impl, "--transport", transport,
                    "--port", str(server.ports[transport]), "--ca", self.ca_cert]
         for name, value in options.items():
             command += ["--" + name.replace("_", "-"), str(value)]
@@ -37,7 +58,7 @@ class Runner:
         stdout, cpu, rss, _ = run_checked(command, timeout=timeout, env=env)
         result = json.loads(stdout.strip().splitlines()[-1])
         if count_mallocs and not result.get("malloc_counter"):
-            raise RuntimeError("BenchClient did not see the preloaded malloc counter")
+            raise RuntimeError(f"{impl} did not see the preloaded malloc counter")
         result.update(server=server.name, process_cpu_seconds=cpu, max_rss_kib=rss)
         return result
 
@@ -63,8 +84,29 @@ class Runner:
         return self.bodies[key]
 
     def h2load(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100, count_mallocs=False):
-        """h2load with the same framed request and bearer header. h2load counts any 2xx as a
-        success and never reads grpc-status, so its responses are checked by their data bytes."""
+        """h2load's figures for `calls` calls. Its CPU and context switches per call are the
+        difference between this run and a short one (`H2LOAD_SHORT_CALLS`, just before it), so
+        its start-up (7–10 ms: dynamic linking, TLS context, connection) is not counted as
+        per-call cost; `startup_cpu_ms` is that start-up, `whole_process_cpu_us_per_call` the
+        undifferenced figure."""
+        short_calls = min(H2LOAD_SHORT_CALLS, calls // 4)
+        if count_mallocs or short_calls < 1:
+            return self.h2load_run(server, transport, concurrency, calls, request_bytes, response_bytes, count_mallocs)
+        short = self.h2load_run(server, transport, concurrency, short_calls, request_bytes, response_bytes)
+        result = self.h2load_run(server, transport, concurrency, calls, request_bytes, response_bytes)
+        cpu = h2load_per_call(short["process_cpu_seconds"], result["process_cpu_seconds"], short_calls, calls)
+        result.update(cpu_us_per_call=cpu * 1e6,
+                      context_switches_per_call=h2load_per_call(short["process_context_switches"],
+                                                                result["process_context_switches"], short_calls, calls),
+                      whole_process_cpu_us_per_call=result["cpu_us_per_call"],
+                      startup_cpu_ms=(short["process_cpu_seconds"] - cpu * short_calls) * 1e3,
+                      short_calls=short_calls)
+        return result
+
+    def h2load_run(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100, count_mallocs=False):
+        """One h2load process with the same framed request and bearer header. h2load counts any
+        2xx as a success and never reads grpc-status, so its responses are checked by their data
+        bytes. CPU here is the whole process's (wait4)."""
         log = os.path.join(self.work, "h2load.log")
         if os.path.exists(log):
             os.remove(log)  # h2load appends to an existing log
@@ -95,7 +137,8 @@ class Runner:
                   "p99_us": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
                   "cpu_us_per_call": cpu * 1e6 / calls, "context_switches_per_call": switches / calls, "max_rss_kib": rss,
                   "request_bytes": request_bytes, "response_bytes": response_bytes,
-                  "response_data_bytes": int(data.group(1))}
+                  "response_data_bytes": int(data.group(1)), "process_cpu_seconds": cpu,
+                  "process_context_switches": switches}
         if count_mallocs:
             with open(report) as handle:
                 result["whole_process_mallocs"] = json.load(handle)
@@ -104,8 +147,8 @@ class Runner:
     def h2load_mallocs_per_call(self, server, transport, concurrency, calls):
         """h2load cannot read the counter around its calls, so its figure is the difference of
         two whole runs (1,000 calls and 1,000 + `calls`), which cancels the setup."""
-        small = self.h2load(server, transport, concurrency, 1000, count_mallocs=True)["whole_process_mallocs"]
-        large = self.h2load(server, transport, concurrency, 1000 + calls, count_mallocs=True)["whole_process_mallocs"]
+        small = self.h2load_run(server, transport, concurrency, 1000, count_mallocs=True)["whole_process_mallocs"]
+        large = self.h2load_run(server, transport, concurrency, 1000 + calls, count_mallocs=True)["whole_process_mallocs"]
         return {"impl": "h2load", "server": server.name, "transport": transport, "concurrency": concurrency,
                 "calls": calls,
                 "mallocs_per_call": (large["allocations"] - small["allocations"]) / calls,

@@ -20,25 +20,34 @@ def draw(directory, results):
     big(pyplot, os.path.join(directory, "bigmessages.png"), results["big"])
 
 
+# Short x labels, one per client (h2c and TLS are bars side by side): long names under 14 bars
+# overlapped each other.
+SHORT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on\nChannel.\nexecutor",
+               "authrpc-session": "authrpc-\nsession", "grpc-swift": "grpc-swift-2",
+               "ccore-cq": "C-core\nCQ", "ccore-callback": "C-core\ncallback"}
+LATENCY_CLIENTS = ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "ccore-cq", "ccore-callback")
+
+
 def latency(pyplot, path, load):
-    figure, axes = pyplot.subplots(2, 3, figsize=(18, 8))
+    figure, axes = pyplot.subplots(2, 3, figsize=(20, 9))
+    # (transport, percentile, colour, hatch): four bars per client.
+    bars = (("h2c", "p50", "tab:blue", None), ("h2c", "p99", "tab:orange", None),
+            ("tls", "p50", "tab:blue", "//"), ("tls", "p99", "tab:orange", "//"))
+    width = 0.2
+    # Clients the run measured (a results.json from before C-core's client has none of its rows).
+    shown = [client for client in LATENCY_CLIENTS if any(r.get("impl") == client for r in load)]
     for row, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
         for axis, concurrency in zip(row, (1, 100, 1000)):
-            labels, p50, p99 = [], [], []
-            for transport in ("h2c", "tls"):
-                for client in ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"):
-                    match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
-                    labels.append(f"{CLIENT_NAMES[client]}\n{transport}")
-                    p50.append(median(load, "p50_us", **match))
-                    p99.append(median(load, "p99_us", **match))
-            positions = range(len(labels))
-            axis.bar([p - 0.2 for p in positions], p50, width=0.4, label="p50")
-            axis.bar([p + 0.2 for p in positions], p99, width=0.4, label="p99")
-            axis.set_xticks(list(positions), labels, fontsize=7)
+            for index, (transport, percentile, colour, hatch) in enumerate(bars):
+                values = [median(load, f"{percentile}_us", impl=client, server=server, transport=transport,
+                                 concurrency=concurrency) for client in shown]
+                axis.bar([c + (index - 1.5) * width for c in range(len(shown))], values, width=width,
+                         color=colour, hatch=hatch, edgecolor="white" if hatch else None, label=f"{transport} {percentile}")
+            axis.set_xticks(range(len(shown)), [SHORT_NAMES[c] for c in shown], fontsize=8)
             axis.set_ylabel("latency (µs)")
             axis.set_yscale("log")
             axis.set_title(f"{server} server, {concurrency} in flight")
-            axis.legend()
+            axis.legend(fontsize=7, ncol=2)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
@@ -84,15 +93,17 @@ def million(pyplot, path, run):
 
 
 def big(pyplot, path, records):
-    figure, axes = pyplot.subplots(1, 2, figsize=(13, 4.5), sharey=True)
-    clients = ("h2load", "authrpc", "grpc-swift")
+    figure, axes = pyplot.subplots(1, 2, figsize=(15, 4.5), sharey=True)
+    clients = [c for c in ("h2load", "authrpc", "grpc-swift", "ccore-cq", "ccore-callback")
+               if any(r.get("impl") == c for r in records)]
     for axis, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
         groups = [(t, d, c) for t in ("h2c", "tls") for d in ("response", "request") for c in (1, 8)]
         width = 0.8 / len(clients)
         for index, client in enumerate(clients):
             values = [median(records, "gb_per_second", impl=client, server=server, transport=t, direction=d, concurrency=c)
                       for t, d, c in groups]
-            axis.bar([g + (index - 1) * width for g in range(len(groups))], values, width=width, label=CLIENT_NAMES[client])
+            axis.bar([g + (index - (len(clients) - 1) / 2) * width for g in range(len(groups))], values, width=width,
+                     label=CLIENT_NAMES[client])
         axis.set_xticks(range(len(groups)), [f"{t}\n{d}s\n{c} in flight" for t, d, c in groups], fontsize=7)
         axis.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
         axis.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")

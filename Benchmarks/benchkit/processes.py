@@ -11,6 +11,8 @@ import time
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 CXX_SERVER_SOURCE = os.path.join(HERE, "CxxServer", "bench_server.cc")
+CXX_CLIENT_SOURCE = os.path.join(HERE, "CxxClient", "bench_client.cc")
+COUNTER_INCLUDE = os.path.join(HERE, "Sources", "MallocCounter", "include")
 PROTO = os.path.join(ROOT, "Protos", "grpc", "testing", "interop.proto")
 
 
@@ -25,22 +27,36 @@ def build_swift():
 def build_cxx_server():
     """Builds the gRPC C++ bench server into Benchmarks/.build/cxx-server (never committed),
     again only when its source or the proto changed. Returns the binary's path."""
-    out = os.path.join(HERE, ".build", "cxx-server")
-    binary = os.path.join(out, "bench_server")
-    inputs = [CXX_SERVER_SOURCE, PROTO, __file__]
+    return build_cxx("cxx-server", CXX_SERVER_SOURCE, "bench_server", "server")
+
+
+def build_cxx_client():
+    """Builds gRPC C-core's own bench client (C++ callback and completion-queue APIs) into
+    Benchmarks/.build/cxx-client (never committed), again only when its source, the malloc
+    counter's header or the proto changed. Returns the binary's path."""
+    return build_cxx("cxx-client", CXX_CLIENT_SOURCE, "bench_client", "client", include=COUNTER_INCLUDE,
+                     extra_inputs=[os.path.join(COUNTER_INCLUDE, "MallocCounter.h")])
+
+
+def build_cxx(folder, source, name, what, include=None, extra_inputs=()):
+    """protoc + grpc_cpp_plugin + g++ + pkg-config (grpc++, protobuf) into Benchmarks/.build/FOLDER."""
+    out = os.path.join(HERE, ".build", folder)
+    binary = os.path.join(out, name)
+    inputs = [source, PROTO, __file__, *extra_inputs]
     if os.path.exists(binary) and os.path.getmtime(binary) > max(os.path.getmtime(path) for path in inputs):
         return binary
     for tool in ("protoc", "grpc_cpp_plugin", "g++", "pkg-config"):
         if not shutil.which(tool):
             raise SystemExit(f"bench: {tool} is missing: run `Scripts/install-deps.sh --bench` (Debian: libgrpc++-dev protobuf-compiler-grpc)")
     os.makedirs(out, exist_ok=True)
-    print("building the gRPC C++ bench server (once; about a minute)", flush=True)
+    print(f"building the gRPC C++ bench {what} (once; about a minute)", flush=True)
     subprocess.run(["protoc", "-I", os.path.join(ROOT, "Protos"), f"--cpp_out={out}", f"--grpc_out={out}",
                     f"--plugin=protoc-gen-grpc={shutil.which('grpc_cpp_plugin')}", PROTO], check=True)
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "grpc++", "protobuf"],
                            check=True, capture_output=True, text=True).stdout.split()
     generated = os.path.join(out, "grpc", "testing")
-    subprocess.run(["g++", "-O2", "-std=c++17", "-I", out, CXX_SERVER_SOURCE,
+    includes = ["-I", out] + (["-I", include] if include else [])
+    subprocess.run(["g++", "-O2", "-std=c++17", *includes, source,
                     os.path.join(generated, "interop.pb.cc"), os.path.join(generated, "interop.grpc.pb.cc"),
                     *flags, "-o", binary + ".partial"], check=True)
     os.replace(binary + ".partial", binary)

@@ -1,6 +1,7 @@
-"""RESULTS.md: every figure of one `make bench` run side by side, the ratios against h2load and
-grpc-swift-2, and the targets of shared/PERFORMANCE.md."""
+"""RESULTS.md: every figure of one `make bench` run side by side, the ratios against h2load,
+gRPC C-core's own client and grpc-swift-2, and the targets of shared/PERFORMANCE.md."""
 
+import glob
 import os
 import re
 import statistics
@@ -12,7 +13,9 @@ from .processes import ROOT
 
 CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on Channel.executor",
                 "authrpc-retry": "authrpc with a retry policy", "authrpc-session": "authrpc-session",
-                "grpc-swift": "grpc-swift-2", "noop": "harness alone"}
+                "grpc-swift": "grpc-swift-2", "noop": "harness alone",
+                "ccore-cq": "C-core CQ (C++ 1.51)", "ccore-callback": "C-core callback (C++ 1.51)"}
+CCORE = ("ccore-cq", "ccore-callback")
 KIB, MIB = 1024, 1024 * 1024
 
 
@@ -51,8 +54,35 @@ def render(arguments, results):
         lines += balancing(results)
     if "expiry" in results:
         lines += token_expiry(results)
+    lines += regression_section(results)
+    lines += callgrind_section()
     lines += flow_control_section(results)
     return "\n".join(lines) + "\n"
+
+
+def callgrind_section():
+    """The recorded instruction breakdowns (CALLGRIND.md, `bench.py --callgrind --record`), one
+    level down, so a run's RESULTS.md keeps the before and after of the core."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "CALLGRIND.md")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        text = handle.read().splitlines()
+    return [("#" + line) if line.startswith("#") else line for line in text] + [""]
+
+
+def regression_section(results):
+    """What `make bench` checked against target-baseline.json (benchkit/regression.py)."""
+    checked = results.get("regression")
+    if not checked:
+        return []
+    return ["## Regression guard", "",
+            "Issue 23's target rows against `target-baseline.json`: each row is computed round by round (interleaved "
+            "rounds pair each client with h2load or C-core under the same load), its figure the median and its noise "
+            "the spread (max − min) of the per-round values; a row fails `make bench` when it is worse than the "
+            "baseline by more than this run's and the baseline's noise added together, and at least both runs' typical "
+            "relative noise (median over their rows of spread / figure) times the figure.", ""] + \
+        [f"- {line}" for line in checked] + [""]
 
 
 def known(value):
@@ -73,12 +103,20 @@ def header(arguments, results):
         "(`Sources/BenchServer`). Both answer `grpc.testing.TestService/UnaryCall` with `response_size` zero bytes.",
         f"- Small calls: 100-byte request and response payloads; {arguments.calls_sequential} calls at 1 in flight, "
         f"{arguments.calls} at 100 and at 1,000 in flight, on one connection, after 200 warm-up calls; medians of {arguments.rounds} "
-        "interleaved rounds (h2load, authrpc, authrpc on Channel.executor, authrpc-session, grpc-swift-2, then again). "
+        "interleaved rounds (h2load, authrpc, authrpc on Channel.executor, authrpc-session, grpc-swift-2, C-core CQ, "
+        "C-core callback, then again). "
         "`authrpc` runs its tasks on the default (global) executor; `authrpc on Channel.executor` runs them with "
         "`withTaskExecutorPreference(channel.executor)`, on the connection's I/O thread.",
-        "- CPU is the client's own user+sys time per call: for the Swift clients over the timed calls only "
-        "(getrusage around them), for h2load its whole process (wait4). Context switches (voluntary and "
-        "involuntary, all threads) are counted the same way: at 1 in flight they are most of the CPU gap.",
+        "- gRPC C-core's own client (`CxxClient/bench_client.cc`, Debian libgrpc++ 1.51): **C-core CQ** is the "
+        "completion-queue API with one queue polled by the calling thread, **C-core callback** the callback API "
+        "(completions on gRPC's threads start the next call); one channel, a fresh `ClientContext` with the same bearer "
+        "token per call, CPU and mallocs read around the timed calls like BenchClient's. \"C-core best\" is the "
+        "cheaper of the two.",
+        "- CPU is the client's own user+sys time per call: for the Swift and C-core clients over the timed calls only "
+        "(getrusage around them); for h2load, which cannot read its own, the difference between the run and a "
+        "1,000-call run just before it (wait4 of each), so its start-up (7–10 ms) is not counted as per-call cost. "
+        "Context switches (voluntary and involuntary, all threads) are counted the same way: at 1 in flight they "
+        "are most of the CPU gap.",
         "- Allocations: `libMallocCounter.so` preloaded (LD_PRELOAD) counts every malloc/calloc/realloc/memalign and "
         "free of the client process; BenchClient reads it just before and after the timed calls, so set-up and "
         "warm-up are excluded. h2load's figure is the difference between a 1,000-call and a longer run. "
@@ -91,30 +129,40 @@ def summary(results):
     load, allocs, big = results.get("load", []), results.get("allocations", []), results.get("big", [])
     rows = []
 
-    def row(figure, server, mine, floor, swift, target, ok, unit="", digits=1):
+    def row(figure, server, mine, floor, swift, target, ok, unit="", digits=1, ccore=float("nan")):
         if not known(mine):
             return
         def show(value):
             return f"{value:.{digits}f}{unit}" if known(value) else ""
+        def times(theirs):
+            return f"{ratio(mine, theirs):.2f}×" if known(theirs) else ""
         mark = "" if ok is None else verdict(ok)
-        rows.append(f"| {figure} | {server} | {show(mine)} | {show(floor)} | {show(swift)} | "
-                    f"{f'{ratio(mine, floor):.2f}×' if known(floor) else ''} | {f'{ratio(mine, swift):.2f}×' if known(swift) else ''} | "
-                    f"{target} | {mark} |")
+        rows.append(f"| {figure} | {server} | {show(mine)} | {show(floor)} | {show(ccore)} | {show(swift)} | "
+                    f"{times(floor)} | {times(ccore)} | {times(swift)} | {target} | {mark} |")
 
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             def fig(client, concurrency, key, records=load):
                 return median(records, key, impl=client, server=server, transport=transport, concurrency=concurrency)
+
+            def best(concurrency, key, records=load, pick=min):
+                values = [v for v in (fig(c, concurrency, key, records) for c in CCORE) if known(v)]
+                return pick(values) if values else float("nan")
             for client, how in (("authrpc", ""), ("authrpc-io", ", on Channel.executor")):
                 for concurrency in (100, 1):
                     mine, floor, swift = (fig(c, concurrency, "cpu_us_per_call") for c in (client, "h2load", "grpc-swift"))
+                    ccore = best(concurrency, "cpu_us_per_call")
                     row(f"CPU per call, {transport}, {concurrency} in flight{how}", server, mine, floor, swift,
-                        "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2", ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5, " µs")
+                        "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2, < C-core best",
+                        ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5 and not ratio(mine, ccore) >= 1,
+                        " µs", ccore=ccore)
                 mine, floor, swift = (fig(c, 1, "p50_us") for c in (client, "h2load", "grpc-swift"))
                 row(f"p50 latency, {transport}, 1 in flight{how}", server, mine, floor, swift,
-                    "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0)
+                    "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0,
+                    ccore=best(1, "p50_us"))
                 mine, floor, swift = (fig(c, 100, "calls_per_second") for c in (client, "h2load", "grpc-swift"))
-                row(f"calls/s, {transport}, 100 in flight{how}", server, mine, floor, swift, "≥ 0.9× h2load", ratio(mine, floor) >= 0.9, "", 0)
+                row(f"calls/s, {transport}, 100 in flight{how}", server, mine, floor, swift, "≥ 0.9× h2load",
+                    ratio(mine, floor) >= 0.9, "", 0, ccore=best(100, "calls_per_second", pick=max))
             session = ratio(fig("authrpc-session", 100, "cpu_us_per_call"), fig("authrpc", 100, "cpu_us_per_call"))
             row(f"AuthSession (cached token) vs static token, CPU, {transport}, 100 in flight", server, session,
                 float("nan"), float("nan"), "≤ 1.05×", session <= 1.05, "×", 2)
@@ -122,13 +170,15 @@ def summary(results):
                 mine, floor, swift = (fig(c, concurrency, "mallocs_per_call", allocs) for c in ("authrpc", "h2load", "grpc-swift"))
                 limit = budget.limit_for("authrpc", transport, concurrency) if server == "grpc-c++" else None
                 row(f"mallocs per call, {transport}, {concurrency} in flight", server, mine, floor, swift,
-                    "" if limit is None else f"budget {limit}", None if limit is None else mine <= limit)
+                    "" if limit is None else f"budget {limit}", None if limit is None else mine <= limit,
+                    ccore=best(concurrency, "mallocs_per_call", allocs))
     memory_figures = inflight_figures(results)
     if memory_figures:
         own = memory_figures["own_rss"]
+        limit = budget.memory_limit()
         row(f"RSS per call in flight ({results['settings']['in_flight']:,}), library's own (authrpc − bare continuation)",
             "grpc-c++", own, float("nan"), memory_figures["grpc-swift_rss"] - memory_figures["baseline_rss"],
-            "< 2 KiB", own < 2 * KIB, " B", 0)
+            f"≤ 1 KiB (issue 23){'' if limit is None else f'; budget {limit} B'}", own <= KIB, " B", 0)
     if "million" in results:
         growth = million_growth(results["million"])
         row(f"{results['million']['calls']:,} sequential calls, RSS growth after the first 10,000", "grpc-c++",
@@ -139,8 +189,9 @@ def summary(results):
                 def gb(client):
                     return median(big, "gb_per_second", impl=client, server=server, transport=transport, direction=direction, concurrency=1)
                 mine = gb("authrpc")
+                ccore = [v for v in (gb(c) for c in CCORE) if known(v)]
                 row(f"4 MiB {direction}s, {transport}, 1 in flight", server, mine, gb("h2load"), gb("grpc-swift"),
-                    f"≥ {target} GB/s", mine >= target, " GB/s", 2)
+                    f"≥ {target} GB/s", mine >= target, " GB/s", 2, ccore=max(ccore) if ccore else float("nan"))
     balanced = results.get("balancing", [])
     if balanced:
         timed = [r for r in balanced if not r.get("counted")]
@@ -149,9 +200,11 @@ def summary(results):
             ratio(spread, single), float("nan"), float("nan"), "≥ 0.9×", ratio(spread, single) >= 0.9, "×", 2)
     if not rows:
         return []
-    return ["## Against the targets (PERFORMANCE.md, issue 10)", "",
-            "| figure | server | authrpc | h2load | grpc-swift-2 | vs h2load | vs grpc-swift-2 | target | |",
-            "|---|---|---|---|---|---|---|---|---|"] + rows + [""]
+    return ["## Against the targets (PERFORMANCE.md, issues 10 and 23)", "",
+            "C-core best: the cheaper (for CPU and mallocs) or faster (calls/s, GB/s) of gRPC C-core's two clients; its "
+            "p50 is the lower of the two.", "",
+            "| figure | server | authrpc | h2load | C-core best | grpc-swift-2 | vs h2load | vs C-core best | vs grpc-swift-2 | target | |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"] + rows + [""]
 
 
 def small_calls(results):
@@ -162,7 +215,7 @@ def small_calls(results):
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for concurrency in (1, 100, 1000):
-                for client in ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift"):
+                for client in ("h2load", "authrpc", "authrpc-io", "authrpc-session", "grpc-swift") + CCORE:
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(load, 'calls_per_second', **match):.0f} | "
                                  f"{median(load, 'p50_us', **match):.0f} | {median(load, 'p99_us', **match):.0f} | "
@@ -202,7 +255,7 @@ def allocations(results):
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for concurrency in (1, 100, 1000):
-                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "h2load", "noop"):
+                for client in ("authrpc", "authrpc-io", "authrpc-session", "grpc-swift", "h2load") + CCORE + ("noop",):
                     match = dict(impl=client, server=server, transport=transport, concurrency=concurrency)
                     limit = budget.limit_for(client, transport, concurrency) if server == "grpc-c++" else None
                     lines.append(f"| {server} | {transport} | {concurrency} | {CLIENT_NAMES[client]} | {median(allocs, 'mallocs_per_call', **match):.2f} | "
@@ -219,12 +272,12 @@ def budget_note():
     return f"the budget was set on {document['measured_on']} from that day's figures plus {int(budget.MARGIN * 100)} %."
 
 
-def inflight_figures(results):
+def inflight_figures(results, impls=("baseline", "authrpc", "grpc-swift", "ccore-cq")):
     records = results.get("inflight", [])
     if not records:
         return {}
     figures = {}
-    for impl in ("baseline", "authrpc", "grpc-swift"):
+    for impl in impls:
         figures[f"{impl}_rss"] = median(records, "rss_growth_per_call_bytes", impl=impl)
         figures[f"{impl}_heap"] = median(records, "heap_growth_per_call_bytes", impl=impl)
         figures[f"{impl}_mallocs"] = median(records, "mallocs_per_call_held", impl=impl)
@@ -252,6 +305,9 @@ def memory(results):
     lines.append(f"| **authrpc's own (authrpc − baseline)** | **{figures['own_rss']:.0f} B** | **{figures['own_heap']:.0f} B** | |")
     lines.append(f"| grpc-swift-2's own | {figures['grpc-swift_rss'] - figures['baseline_rss']:.0f} B | "
                  f"{figures['grpc-swift_heap'] - figures['baseline_heap']:.0f} B | |")
+    if known(figures.get("ccore-cq_rss", float("nan"))):
+        lines.append(f"| C-core CQ calls in flight (C++ 1.51; no task per call, so all its own) | "
+                     f"{figures['ccore-cq_rss']:.0f} B | {figures['ccore-cq_heap']:.0f} B | {figures['ccore-cq_mallocs']:.1f} |")
     lines += ["", f"Target: < 2 KiB (2,048 B) of the library's own per call in flight: {verdict(figures['own_rss'] < 2 * KIB)}.", ""]
     return lines
 
@@ -319,17 +375,19 @@ def big_messages(results):
              f"empty response), {runs}, after 4 warm-up calls, medians of "
              f"{results['settings']['big_rounds']} interleaved rounds. GB/s = 10⁹ payload bytes per second of wall time, one "
              "direction. Targets: ≥ 1 GB/s on h2c, ≥ 0.5 GB/s on TLS.", "",
-             "| server | transport | direction | in flight | h2load GB/s | authrpc GB/s | grpc-swift-2 GB/s | authrpc CPU ms/call | authrpc vs h2load |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| server | transport | direction | in flight | h2load GB/s | authrpc GB/s | grpc-swift-2 GB/s | C-core CQ GB/s | "
+             "C-core callback GB/s | authrpc CPU ms/call | C-core CQ CPU ms/call | authrpc vs h2load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for direction in ("response", "request"):
                 for concurrency in (1, 8):
                     match = dict(server=server, transport=transport, direction=direction, concurrency=concurrency)
-                    h2load, mine, swift = (median(big, "gb_per_second", impl=c, **match) for c in ("h2load", "authrpc", "grpc-swift"))
-                    cpu = median(big, "cpu_us_per_call", impl="authrpc", **match) / 1000
+                    h2load, mine, swift, cq, callback = (median(big, "gb_per_second", impl=c, **match)
+                                                         for c in ("h2load", "authrpc", "grpc-swift") + CCORE)
+                    cpu, cq_cpu = (median(big, "cpu_us_per_call", impl=c, **match) / 1000 for c in ("authrpc", "ccore-cq"))
                     lines.append(f"| {server} | {transport} | {direction}s | {concurrency} | {h2load:.2f} | {mine:.2f} | {swift:.2f} | "
-                                 f"{cpu:.2f} | {ratio(mine, h2load):.2f}× |")
+                                 f"{cq:.2f} | {callback:.2f} | {cpu:.2f} | {cq_cpu:.2f} | {ratio(mine, h2load):.2f}× |")
     return lines + ["", "Plot: `bigmessages.png`.", ""]
 
 
@@ -357,7 +415,9 @@ def size(value):
 def flow_control(servers):
     """The windows every peer uses, for the report."""
     rows = []
-    config = os.path.join(ROOT, "Sources", "HTTP2Client", "HTTP2ConnectionConfiguration.swift")
+    # Wherever the transport keeps it (Sources/HTTP2Client/, Sources/AuthRPCTransport/HTTP2/ after issue 22).
+    found = sorted(glob.glob(os.path.join(ROOT, "Sources", "**", "HTTP2ConnectionConfiguration.swift"), recursive=True))
+    config = found[0] if found else os.path.join(ROOT, "Sources", "HTTP2ConnectionConfiguration.swift")
     with open(config) as handle:
         source = handle.read()
 

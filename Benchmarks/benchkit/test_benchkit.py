@@ -1,6 +1,7 @@
 """Self-tests of the measuring tools (`make bench-selftest`, also run first by `make bench` and
 `make bench-quick`): the malloc counter counts exactly, h2load's request body is the message the
-Swift clients send, and the allocation budget fails what it should."""
+Swift clients send, the allocation and memory budgets and the regression guard fail what they
+should, h2load's per-call figure cancels its start-up, and the callgrind reader counts self costs."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from . import budget, frames, report
+from . import budget, callgrind, clients, frames, regression, report
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -153,6 +154,265 @@ class BudgetTests(unittest.TestCase):
         limits = budget.load()["mallocs_per_call"]
         self.assertEqual(limits["authrpc"]["h2c"]["1"], 28)  # ceil(25.98 × 1.05 + 0.5)
         self.assertEqual(limits["authrpc-session"]["tls"]["1"], 40)
+
+
+class MemoryBudgetTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="bench-budget-"), "allocation-budget.json")
+        patcher = mock.patch.object(budget, "PATH", self.path)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def write(self, memory=None, server="grpc-c++"):
+        document = {"server": server, "measured_on": "today", "mallocs_per_call": {}}
+        if memory is not None:
+            document[budget.MEMORY_KEY] = memory
+        with open(self.path, "w") as handle:
+            json.dump(document, handle)
+
+    def test_memory_over_its_budget_fails_and_within_passes(self):
+        self.write(memory=7000)
+        over, lines = budget.check_memory(7001.0, "grpc-c++")
+        self.assertEqual(len(over), 1)
+        self.assertIn("7001 B, budget 7000 B (OVER BUDGET)", over[0])
+        over, lines = budget.check_memory(6999.0, "grpc-c++")
+        self.assertEqual(over, [])
+        self.assertIn("(ok)", lines[0])
+
+    def test_a_budget_without_a_memory_figure_or_for_another_server_fails(self):
+        self.write(memory=None)
+        self.assertIn("no library_rss_bytes_per_call_in_flight", budget.check_memory(1.0, "grpc-c++")[0][0])
+        self.write(memory=7000, server="grpc-swift-2")
+        self.assertIn("measured against grpc-swift-2", budget.check_memory(1.0, "grpc-c++")[0][0])
+
+    def test_update_adds_the_margin_and_the_malloc_update_keeps_it(self):
+        self.write(memory=1)
+        budget.update_memory(6835.0)
+        self.assertEqual(budget.memory_limit(), 7520)  # 6835 × 1.1 = 7518.5, up to a multiple of 16
+        budget.update({("authrpc", "h2c", 1): 16.0}, "grpc-c++")
+        self.assertEqual(budget.memory_limit(), 7520)
+
+
+def load_record(impl, concurrency, cpu, transport="h2c", **more):
+    return {"impl": impl, "server": "grpc-c++", "transport": transport, "concurrency": concurrency,
+            "cpu_us_per_call": cpu, "p50_us": 100.0, "calls_per_second": 10_000.0, **more}
+
+
+class RegressionTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="bench-baseline-"), "target-baseline.json")
+        patcher = mock.patch.object(regression, "PATH", self.path)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    @staticmethod
+    def results(authrpc_cpu, h2load_cpu, memory=None):
+        """Interleaved rounds at 100 in flight over h2c: round i of each client in order."""
+        load = []
+        for mine, theirs in zip(authrpc_cpu, h2load_cpu):
+            load += [load_record("h2load", 100, theirs), load_record("authrpc", 100, mine),
+                     load_record("ccore-cq", 100, 2 * theirs), load_record("ccore-callback", 100, 3 * theirs)]
+        results = {"load": load}
+        if memory:
+            results["inflight"] = [record for own, base in memory for record in (
+                {"impl": "baseline", "rss_growth_per_call_bytes": base},
+                {"impl": "authrpc", "rss_growth_per_call_bytes": base + own})]
+        return results
+
+    def test_a_row_is_the_median_of_per_round_ratios_and_its_noise_their_spread(self):
+        rows = regression.target_rows(self.results([8.0, 9.0, 10.5], [4.0, 4.0, 5.0]))
+        cpu = rows["cpu-vs-h2load/authrpc/h2c/100"]
+        self.assertAlmostEqual(cpu["value"], 2.1)  # ratios 2.0, 2.25, 2.1
+        self.assertAlmostEqual(cpu["noise"], 0.25)
+        self.assertEqual(cpu["better"], "lower")
+        ccore = rows["cpu-vs-ccore/authrpc/h2c/100"]  # against the cheaper C-core client, round by round
+        self.assertAlmostEqual(ccore["value"], 1.05)
+        self.assertNotIn("cpu-vs-h2load/authrpc/tls/100", rows)  # not measured: no row
+
+    def test_worse_by_more_than_the_noise_regresses_and_within_it_does_not(self):
+        baseline = regression.target_rows(self.results([8.0, 8.2, 8.1], [4.0, 4.0, 4.0]))  # 2.025 ± 0.05
+        within = regression.target_rows(self.results([8.3, 8.1, 8.5], [4.0, 4.0, 4.0]))  # 2.075 ± 0.1
+        regressions, lines = regression.compare(within, baseline)
+        self.assertEqual(regressions, [], lines)
+        worse = regression.target_rows(self.results([9.0, 9.1, 9.2], [4.0, 4.0, 4.0]))  # 2.275 ± 0.05
+        regressions, _ = regression.compare(worse, baseline)
+        self.assertTrue(any("CPU per call vs h2load, h2c, 100 in flight" in line and "REGRESSED" in line
+                            for line in regressions), regressions)
+
+    def test_a_row_whose_rounds_agree_by_chance_is_allowed_the_runs_typical_noise(self):
+        def rows(cpu, session_noise):
+            return {"cpu": {"label": "CPU", "better": "lower", "value": cpu, "noise": 0.0, "rounds": 3},
+                    "a": {"label": "a", "better": "lower", "value": 1.0, "noise": 0.1, "rounds": 3},
+                    "b": {"label": "b", "better": "lower", "value": 1.0, "noise": 0.1, "rounds": 3},
+                    "c": {"label": "c", "better": "lower", "value": 1.0, "noise": session_noise, "rounds": 3}}
+        # Typical relative noise 0.1 in each run: 2.0 -> 2.3 is within 0.2 × 2.0, 2.0 -> 2.5 is not.
+        self.assertEqual(regression.compare(rows(2.3, 0.1), rows(2.0, 0.1))[0], [])
+        self.assertEqual(len(regression.compare(rows(2.5, 0.1), rows(2.0, 0.1))[0]), 1)
+
+    def test_a_higher_is_better_row_regresses_when_it_falls(self):
+        def rows(value):
+            return {"calls": {"label": "calls/s vs h2load", "better": "higher", "value": value, "noise": 0.02}}
+        self.assertEqual(regression.compare(rows(0.95), rows(0.9))[0], [])  # faster: fine
+        self.assertEqual(len(regression.compare(rows(0.85), rows(0.9))[0]), 1)
+
+    def test_memory_per_call_in_flight_is_checked_round_by_round(self):
+        baseline = regression.target_rows(self.results([8.0], [4.0], memory=[(6800, 1450), (6850, 1460)]))
+        self.assertAlmostEqual(baseline["memory-per-call-in-flight"]["value"], 6825)
+        grown = regression.target_rows(self.results([8.0], [4.0], memory=[(7400, 1450), (7420, 1460)]))
+        regressions, _ = regression.compare(grown, baseline)
+        self.assertTrue(any("memory" in line for line in regressions), regressions)
+
+    def test_the_first_run_writes_the_baseline_and_the_next_is_checked_against_it(self):
+        regressions, lines = regression.check(self.results([8.0, 8.2, 8.1], [4.0, 4.0, 4.0]), ROOT)
+        self.assertEqual(regressions, [])
+        self.assertIn("no baseline was committed", lines[0])
+        self.assertTrue(os.path.exists(self.path))
+        regressions, _ = regression.check(self.results([9.0, 9.1, 9.2], [4.0, 4.0, 4.0]), ROOT)
+        self.assertTrue(regressions)
+        regressions, _ = regression.check(self.results([9.0, 9.1, 9.2], [4.0, 4.0, 4.0]), ROOT, update=True)
+        self.assertEqual(regressions, [])
+        self.assertAlmostEqual(regression.load()["rows"]["cpu-vs-h2load/authrpc/h2c/100"]["value"], 2.275)
+
+
+class CCoreReportTests(unittest.TestCase):
+    def test_the_targets_table_puts_ccores_cheaper_client_beside_h2load(self):
+        load = [load_record("h2load", 100, 4.0), load_record("authrpc", 100, 8.0),
+                load_record("ccore-cq", 100, 10.0), load_record("ccore-callback", 100, 16.0),
+                load_record("grpc-swift", 100, 40.0)]
+        row = next(line for line in report.summary({"load": load}) if line.startswith("| CPU per call, h2c, 100 in flight |"))
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        # figure, server, authrpc, h2load, C-core best, grpc-swift-2, vs h2load, vs C-core, vs grpc-swift-2
+        self.assertEqual(cells[2:9], ["8.0 µs", "4.0 µs", "10.0 µs", "40.0 µs", "2.00×", "0.80×", "0.20×"])
+
+    def test_the_small_calls_table_has_both_ccore_clients(self):
+        load = [load_record(impl, 1, 10.0) for impl in ("h2load", "authrpc", "ccore-cq", "ccore-callback")]
+        lines = report.small_calls({"load": load, "allocations": []})
+        self.assertTrue(any("| C-core CQ (C++ 1.51) |" in line and "| 10.0 |" in line for line in lines), lines)
+        self.assertTrue(any("| C-core callback (C++ 1.51) |" in line for line in lines))
+
+
+class H2loadPerCallTests(unittest.TestCase):
+    def test_the_difference_of_two_runs_cancels_start_up(self):
+        startup, per_call = 0.009, 3.6e-6
+        short, long = startup + 1000 * per_call, startup + 200_000 * per_call
+        self.assertAlmostEqual(clients.h2load_per_call(short, long, 1000, 200_000) / per_call, 1.0, places=9)
+        self.assertGreater(long / 200_000 / per_call, 1.01)  # what the whole process would have said
+
+    def test_a_long_run_no_longer_than_the_short_one_is_refused(self):
+        with self.assertRaises(ValueError):
+            clients.h2load_per_call(1.0, 2.0, 1000, 1000)
+
+    def test_ccore_clients_run_the_cxx_binary_with_benchclients_command_line(self):
+        runner = clients.Runner.__new__(clients.Runner)
+        runner.client, runner.ccore_client, runner.ca_cert = "/bin/BenchClient", "/bin/bench_client", "ca.pem"
+        server = mock.Mock(ports={"h2c": 1234})
+        self.assertEqual(runner.command("load", "ccore-cq", server, "h2c", calls=5)[:4],
+                         ["/bin/bench_client", "load", "--impl", "ccore-cq"])
+        self.assertEqual(runner.command("load", "authrpc", server, "h2c", calls=5)[0], "/bin/BenchClient")
+
+
+# A callgrind.out with compressed names, a call (whose inclusive cost is not the caller's own)
+# and a second block of the same function.
+CALLGRIND_OUT = textwrap.dedent("""\
+    # callgrind format
+    version: 1
+    positions: line
+    events: Ir sysCount
+    summary: 1000 3
+
+    ob=(1) /usr/lib/x86_64-linux-gnu/libnghttp2.so.14
+    fl=(1) ???
+    fn=(1) nghttp2_session_mem_recv
+    0 100
+    cob=(2) /usr/lib/x86_64-linux-gnu/libc.so.6
+    cfl=(2) ???
+    cfn=(2) malloc
+    calls=2 0
+    0 500
+    ob=(2)
+    fl=(2)
+    fn=(2)
+    0 40
+    fn=(3) send
+    0 10 3
+    ob=(3) /work/Benchmarks/.build/release/BenchClient
+    fl=(3) ???
+    fn=(4) $s11HTTP2Client14ConnectionLoopC3runyyF
+    0 7
+    fn=(5) $s7AuthRPC7ChannelC4callyyYaKF
+    0 5
+    fn=(1)
+    ob=(1)
+    fn=(1)
+    +1 30
+    """)
+
+
+class CallgrindTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="callgrind-test-"), "callgrind.out")
+        with open(self.path, "w") as handle:
+            handle.write(CALLGRIND_OUT)
+
+    def test_self_costs_leave_out_what_callees_cost(self):
+        costs, events = callgrind.parse(self.path)
+        self.assertEqual(events, ["Ir", "sysCount"])
+        nghttp2 = costs[("/usr/lib/x86_64-linux-gnu/libnghttp2.so.14", "nghttp2_session_mem_recv")]
+        self.assertEqual(nghttp2, [130, 0])  # 100 + 30, not the call's 500
+        self.assertEqual(costs[("/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc")], [40, 0])
+        self.assertEqual(costs[("/usr/lib/x86_64-linux-gnu/libc.so.6", "send")], [10, 3])
+
+    def test_per_call_is_the_difference_of_two_runs(self):
+        short = ({("a", "f"): [100, 1]}, ["Ir", "sysCount"])
+        long = ({("a", "f"): [1100, 5], ("a", "g"): [200, 0]}, ["Ir", "sysCount"])
+        costs, _ = callgrind.per_call(short, long, 100)
+        self.assertEqual(costs[("a", "f")], [10.0, 0.04])
+        self.assertEqual(costs[("a", "g")], [2.0, 0.0])
+
+    def test_layers_by_object_and_by_swift_module(self):
+        costs, events = callgrind.parse(self.path)
+        layers = callgrind.group(costs, callgrind.layer_of)
+        self.assertEqual(layers["nghttp2"], [130, 0])
+        self.assertEqual(layers["malloc/free (glibc)"], [40, 0])
+        self.assertEqual(layers["libc: syscall wrappers, memcpy, locks, other"], [10, 3])
+        self.assertEqual(layers["library: connection loop (I/O thread, TLS records, sockets)"], [7, 0])
+        self.assertEqual(layers["library: call path (AuthRPC: channel, call, metadata, options)"], [5, 0])
+        self.assertEqual(callgrind.layer_of("libswiftCore.so", "swift_retain"), "Swift retain/release, exclusivity")
+        self.assertEqual(callgrind.layer_of("libswift_Concurrency.so", "swift_task_switch"),
+                         "Swift concurrency: tasks, continuations, executors")
+        # valgrind writes C++ names demangled: the runtime's exclusivity set and task allocator.
+        self.assertEqual(callgrind.layer_of("libswiftCore.so", "swift::runtime::AccessSet::insert(swift::runtime::Access*)"),
+                         "Swift retain/release, exclusivity")
+        self.assertEqual(callgrind.layer_of("libswift_Concurrency.so", "swift::StackAllocator<984ul>::alloc(unsigned long)"),
+                         "Swift concurrency: tasks, continuations, executors")
+        self.assertEqual(callgrind.layer_of("/x/BenchClient", "$sSTsE11allSatisfyySbSb7ElementQzKXEKF"),
+                         callgrind.LAYERS[18])  # stdlib generics specialized into the binary
+        self.assertEqual(callgrind.swift_module("$sSa6appendyyxnF"), "Swift")
+        self.assertEqual(callgrind.swift_module("$s16AuthRPCTransport4LoopC"), "AuthRPCTransport")
+        self.assertIsNone(callgrind.swift_module("nghttp2_submit_request"))
+
+
+class CallgrindRecordTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="callgrind-record-"), "CALLGRIND.md")
+        patcher = mock.patch.object(callgrind, "RECORD", self.path)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_a_label_replaces_its_own_section_and_keeps_the_others(self):
+        lines = ["### heading", "", "| layer | 1 |"]
+        callgrind.record("before", "authrpc, h2c, 1 in flight", lines, "first")
+        callgrind.record("before", "authrpc, tls, 1 in flight", lines, "tls")
+        callgrind.record("before", "authrpc, h2c, 1 in flight", ["### heading", "", "| layer | 2 |"], "second")
+        sections = callgrind.read_sections()
+        self.assertEqual(list(sections), ["before: authrpc, h2c, 1 in flight", "before: authrpc, tls, 1 in flight"])
+        text = "\n".join(sections["before: authrpc, h2c, 1 in flight"])
+        self.assertIn("second", text)
+        self.assertIn("| layer | 2 |", text)
+        self.assertNotIn("| layer | 1 |", text)
+        with mock.patch.object(report.os.path, "join", return_value=self.path):
+            included = report.callgrind_section()
+        self.assertIn("### before: authrpc, tls, 1 in flight", included)
 
 
 class BalancingReportTests(unittest.TestCase):

@@ -34,19 +34,21 @@ enum ProxyConnectAnswerTarget {
     }
 }
 
-/// `HTTP1ResponseParser`: an HTTP/1.1 response (1000-byte body limit), fed whole and in pieces,
-/// then the connection closed.
+/// `HTTP1ResponseParser`: an HTTP/1.1 response (1000-byte body limit, 200-byte lines), fed whole
+/// and in pieces, then the connection closed. After every piece, what the parser holds unread is
+/// at most one line (a negative chunk size once had it buffer every following byte).
 ///
 /// Input: one byte (bit 0: a HEAD request; the rest: the piece size − 1), then the response.
 enum HTTP1ResponseTarget {
     static let limit = 1000
+    static let lineLimit = 200
 
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         guard let first = bytes.first else { return }
         let response = Array(bytes.dropFirst())
         let head = first & 1 == 1
-        let whole = parse(response, pieceSize: response.count + 1, head: head)
-        let pieces = parse(response, pieceSize: Int(first >> 1) + 1, head: head)
+        let whole = try parse(response, pieceSize: response.count + 1, head: head)
+        let pieces = try parse(response, pieceSize: Int(first >> 1) + 1, head: head)
         switch (whole, pieces) {
         case (.success(let a), .success(let b)):
             try require(a.status == b.status && a.body == b.body, "answers differ whole and in pieces")
@@ -59,20 +61,31 @@ enum HTTP1ResponseTarget {
         }
     }
 
-    private static func parse(_ bytes: [UInt8], pieceSize: Int, head: Bool) -> Result<HTTP1ResponseParser, TransportFailure> {
-        var parser = HTTP1ResponseParser(limits: .init(maximumBodyBytes: limit), isHeadRequest: head)
+    private static func parse(
+        _ bytes: [UInt8],
+        pieceSize: Int,
+        head: Bool
+    ) throws(OracleViolation) -> Result<HTTP1ResponseParser, TransportFailure> {
+        var limits = HTTP1ResponseParser.Limits(maximumBodyBytes: limit)
+        limits.maximumLineBytes = lineLimit
+        var parser = HTTP1ResponseParser(limits: limits, isHeadRequest: head)
+        var offset = 0
+        var complete = false
         do throws(TransportFailure) {
-            var offset = 0
-            var complete = false
             while offset < bytes.count, !complete {
                 complete = try parser.receive(bytes[offset..<min(offset + pieceSize, bytes.count)]) == .complete
                 offset += pieceSize
+                guard parser.unreadBytes <= lineLimit, parser.body.count <= limit else { break }
             }
-            if !complete { try parser.finish() }
-            return .success(parser)
+            if !complete, parser.unreadBytes <= lineLimit { try parser.finish() }
         } catch {
             return .failure(error)
         }
+        try require(
+            parser.unreadBytes <= lineLimit,
+            "\(parser.unreadBytes) bytes held unread after a read (the longest line is \(lineLimit))"
+        )
+        return .success(parser)
     }
 }
 

@@ -49,6 +49,7 @@ public final class PeerProcess: Sendable {
         launcher: [String] = [],
         readyTimeout: Duration = .seconds(60)
     ) throws {
+        TestLogging.installed
         let root = PackageRoot.url
         let state = FileManager.default.temporaryDirectory
             .appendingPathComponent("authrpc-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")

@@ -238,8 +238,8 @@ struct GoogleCredentialOptions: ParsableArguments {
 
     /// Where an impersonation source sends its requests, for `status`.
     private static func shown(_ source: any GoogleTokenSource) -> String {
-        if let source = source as? ImpersonatedTokenSource { return source.endpoint.absoluteString }
-        if let source = source as? ImpersonatedIDTokenSource { return source.endpoint.absoluteString }
+        if let source = source as? ImpersonatedTokenSource { return GrantRequest.redacted(source.endpoint) }
+        if let source = source as? ImpersonatedIDTokenSource { return GrantRequest.redacted(source.endpoint) }
         return source.description
     }
 
@@ -280,7 +280,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 credentials: credentials,
                 origin: "--service-account-key \(serviceAccountKey)",
                 tokens:
-                    "ID tokens for \(audience) from the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+                    "ID tokens for \(audience) from the JWT bearer grant (target_audience) at \(GrantRequest.redacted(key.tokenURI))"
             )
         }
         let resolved = try Self.setUp { () throws(OAuthError) in try ApplicationDefaultCredentials.resolve() }
@@ -299,11 +299,11 @@ struct GoogleCredentialOptions: ParsableArguments {
         }
         let how: String
         if let key = resolved.credential.serviceAccountKey {
-            how = "the JWT bearer grant (target_audience) at \(key.tokenURI.absoluteString)"
+            how = "the JWT bearer grant (target_audience) at \(GrantRequest.redacted(key.tokenURI))"
         } else if let host = resolved.credential.metadataHost {
             how = "the metadata server's identity endpoint at \(host)"
         } else if let impersonation = resolved.credential.impersonatedServiceAccount {
-            how = "generateIdToken at \(impersonation.idTokenURL.absoluteString)"
+            how = "generateIdToken at \(GrantRequest.redacted(impersonation.idTokenURL))"
         } else {
             how = "the credential"
         }
@@ -422,7 +422,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 credentials: credentials,
                 origin: origin,
                 tokens:
-                    "generateAccessToken at \(impersonation.impersonationURL.absoluteString), scopes: \(scopes.joined(separator: " "))"
+                    "generateAccessToken at \(GrantRequest.redacted(impersonation.impersonationURL)), scopes: \(scopes.joined(separator: " "))"
             )
         }
         if let external = resolved.credential.externalAccountCredentials {
@@ -437,7 +437,7 @@ struct GoogleCredentialOptions: ParsableArguments {
             return GoogleSelection(
                 credentials: credentials,
                 origin: origin,
-                tokens: "refresh-token grant at \(user.tokenURL.absoluteString) (a workforce pool user's)",
+                tokens: "refresh-token grant at \(GrantRequest.redacted(user.tokenURL)) (a workforce pool user's)",
                 federation: ["audience": user.audience]
             )
         }
@@ -456,7 +456,7 @@ struct GoogleCredentialOptions: ParsableArguments {
     /// impersonation.
     private static func federationTokens(_ external: ExternalAccountCredentials, _ scopes: [String]) -> String {
         var text =
-            "subject token from \(external.credentialSource) exchanged at \(external.tokenURL.absoluteString)"
+            "subject token from \(external.credentialSource) exchanged at \(GrantRequest.redacted(external.tokenURL))"
         if let account = external.impersonatedServiceAccount { text += ", impersonating \(account)" }
         return text + ", scopes: \(scopes.joined(separator: " "))"
     }

@@ -58,6 +58,10 @@ struct HTTP1ResponseParser {
     private(set) var headers: [(name: String, value: String)] = []
     private(set) var body: [UInt8] = []
 
+    /// The bytes taken in and held unread (a line not yet ended): after each ``receive(_:)``, never
+    /// more than the longest line allowed.
+    var unreadBytes: Int { buffer.count }
+
     /// Whether the body, being read, ends only when the connection does (no length, not chunked).
     var bodyRunsToClose: Bool {
         if case .bodyUntilClose = state { return true }
@@ -83,6 +87,7 @@ struct HTTP1ResponseParser {
         while true {
             switch state {
             case .complete:
+                offset = buffer.count  // what follows the response is not kept
                 return .complete
             case .statusLine, .headers, .chunkSize, .chunkDataEnd, .trailers:
                 guard let (line, next) = try nextLine(from: offset) else { return .needsMore }
@@ -178,11 +183,15 @@ struct HTTP1ResponseParser {
                 headers.append(try field(line))
             }
         case .chunkSize:
-            // chunk-size [ ; extensions ]: the extensions are skipped.
-            let sizeText = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != UInt8(ascii: " ") && $0 != 9 }
-            guard !sizeText.isEmpty, sizeText.count <= 15,
-                let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16)
-            else {
+            // chunk-size [ BWS ; extensions ]: hex digits only (a sign would leave a negative size
+            // that buffers the rest of the connection); the extensions are skipped.
+            var sizeText = line.prefix { $0 != UInt8(ascii: ";") }
+            if sizeText.count < line.count {
+                while let last = sizeText.last, last == UInt8(ascii: " ") || last == 9 {
+                    sizeText = sizeText.dropLast()
+                }
+            }
+            guard let size = HTTP1Syntax.number(sizeText, radix: 16, maximumDigits: 15) else {
                 throw .protocolError("malformed chunk size '\(Printable.bytes(line, limit: 60))'")
             }
             if size > limits.maximumBodyBytes - body.count {
@@ -255,8 +264,8 @@ struct HTTP1ResponseParser {
         }
         if !lengths.isEmpty {
             let parts = lengths.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: " \t") }
-            guard let first = parts.first, parts.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 15,
-                first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let length = Int(first)
+            guard let first = parts.first, parts.allSatisfy({ $0 == first }),
+                let length = HTTP1Syntax.number(first.utf8, radix: 10, maximumDigits: 15)
             else {
                 throw .protocolError(
                     "malformed Content-Length '\(Printable.text(lengths.joined(separator: ", "), limit: 60))'"

@@ -31,6 +31,26 @@ enum HTTP1Syntax {
         return (String(decoding: line[line.startIndex..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self))
     }
 
+    /// A peer's number in `radix` 10 or 16: one to `maximumDigits` digits and nothing else (no
+    /// sign, no white space, no `0x`), or nil. `Int(_:radix:)` alone would take `-1` and `+1`.
+    static func number(_ bytes: some Collection<UInt8>, radix: Int, maximumDigits: Int) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= maximumDigits else { return nil }
+        var value = 0
+        for byte in bytes {
+            let digit: Int
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: digit = Int(byte - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: digit = Int(byte - UInt8(ascii: "A")) + 10
+            default: return nil
+            }
+            let (product, overflow) = value.multipliedReportingOverflow(by: radix)
+            guard !overflow else { return nil }
+            value = product + digit
+        }
+        return value
+    }
+
     /// RFC 9110's `tchar`.
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -16,7 +16,7 @@ public import SwiftProtobuf
 /// It holds the operation as last seen (``operation``); ``refresh(options:)`` and
 /// ``waitUntilDone(polling:options:)`` ask `google.longrunning.Operations` for a newer state on
 /// the channel of ``operations``. A failed operation's `error` becomes an `RPCError` with its
-/// code, message and details (``AuthRPC/RPCError/decodedStatusDetails()``).
+/// code, message and details (``/AuthRPC/RPCError/decodedStatusDetails()``).
 public struct LongRunningOperation<Response: SwiftProtobuf.Message, Metadata: SwiftProtobuf.Message>: Sendable {
     /// The operation as last seen: the method's answer, then each poll's.
     public private(set) var operation: Google_Longrunning_Operation

@@ -22,13 +22,14 @@ public enum GoogleAPIMetadata {
     public static let apiClient = "gl-swift/\(swiftCompilerVersion) grpc/\(libraryVersion)"
 }
 
+/// The metadata Google's front ends expect, added to a call's options.
 extension CallOptions {
     /// Adds the metadata of a call to a Google API, as generated clients do before each call:
     /// `x-goog-request-params: <requestParams>` when `requestParams` is not `nil`, and
     /// `x-goog-api-client: <apiClient>` when `apiClient` is not `nil`.
     ///
     /// A key the metadata already has is left as it is: a caller who sets its own
-    /// `x-goog-request-params` or `x-goog-api-client` in ``initialMetadata`` sends that one.
+    /// `x-goog-request-params` or `x-goog-api-client` in ``/AuthRPC/CallOptions/initialMetadata`` sends that one.
     ///
     /// - Parameters:
     ///   - requestParams: The routing header's value (``RoutingRule/requestParams(for:)``).

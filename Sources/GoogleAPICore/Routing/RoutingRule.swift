@@ -1,4 +1,4 @@
-public import AuthRPC
+import AuthRPC
 import AuthRPCSyntax
 
 /// How a method's `x-goog-request-params` header is built from its request (AIP-4222): the

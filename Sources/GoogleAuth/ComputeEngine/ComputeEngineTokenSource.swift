@@ -163,7 +163,7 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
                 request,
                 transport: transport,
                 purpose: purpose,
-                plaintext: .metadataServer(configuredAuthority: host)
+                plaintext: .metadataServers(MetadataServerHosts.computeEngine(configured: host))
             )
         } catch {
             // No answer (connecting failed, a timeout): worth another try, unless cancelled.

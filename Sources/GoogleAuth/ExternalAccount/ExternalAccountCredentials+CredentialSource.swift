@@ -183,11 +183,32 @@ extension ExternalAccountCredentials {
                 "\(fields.place("regional_cred_verification_url")) is not an https URL (with {region} for the region): it is the AWS STS request that is signed"
             )
         }
-        return ExternalAccountCredentialSource.AWS(
+        let source = ExternalAccountCredentialSource.AWS(
             verificationURLTemplate: template,
             regionURL: try fields.url("region_url"),
             credentialsURL: try fields.url("url"),
             sessionTokenURL: try fields.url("imdsv2_session_token_url")
         )
+        // The IMDSv2 session token one host gives goes with every request to the others, and
+        // the role's keys come back from them: they must be one service.
+        let named =
+            [("region_url", source.regionURL), ("url", source.credentialsURL)]
+            + [("imdsv2_session_token_url", source.sessionTokenURL)]
+        let places = named.compactMap { name, url in url.map { (name, Self.authority(of: $0)) } }
+        if let first = places.first, let other = places.first(where: { $0.1 != first.1 }) {
+            throw OAuthError(
+                .invalidConfiguration,
+                "\(fields.source): credential_source.\(first.0) and credential_source.\(other.0) name different hosts (\(first.1), \(other.1)); the AWS metadata URLs must name one instance metadata service"
+            )
+        }
+        return source
+    }
+
+    /// `scheme://host:port` of `url`, lower case, the port the scheme's default when absent.
+    private static func authority(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let host = (url.host ?? "").lowercased()
+        return "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
     }
 }

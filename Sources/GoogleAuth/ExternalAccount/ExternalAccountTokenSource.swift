@@ -62,7 +62,7 @@ public struct ExternalAccountTokenSource: GoogleTokenSource {
         credentials: ExternalAccountCredentials,
         scopes: [String] = [],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
         for scope in scopes

@@ -22,7 +22,7 @@ public struct ExternalAccountAuthorizedUserTokenSource: GoogleTokenSource {
     ///   - logger: Where refreshes are logged (never a token or secret).
     public init(
         credentials: ExternalAccountAuthorizedUserCredentials,
-        transport: any OAuthTransport = URLSessionOAuthTransport(),
+        transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) {
         self.credentials = credentials

@@ -7,10 +7,10 @@ package import Foundation
 ///   request) goes over https only, except to this machine, where plain http never crosses a
 ///   network (RFC 8252 section 8.3's loopback redirect, a local test issuer). The authorization and
 ///   verification pages, where the user signs in, follow the same rule.
-/// - A request that carries no secret may also go over plain http to the one place its
-///   ``PlaintextAllowance`` names: the Compute Engine metadata server (which serves only http,
-///   and never leaves the VM's host), or exactly the URL a credential file names for a local
-///   credential source (a cloud's instance metadata service).
+/// - A request that carries no secret may also go over plain http to the metadata servers its
+///   ``PlaintextAllowance`` names (``MetadataHosts``: link-local services that serve only http
+///   and never leave the machine's host). Which hosts those are is the caller's knowledge
+///   (GoogleAuth names Google's and AWS's); this type has none.
 ///
 /// A request "carries no secret" when it has no body and no `Authorization` or
 /// `Proxy-Authorization` header; the check is made on the request itself, so a caller cannot
@@ -99,84 +99,39 @@ package enum EndpointSecurity {
 /// request by the code that builds it, never by a server's answer.
 ///
 /// ``EndpointSecurity`` uses it only for requests without a body or an `Authorization` header,
-/// so naming an allowance never lets a secret travel in the clear.
+/// so naming an allowance never lets a secret travel in the clear. The hosts it names are also
+/// never proxied (``HTTP1OAuthTransport``).
 package struct PlaintextAllowance: Sendable, Hashable, CustomStringConvertible {
-    enum Wrapped: Sendable, Hashable {
-        case none
-        case metadataServer(configuredAuthority: String?)
-        case exactURL(URL)
-    }
+    /// The metadata servers named; `nil` for ``none``.
+    package let metadataHosts: MetadataHosts?
 
-    let wrapped: Wrapped
-
-    private init(_ wrapped: Wrapped) {
-        self.wrapped = wrapped
+    private init(_ metadataHosts: MetadataHosts?) {
+        self.metadataHosts = metadataHosts
     }
 
     /// No plain http off loopback: what every request that carries a secret gets.
-    package static let none = Self(.none)
+    package static let none = Self(nil)
 
-    /// The names of the Compute Engine metadata server on every Google VM: its DNS name and its
-    /// link-local address.
-    package static let metadataServerNames: Set<String> = ["metadata.google.internal", "169.254.169.254"]
-
-    /// The Compute Engine metadata server: `metadata.google.internal` or `169.254.169.254` on
-    /// port 80, or exactly `configuredAuthority` (`HOST[:PORT]`, what `GCE_METADATA_HOST` says,
-    /// port 80 when it names none).
-    package static func metadataServer(configuredAuthority: String?) -> Self {
-        Self(.metadataServer(configuredAuthority: configuredAuthority?.lowercased()))
-    }
-
-    /// Exactly `url` (scheme http, host, port and path; any query): a local credential source a
-    /// credential file names, such as a cloud's instance metadata service.
-    package static func exactly(_ url: URL) -> Self {
-        Self(.exactURL(url))
+    /// The metadata servers `hosts` (link-local services of a cloud, on their ports).
+    package static func metadataServers(_ hosts: MetadataHosts) -> Self {
+        Self(hosts)
     }
 
     /// Whether an http request to `url` falls under this allowance.
     package func allows(_ url: URL) -> Bool {
-        guard url.scheme?.lowercased() == "http", let host = url.host?.lowercased(), !host.isEmpty,
-            url.user == nil, url.password == nil
-        else { return false }
-        let port = url.port ?? 80
-        switch wrapped {
-        case .none:
-            return false
-        case .metadataServer(let configured):
-            if port == 80, Self.metadataServerNames.contains(host) { return true }
-            guard let configured, let (configuredHost, configuredPort) = Self.split(authority: configured) else {
-                return false
-            }
-            return host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) == configuredHost
-                && port == configuredPort
-        case .exactURL(let allowed):
-            return allowed.scheme?.lowercased() == "http" && allowed.host?.lowercased() == host
-                && (allowed.port ?? 80) == port && Self.path(of: allowed) == Self.path(of: url)
-        }
+        metadataHosts?.contains(url) ?? false
+    }
+
+    /// Whether a request to `host` must go directly, never through a proxy.
+    package func neverProxies(host: String) -> Bool {
+        metadataHosts?.contains(host: host) ?? false
     }
 
     /// The place named, for messages; `nil` for ``none``.
     var place: String? {
-        switch wrapped {
-        case .none: return nil
-        case .metadataServer(let configured):
-            return "the metadata server (\(Self.metadataServerNames.sorted().joined(separator: ", "))"
-                + (configured.map { ", or \($0) as configured" } ?? "") + ")"
-        case .exactURL(let url): return "exactly \(url.redacted)"
-        }
+        metadataHosts.map { "the metadata server (\($0))" }
     }
 
     /// The place named, or `no plain http`.
     package var description: String { place ?? "no plain http" }
-
-    /// `HOST[:PORT]` as a lowercased host without brackets and a port (80 when absent).
-    private static func split(authority: String) -> (String, Int)? {
-        guard let url = URL(string: "http://\(authority)/"), let host = url.host, !host.isEmpty else { return nil }
-        return (host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")), url.port ?? 80)
-    }
-
-    private static func path(of url: URL) -> String {
-        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-        return path.isEmpty ? "/" : path
-    }
 }

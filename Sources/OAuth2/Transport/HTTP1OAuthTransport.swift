@@ -19,10 +19,10 @@ import Foundation
 ///   settings would send through a proxy is refused before anything is sent
 ///   (``OAuthError/Kind/invalidConfiguration``): the proxy could read every byte of it, in a
 ///   tunnel or as an absolute-form request alike. The library sends plain http only to this
-///   machine and to the metadata server, and neither is ever proxied.
-/// - **Never proxied**: this machine (`localhost`, `127.0.0.0/8`, `::1`) and the Compute Engine
-///   metadata server (`metadata.google.internal`, `169.254.169.254`, and the host
-///   `GCE_METADATA_HOST` names), which is only reachable from the VM itself.
+///   machine and to metadata servers, and neither is ever proxied.
+/// - **Never proxied**: this machine (`localhost`, `127.0.0.0/8`, `::1`) and the metadata servers
+///   the library names for a request (``PlaintextAllowance``: GoogleAuth names Compute Engine's
+///   and AWS's), which are only reachable from the machine itself.
 /// - **Limits**: one request per connection (`Connection: close`); redirects are never followed
 ///   (the 3xx answer is returned); the answer's status line, header fields (at most 100, 64 KiB
 ///   in all) and body (``OAuthHTTPRequest/maximumResponseBodySize``, an announced larger
@@ -41,7 +41,6 @@ public struct HTTP1OAuthTransport: OAuthTransport {
 
     private let client: Client?
     private let configurationError: OAuthError?
-    private let metadataHosts: Set<String>
 
     /// A transport trusting `tls`'s roots and going through `proxy`.
     ///
@@ -56,16 +55,11 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         if let configurationError { throw configurationError }
     }
 
-    /// A transport reading `GCE_METADATA_HOST` and the proxy variables from `environment`;
-    /// configuration errors are kept for ``send(_:)`` (for tests).
+    /// A transport reading the proxy variables from `environment`; configuration errors are kept
+    /// for ``send(_:)`` (for tests).
     init(tls: TLSConfiguration, proxy: ProxyConfiguration, environment: @escaping (String) -> String?) {
         self.tls = tls
         self.proxy = proxy
-        var hosts: Set<String> = ["metadata.google.internal", "169.254.169.254"]
-        if let value = environment("GCE_METADATA_HOST"), let host = Self.host(ofAuthority: value) {
-            hosts.insert(host)
-        }
-        metadataHosts = hosts
         do throws(RPCError) {
             client = try Client(tls: tls, proxy: proxy, environment: environment)
             configurationError = nil
@@ -118,7 +112,7 @@ public struct HTTP1OAuthTransport: OAuthTransport {
         let port = components.port ?? (scheme == "http" ? 80 : 443)
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }
-        let mayUseProxy = !isMetadataServer(host)
+        let mayUseProxy = !request.plaintext.neverProxies(host: host)
         if scheme == "http", mayUseProxy, client.proxy.usesProxy(host: host, port: port) {
             throw OAuthError(
                 .invalidConfiguration,
@@ -198,25 +192,6 @@ public struct HTTP1OAuthTransport: OAuthTransport {
     /// What the transport sends as `User-Agent` unless the request names one.
     static let userAgent = "swift-authrpc-oauth/0.1.0"
 
-    /// Whether `host` is the metadata server, which is never reached through a proxy.
-    func isMetadataServer(_ host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
-        return metadataHosts.contains(name)
-    }
-
-    /// The host of `HOST`, `HOST:PORT` or `[IPv6]:PORT`, lower case.
-    private static func host(ofAuthority authority: String) -> String? {
-        let text = authority.trimmingCharacters(in: .whitespaces).lowercased()
-        guard !text.isEmpty else { return nil }
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            return String(text[text.index(after: text.startIndex)..<close])
-        }
-        if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-            return String(text[..<colon])
-        }
-        return text
-    }
 }
 
 extension HTTP1OAuthTransport {

@@ -20,6 +20,9 @@ enum OAuthHTTP {
         plaintext: PlaintextAllowance = .none
     ) async throws(OAuthError) -> OAuthHTTPResponse {
         try EndpointSecurity.require(request, plaintext: plaintext, for: "the \(purpose) endpoint")
+        // The transport needs the allowance too: the metadata servers it names are never proxied.
+        var request = request
+        request.plaintext = plaintext
         let response: OAuthHTTPResponse
         do {
             response = try await transport.send(request)

@@ -17,6 +17,9 @@ public struct OAuthHTTPRequest: Sendable {
     /// ``OAuthTransportError/responseTooLarge(limit:)``; the library also checks every body it is
     /// handed against it.
     public var maximumResponseBodySize: Int
+    /// The metadata servers this request may reach over plain http and never through a proxy:
+    /// set by the library where it sends (``EndpointSecurity``), from what the caller named.
+    package var plaintext = PlaintextAllowance.none
 
     /// The default body limit: 256 KiB. Token, device and error answers are a few KiB, discovery
     /// documents a few tens at most; an answer larger than this is not one of them.

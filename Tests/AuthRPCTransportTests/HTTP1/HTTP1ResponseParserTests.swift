@@ -124,6 +124,54 @@ struct HTTP1ResponseParserTests {
         )
     }
 
+    @Test(
+        "a chunk size with a sign, white space before it or inside it, or a prefix is refused, not read as a number",
+        arguments: ["-1", "+5", " 5", "5 5", "0x5", "-0", "1111111111111111", ""]
+    )
+    func strictChunkSize(size: String) {
+        let chunked =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\n" + String(repeating: "A", count: 100)
+        guard case .protocolError(let reason)? = failure(chunked) else {
+            Issue.record("chunk size \(size.debugDescription): \(String(describing: failure(chunked)))")
+            return
+        }
+        #expect(reason.contains("malformed chunk size"), "\(reason)")
+    }
+
+    @Test(
+        "a Content-Length with a sign, a prefix, inner white space or too many digits is refused",
+        arguments: ["-1", "+5", "5 5", "0x5", "-0", "1111111111111111", "٥"]
+    )
+    func strictContentLength(length: String) {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\n\r\nhello"
+        guard case .protocolError(let reason)? = failure(text) else {
+            Issue.record("Content-Length \(length.debugDescription): \(String(describing: failure(text)))")
+            return
+        }
+        #expect(reason.contains("malformed Content-Length"), "\(reason)")
+    }
+
+    @Test(
+        "after any chunk-size line, what the parser holds unread never grows past one line as bytes keep coming",
+        arguments: ["-1", "5", "5 ;ext=1", "0"]
+    )
+    func unreadBytesBounded(size: String) {
+        // A chunk size of -1 once left the parser waiting for -1 bytes, holding all that followed.
+        var parser = HTTP1ResponseParser(limits: Self.limits)
+        do throws(TransportFailure) {
+            _ = try parser.receive(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\n".utf8))
+            for _ in 0..<10_000 {
+                _ = try parser.receive(CollectionOfOne(UInt8(ascii: "A")))
+                guard parser.unreadBytes <= Self.limits.maximumLineBytes else {
+                    Issue.record("\(parser.unreadBytes) bytes held unread after chunk size \(size.debugDescription)")
+                    return
+                }
+            }
+        } catch {
+            // Refused (an endless line, a malformed size): the exchange drops the parser.
+        }
+    }
+
     @Test("header bounds: the bytes of the fields, their number, one endless line, and endless 1xx answers")
     func headerBounds() {
         var limits = Self.limits

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// `auth_sample status --adc` and `call --adc` with workload identity federation files: the file
 /// google-github-actions/auth writes, and an AWS file whose instance metadata URLs use a
-/// production-shaped name (`instance-data.ec2.internal`), reached over plain http in a mount
+/// production-shaped name (`instance-data.ec2.internal`), refused over plain http in a mount
 /// namespace whose hosts file points it at the AWS emulator on loopback.
 @Suite("auth_sample with external_account credentials", .timeLimit(.minutes(3)))
 struct ExternalAccountCLITests {
@@ -102,6 +102,31 @@ struct ExternalAccountCLITests {
         #expect(!status.stdout.contains(requestToken))
     }
 
+    @Test(
+        "status --adc, text and --json, shows the token and impersonation URLs without their query (before: token_url ...?key=SECRET printed)"
+    )
+    func urlsShownRedacted() async throws {
+        let google = try await Google.make()
+        let pool = Pool(google: google)
+        let secret = "k3y-" + UUID().uuidString
+        let target = pool.process.string("impersonation_target")
+        var object =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: try Self.gitHubActionsFile(pool, impersonate: target)))
+            ) as! [String: Any]
+        object["token_url"] = pool.process.string("sts_token_url") + "?key=\(secret)"
+        let file = try pool.write(object, name: "query-\(pool.name).json")
+        for json in [false, true] {
+            let status = try await google.run(
+                ["status", "--adc"] + (json ? ["--json"] : []),
+                environment: ["GOOGLE_APPLICATION_CREDENTIALS": file]
+            )
+            #expect(status.status == 0, "\(status)")
+            #expect(status.stdout.contains("exchanged at \(pool.process.string("sts_token_url"))"), "\(status)")
+            #expect(!status.stdout.contains(secret) && !status.stderr.contains(secret), "\(status)")
+        }
+    }
+
     @Test("call --adc and status --adc with gcloud's external_account_authorized_user file (a workforce pool user)")
     func workforceUser() async throws {
         let google = try await Google.make()
@@ -133,7 +158,7 @@ struct ExternalAccountCLITests {
     }
 
     @Test(
-        "call --adc with an AWS file naming instance-data.ec2.internal: IMDSv2 over plain http to exactly those URLs, in a namespace"
+        "call --adc with an AWS file naming instance-data.ec2.internal over plain http is refused before anything is sent: an aws source goes over plain http only to 169.254.169.254 or fd00:ec2::254 (before: sent, IMDSv2 token included, to any host the file named)"
     )
     func awsByProductionName() async throws {
         let google = try await Google.make()
@@ -175,8 +200,27 @@ struct ExternalAccountCLITests {
             environment: ["GOOGLE_APPLICATION_CREDENTIALS": file],
             hosts: hosts
         )
-        #expect(call.status == 0, "\(call)")
-        let answer = try #require(call.jsonObject, "\(call)")
-        #expect((answer["username"] as? String)?.hasPrefix(pool.principal("arn:aws:")) == true, "\(call)")
+        #expect(call.status != 0, "\(call)")
+        #expect(
+            call.stdout.contains("refusing the IMDSv2 session token endpoint \(metadata)/latest/api/token"),
+            "\(call)"
+        )
+        // --json: the error is the JSON answer on standard output.
+        #expect(call.stdout.contains("169.254.169.254") && call.stdout.contains("fd00:ec2::254"), "\(call)")
+        #expect(try await Self.metadataRequests(pool) == 0, "the emulator heard a request for \(Self.awsName)")
+    }
+
+    /// How many metadata requests the AWS emulator has received for `awsName` (by their Host).
+    static func metadataRequests(_ pool: Pool) async throws -> Int {
+        let url = URL(string: pool.process.string("aws_url") + "/sandbox/requests")!
+        let (data, _) = try await URLSession.shared.data(from: url)
+        let object = try JSONSerialization.jsonObject(with: data)
+        let requests =
+            (object as? [[String: Any]]) ?? ((object as? [String: Any])?["requests"] as? [[String: Any]]) ?? []
+        return requests.filter { request in
+            ((request["headers"] as? [String: String]) ?? [:]).contains {
+                $0.key.lowercased() == "host" && $0.value.contains(awsName)
+            }
+        }.count
     }
 }

@@ -16,14 +16,17 @@ import Darwin
 /// timestamped directory, swapped atomically on update), and what can go wrong there.
 @Suite("Credential files in real layouts: Kubernetes Secret mounts, FIFOs swapped in, oversized files")
 struct CredentialFileLayoutTests {
-    /// A Secret volume as the kubelet writes it: `dir/..2026_11_25_12_00_00.123456789/key.json`,
-    /// `dir/..data -> ..2026_…`, `dir/key.json -> ..data/key.json`.
+    /// A Secret or projected volume as the kubelet writes it:
+    /// `dir/..2026_11_25_12_00_00.123456789/key.json`, `dir/..data -> ..2026_…`,
+    /// `dir/key.json -> ..data/key.json` (a projected service account token is `token`).
     struct SecretVolume {
         let scratch: ScratchDirectory
         let directory: URL
+        let fileName: String
         static let firstStamp = "..2026_11_25_12_00_00.123456789"
 
-        init(holding contents: Data) throws {
+        init(holding contents: Data, as fileName: String = "key.json") throws {
+            self.fileName = fileName
             scratch = try ScratchDirectory()
             directory = scratch.url.appendingPathComponent("secret-volume")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -34,25 +37,25 @@ struct CredentialFileLayoutTests {
             )
             try FileManager.default.createSymbolicLink(
                 atPath: keyPath,
-                withDestinationPath: "..data/key.json"
+                withDestinationPath: "..data/\(fileName)"
             )
         }
 
         /// What the pod names: `dir/key.json`.
-        var keyPath: String { directory.appendingPathComponent("key.json").path }
+        var keyPath: String { directory.appendingPathComponent(fileName).path }
 
         private func write(_ contents: Data, under stamp: String) throws {
             let timestamped = directory.appendingPathComponent(stamp)
             try FileManager.default.createDirectory(at: timestamped, withIntermediateDirectories: true)
-            try contents.write(to: timestamped.appendingPathComponent("key.json"))
+            try contents.write(to: timestamped.appendingPathComponent(fileName))
         }
 
         /// An update as the kubelet makes it: a new timestamped directory, then `..data` renamed
-        /// over to point at it. `makeKey` puts what the new directory holds at `key.json`.
+        /// over to point at it. `makeKey` puts what the new directory holds at the file's name.
         func swap(to stamp: String, _ makeKey: (_ path: String) throws -> Void) throws {
             let timestamped = directory.appendingPathComponent(stamp)
             try FileManager.default.createDirectory(at: timestamped, withIntermediateDirectories: true)
-            try makeKey(timestamped.appendingPathComponent("key.json").path)
+            try makeKey(timestamped.appendingPathComponent(fileName).path)
             let temporary = directory.appendingPathComponent("..data_tmp").path
             try FileManager.default.createSymbolicLink(atPath: temporary, withDestinationPath: stamp)
             #expect(rename(temporary, directory.appendingPathComponent("..data").path) == 0)

@@ -319,8 +319,8 @@ struct ExternalAccountTests {
             #expect(error.message.contains("\(field) in \(file) is http://"), "\(error.message)")
             #expect(error.message.contains("must be https"), "\(error.message)")
         }
-        // A url source over plain http to a host that is not loopback, with a bearer token: refused
-        // before anything is sent (the name does not even resolve).
+        // A url source over plain http to a host that is neither loopback nor a metadata server,
+        // with a bearer token: refused before anything is sent (the name does not even resolve).
         let file = try scratch.write(
             federation.credentialFile(
                 audience: audience,
@@ -333,7 +333,7 @@ struct ExternalAccountTests {
         )
         let error = try #require(try await Self.fetch(file: file).failure)
         #expect(error.kind == .invalidConfiguration)
-        #expect(error.message.contains("carries a secret"), "\(error.message)")
+        #expect(error.message.contains("OAuth endpoints must use https"), "\(error.message)")
         #expect(!error.message.contains("secret-request-token"))
     }
 }

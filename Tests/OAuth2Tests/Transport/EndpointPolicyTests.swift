@@ -14,9 +14,12 @@ struct EndpointPolicyTests {
         OAuthHTTPRequest(url: URL(string: url)!, method: "POST", body: Data(body.utf8))
     }
 
-    static let metadata = PlaintextAllowance.metadataServer(configuredAuthority: nil)
+    /// Compute Engine's two names, as GoogleAuth names them (OAuth2 itself knows no host).
+    static let metadata = PlaintextAllowance.metadataServers(
+        MetadataHosts(["metadata.google.internal", "169.254.169.254"])
+    )
 
-    @Test("the metadata server's two names on port 80, by GET without secrets")
+    @Test("the metadata hosts named, on port 80, by GET without secrets")
     func metadataNames() {
         for url in [
             "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
@@ -39,22 +42,32 @@ struct EndpointPolicyTests {
         }
     }
 
-    @Test("exactly the host and port GCE_METADATA_HOST names, and no other")
-    func configuredMetadataHost() {
-        let configured = PlaintextAllowance.metadataServer(configuredAuthority: "Metadata.Google.Internal:8123")
+    @Test("a metadata host with its port, a bare or bracketed IPv6 address, and no other host or port")
+    func metadataHostsWithPorts() {
+        let configured = PlaintextAllowance.metadataServers(
+            MetadataHosts(["metadata.google.internal", "169.254.169.254", "Metadata.Google.Internal:8123"])
+        )
         #expect(EndpointSecurity.allows(Self.get("http://metadata.google.internal:8123/x"), plaintext: configured))
         #expect(!EndpointSecurity.allows(Self.get("http://metadata.google.internal:8124/x"), plaintext: configured))
         #expect(!EndpointSecurity.allows(Self.get("http://metadata.example:8123/x"), plaintext: configured))
-        // The default names keep working beside a configured host.
         #expect(EndpointSecurity.allows(Self.get("http://169.254.169.254/x"), plaintext: configured))
 
-        let named = PlaintextAllowance.metadataServer(configuredAuthority: "gce-metadata.corp.example")
+        let named = PlaintextAllowance.metadataServers(MetadataHosts(["gce-metadata.corp.example"]))
         #expect(EndpointSecurity.allows(Self.get("http://gce-metadata.corp.example/x"), plaintext: named))
         #expect(!EndpointSecurity.allows(Self.get("http://gce-metadata.corp.example:81/x"), plaintext: named))
         #expect(!EndpointSecurity.allows(Self.get("http://corp.example/x"), plaintext: named))
 
-        let v6 = PlaintextAllowance.metadataServer(configuredAuthority: "[fd00:ec2::254]:80")
-        #expect(EndpointSecurity.allows(Self.get("http://[fd00:ec2::254]/x"), plaintext: v6))
+        for aws in [MetadataHosts(["[fd00:ec2::254]:80"]), MetadataHosts(["fd00:ec2::254"])] {
+            let v6 = PlaintextAllowance.metadataServers(aws)
+            #expect(EndpointSecurity.allows(Self.get("http://[fd00:ec2::254]/latest/api/token"), plaintext: v6))
+            #expect(!EndpointSecurity.allows(Self.get("http://[fd00:ec2::255]/latest/api/token"), plaintext: v6))
+            #expect(v6.neverProxies(host: "FD00:EC2::254") && v6.neverProxies(host: "[fd00:ec2::254]"))
+        }
+        #expect(Self.metadata.neverProxies(host: "METADATA.GOOGLE.INTERNAL."))
+        #expect(!Self.metadata.neverProxies(host: "oauth2.googleapis.com"))
+        #expect(!PlaintextAllowance.none.neverProxies(host: "169.254.169.254"))
+        // Unreadable authorities name nothing.
+        #expect(MetadataHosts(["", "http://x/", "a:99999", "u@h"]).description == "")
     }
 
     @Test("a request that carries a secret is refused over http, whatever the allowance names")
@@ -75,45 +88,6 @@ struct EndpointPolicyTests {
         // The same request over https, or to loopback, is fine.
         #expect(EndpointSecurity.allows(Self.post("https://oauth2.example/token", body: "a=b")))
         #expect(EndpointSecurity.allows(Self.post("http://127.0.0.1:9/token", body: "a=b")))
-    }
-
-    @Test("an exact URL allowance: that scheme, host, port and path only")
-    func exactURL() {
-        let imds = PlaintextAllowance.exactly(
-            URL(string: "http://169.254.169.254/latest/meta-data/iam/security-credentials")!
-        )
-        #expect(
-            EndpointSecurity.allows(
-                Self.get("http://169.254.169.254/latest/meta-data/iam/security-credentials"),
-                plaintext: imds
-            )
-        )
-        #expect(
-            !EndpointSecurity.allows(
-                Self.get("http://169.254.169.254/latest/meta-data/iam/security-credentials/role"),
-                plaintext: imds
-            )
-        )
-        #expect(
-            !EndpointSecurity.allows(
-                Self.get("http://169.254.169.254:8080/latest/meta-data/iam/security-credentials"),
-                plaintext: imds
-            )
-        )
-        #expect(!EndpointSecurity.allows(Self.get("http://169.254.169.254/computeMetadata/v1/"), plaintext: imds))
-
-        let azure = PlaintextAllowance.exactly(
-            URL(string: "http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=x")!
-        )
-        #expect(
-            EndpointSecurity.allows(
-                Self.get("http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=x"),
-                plaintext: azure
-            )
-        )
-        let v6 = PlaintextAllowance.exactly(URL(string: "http://[fd00:ec2::254]/latest/api/token")!)
-        #expect(EndpointSecurity.allows(Self.get("http://[fd00:ec2::254]/latest/api/token"), plaintext: v6))
-        #expect(!EndpointSecurity.allows(Self.get("http://[fd00:ec2::255]/latest/api/token"), plaintext: v6))
     }
 
     @Test("without an allowance the refusal says https, as before; with one it names the place")

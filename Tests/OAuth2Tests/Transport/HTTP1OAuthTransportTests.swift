@@ -253,32 +253,32 @@ struct HTTP1OAuthTransportTests {
         #expect(try hostile.requests().contains { ($0["target"] as? String)?.hasPrefix(target) == true } == false)
     }
 
-    @Test("the metadata server is never reached through a proxy: its name, its address, GCE_METADATA_HOST")
+    @Test(
+        "a metadata host the request's allowance names is never reached through a proxy; without the allowance the same plain-http request is refused"
+    )
     func metadataIsNeverProxied() async throws {
         let hostile = try await Peers.hostileProxy()
         let metadataName = "metadata-\(UUID().uuidString.lowercased()).invalid"
-        let transport = HTTP1OAuthTransport(tls: TLSConfiguration(), proxy: .http(hostile.url, noProxy: "")) {
-            $0 == "GCE_METADATA_HOST" ? "\(metadataName):8080" : nil
-        }
-        #expect(transport.isMetadataServer("metadata.google.internal"))
-        #expect(transport.isMetadataServer("METADATA.GOOGLE.INTERNAL."))
-        #expect(transport.isMetadataServer("169.254.169.254"))
-        #expect(transport.isMetadataServer(metadataName))
-        #expect(!transport.isMetadataServer("oauth2.googleapis.com"))
+        let transport = try HTTP1OAuthTransport(proxy: .http(hostile.url, noProxy: ""))
+        let request = OAuthHTTPRequest(
+            url: URL(string: "http://\(metadataName):8080/computeMetadata/v1/instance/service-accounts/default/token")!,
+            headers: [("Metadata-Flavor", "Google")],
+            timeout: .seconds(10)
+        )
         // Plain http to the metadata server goes direct: here its name resolves nowhere, so the
         // attempt fails resolving it, and the proxy hears nothing of it.
-        let error = await #expect(throws: TransportError.self) {
-            _ = try await transport.send(
-                OAuthHTTPRequest(
-                    url: URL(
-                        string: "http://\(metadataName):8080/computeMetadata/v1/instance/service-accounts/default/token"
-                    )!,
-                    headers: [("Metadata-Flavor", "Google")],
-                    timeout: .seconds(10)
-                )
+        let error = await #expect(throws: OAuthError.self) {
+            _ = try await OAuthHTTP.send(
+                request,
+                transport: transport,
+                purpose: "metadata token",
+                plaintext: .metadataServers(MetadataHosts(["\(metadataName):8080"]))
             )
         }
-        #expect(error?.kind == .hostNotFound, "\(String(describing: error))")
+        #expect((error?.underlying as? TransportError)?.kind == .hostNotFound, "\(String(describing: error))")
+        // Without the allowance the transport knows no metadata server: the proxy rule refuses it.
+        let refused = await #expect(throws: OAuthError.self) { _ = try await transport.send(request) }
+        #expect(refused?.message.contains("which could read it") == true, "\(String(describing: refused))")
         #expect(try hostile.requests().contains { ($0["target"] as? String)?.hasPrefix(metadataName) == true } == false)
     }
 }

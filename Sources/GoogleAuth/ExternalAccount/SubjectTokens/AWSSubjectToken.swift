@@ -187,7 +187,8 @@ final class AWSSubjectToken: Sendable {
         let response = try await SourceRequest.send(
             request,
             transport: transport,
-            purpose: purpose
+            purpose: purpose,
+            metadataServers: MetadataServerHosts.aws
         )
         return try text(of: response, from: url, purpose: purpose, hiding: headers.map(\.value))
     }
@@ -205,7 +206,8 @@ final class AWSSubjectToken: Sendable {
         let response = try await SourceRequest.send(
             request,
             transport: transport,
-            purpose: "IMDSv2 session token"
+            purpose: "IMDSv2 session token",
+            metadataServers: MetadataServerHosts.aws
         )
         let token = try text(of: response, from: url, purpose: "IMDSv2 session token", hiding: [])
             .trimmingCharacters(in: .whitespacesAndNewlines)

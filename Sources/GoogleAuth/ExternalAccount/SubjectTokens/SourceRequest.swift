@@ -5,23 +5,24 @@ import OAuth2
 /// metadata service's): through the OAuth transport and its rules (no redirects, a bounded
 /// answer, a timeout).
 ///
-/// Every URL sent to here is one the credential file names for its source (AWS's role path is
-/// the file's `url` and the role name the service gave), so plain http is allowed to exactly that
-/// URL, and only for a request that carries no secret (no body, no `Authorization` header:
-/// `PlaintextAllowance`): an instance metadata service is http only and never leaves
-/// the host. A GitHub Actions token request, with its bearer request token, stays https (or
-/// loopback).
+/// Over plain http, such a request may go only to loopback or to the metadata servers named
+/// (``MetadataServerHosts``: AWS's for the aws source, the clouds' link-local addresses for a
+/// url source), never to a host on a network: the
+/// headers a credential file names and AWS's IMDSv2 session token are secrets too, and there they
+/// never leave the machine. A body or an `Authorization` header (a GitHub Actions token request,
+/// with its bearer request token) stays https (or loopback).
 enum SourceRequest {
     static func send(
         _ request: OAuthHTTPRequest,
         transport: any OAuthTransport,
-        purpose: String
+        purpose: String,
+        metadataServers: MetadataHosts
     ) async throws(OAuthError) -> OAuthHTTPResponse {
         try await GrantRequest.send(
             request,
             transport: transport,
             purpose: purpose,
-            plaintext: .exactly(request.url)
+            plaintext: .metadataServers(metadataServers)
         )
     }
 }

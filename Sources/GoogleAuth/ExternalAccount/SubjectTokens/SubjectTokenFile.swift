@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Foundation
 import OAuth2
 
@@ -12,32 +13,15 @@ enum SubjectTokenFile {
     static func token(at path: String, format: ExternalAccountCredentialSource.Format) throws(OAuthError) -> String {
         let bytes: Data
         do { bytes = try read(path) } catch {
-            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(error.reason)")
+            throw OAuthError(.invalidConfiguration, "cannot read \(path): \(error)")
         }
         return try SubjectTokenText.token(in: bytes, format: format, from: path)
     }
 
-    struct Failure: Error {
-        var reason: String
-    }
-
-    /// The bytes of the regular file at `path` (symbolic links followed), at most
-    /// ``SubjectTokenText/maximumSize`` of them.
-    static func read(_ path: String) throws(Failure) -> Data {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            throw Failure(reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
-        }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw Failure(reason: "it is not a regular file")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw Failure(reason: "it cannot be opened") }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: SubjectTokenText.maximumSize + 1) ?? Data() else {
-            throw Failure(reason: "it cannot be read")
-        }
-        guard data.count <= SubjectTokenText.maximumSize else {
-            throw Failure(reason: "it is larger than \(SubjectTokenText.maximumSize) bytes")
-        }
-        return data
+    /// The bytes of the regular file at `path`, at most ``SubjectTokenText/maximumSize`` of them,
+    /// read through ``BoundedFile``: symbolic links followed (a projected token is
+    /// `token -> ..data/token`), one open, the type checked on the descriptor, never waiting.
+    static func read(_ path: String) throws(BoundedFile.Failure) -> Data {
+        try BoundedFile.read(path, limit: SubjectTokenText.maximumSize).withUnsafeBytes { Data($0) }
     }
 }

@@ -29,7 +29,8 @@ enum URLSubjectToken {
         let response = try await SourceRequest.send(
             request,
             transport: transport,
-            purpose: "subject token"
+            purpose: "subject token",
+            metadataServers: MetadataServerHosts.credentialSources
         )
         let place = "the answer of \(GrantRequest.redacted(url))"
         guard response.statusCode == 200 else {
