@@ -113,7 +113,7 @@ extension Channel {
                 request: request,
                 serializer: serializer,
                 deserializer: deserializer,
-                options: options ?? defaultCallOptions,
+                options: options,
                 serviceConfig: serviceConfig
             )
         }
@@ -170,17 +170,123 @@ extension Channel {
         )
     }
 
-    /// Runs the call's attempts: resolves each attempt's token, sends the request and checks the
-    /// answer up to its message bytes, retrying what may be retried: a request the server cannot
-    /// have processed (at most twice per attempt, within the deadline), an `unauthenticated`
-    /// answer to a token from an ``InvalidatableAuthTokenProvider`` (once, with a fresh token),
-    /// and what the call's ``RetryPolicy`` retries (after its backoff, within the deadline).
+    /// Runs the call: its first attempt from this small frame when nothing stands before the send
+    /// (no interceptors, no authority to check first, a token known without asking, a connection
+    /// ready) and the answer is the message; anything else, and any answer the call may retry, goes
+    /// to `performAttempts`. A call that succeeds at once keeps nothing of the retry, token or
+    /// interceptor machinery in its frames while it waits.
+    @usableFromInline @inline(never)
+    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
+        // What is worked out before the send lives in plain functions, and the general loop is
+        // called from one place: an async frame keeps every local of its function (and every
+        // argument of each call site), so this one holds little more than what crosses the send.
+        let start: AttemptsStart
+        switch try firstStep(call) {
+        case .send(let connection, let token):
+            let request = try makeRequest(call, token: token, previousAttempts: 0)
+            var headersReceived = false
+            let result: Result<HTTP2Response, TransportFailure>
+            do throws(TransportFailure) {
+                result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
+            } catch {
+                result = .failure(error)
+            }
+            if let payload = acceptedAtOnce(call, result) {
+                return payload
+            }
+            start = .settle(token: token, result: result, headersReceived: headersReceived)
+        case .general(let general):
+            start = general
+        }
+        return try await performAttempts(call, from: start)
+    }
+
+    /// How `perform` starts: sending at once, or through the general loop.
+    private enum FirstStep {
+        case send(HTTP2Connection, token: String?)
+        case general(AttemptsStart)
+    }
+
+    /// Where `performAttempts` takes the call up.
+    private enum AttemptsStart {
+        /// From the beginning.
+        case fresh
+        /// The token is known; no connection was ready: the change to wait for.
+        case waiting(token: String?, for: ChangeSignal)
+        /// The provider had no token at hand: it is asked (and not looked up again).
+        case asking(any AuthTokenProvider)
+        /// The first attempt went out with `token`; its answer is to be settled.
+        case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
+    }
+
+    /// Whether nothing stands before the first send: no interceptors, no authority to check
+    /// first, a token known without asking, a connection ready.
+    @inline(never)
+    private func firstStep(_ call: PreparedCall) throws(RPCError) -> FirstStep {
+        guard call.observers == nil, !call.checksAuthority else { return .general(.fresh) }
+        let token: String?
+        switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+        case .resolved(let resolved): token = resolved
+        case .ask(let provider): return .general(.asking(provider))
+        }
+        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+        case .use(let connection): return .send(connection, token: token)
+        case .wait(let signal): return .general(.waiting(token: token, for: signal))
+        }
+    }
+
+    /// The first attempt's answer when it is the message (what `settle` returns for it, without
+    /// anything to record for a retry); nil when `settle` must decide.
+    @inline(never)
+    private func acceptedAtOnce(
+        _ call: PreparedCall,
+        _ result: Result<HTTP2Response, TransportFailure>
+    ) -> ResponsePayload? {
+        guard case .success(let response) = result,
+            case .success(let payload) = ResponseDecoder.payload(
+                of: response,
+                maxMessageBytes: call.options.maxResponseMessageBytes
+            )
+        else { return nil }
+        if call.options.retryPolicy != nil { retryThrottle?.recordSuccess() }
+        return payload
+    }
+
+    /// Runs the call's attempts from where `perform` left it (`start`), then resolves each attempt's
+    /// token, sends the request and checks the answer up to its message bytes, retrying what may
+    /// be retried: a request the server cannot have processed (at most twice per attempt, within
+    /// the deadline), an `unauthenticated` answer to a token from an
+    /// ``InvalidatableAuthTokenProvider`` (once, with a fresh token), and what the call's
+    /// ``RetryPolicy`` retries (after its backoff, within the deadline).
     ///
     /// Every decision is made by `nextStep` and `settle`, plain functions; this loop only awaits
     /// what they ask for, so its frame (kept while the call waits) holds little.
-    @usableFromInline @inline(never)
-    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
+    @inline(never)
+    nonisolated(nonsending) private func performAttempts(
+        _ call: PreparedCall,
+        from start: AttemptsStart
+    ) async throws(RPCError) -> ResponsePayload {
         var progress = CallProgress()
+        switch start {
+        case .fresh:
+            break
+        case .waiting(let token, let signal):
+            progress.token = token
+            progress.tokenResolved = true
+            try await connections.wait(for: signal, deadline: call.deadline)
+        case .asking(let provider):
+            // What `nextStep` does when the lookup finds no token, without looking up again.
+            call.observers?.report(.tokenRequested, attempt: progress.attempt)
+            progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
+            progress.tokenResolved = true
+        case .settle(let token, let result, let headersReceived):
+            progress.token = token
+            progress.tokenResolved = true
+            progress.attemptSent = true
+            if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
+                return payload
+            }
+        }
         while true {
             switch try nextStep(call, &progress) {
             case .send(let connection):

@@ -162,7 +162,7 @@ struct ResponsePayload {
 
 extension Metadata {
     /// Metadata from received HTTP/2 fields.
-    init(receivedFields fields: [HTTP2HeaderField]) {
+    init(receivedFields fields: ArraySlice<HTTP2HeaderField>) {
         self.init(receivedFields: fields.lazy.map { (name: $0.name, value: $0.value) })
     }
 }

@@ -16,9 +16,12 @@ extension Channel {
         request: Serializer.Message,
         serializer: Serializer,
         deserializer: Deserializer,
-        options: CallOptions,
+        options: CallOptions?,
         serviceConfig: ServiceConfig?
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        // The channel's defaults are read here, not by the inlined caller: a copy of the options
+        // made there would take room in every call's frame, interceptors or not.
+        let options = options ?? defaultCallOptions
         let chain = interceptors + options.interceptors
         let context = ClientInterceptorContext(
             method: method,

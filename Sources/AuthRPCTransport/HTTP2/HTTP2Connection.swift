@@ -145,7 +145,7 @@ package final class HTTP2Connection: Sendable {
     ) async throws(TransportFailure) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
         let loop = self.loop
-        let stream = HTTP2Stream(request: request)
+        let (stream, generation) = loop.makeStream(for: request)
         let answer = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: HTTP2Stream.Completion) in
                 stream.completion = continuation
@@ -154,7 +154,7 @@ package final class HTTP2Connection: Sendable {
                 }
             }
         } onCancel: {
-            _ = loop.enqueue(.cancel(stream))
+            _ = loop.enqueue(.cancel(stream, generation: generation))
         }
         headersReceived = answer.afterHeaders
         return try answer.result.get()

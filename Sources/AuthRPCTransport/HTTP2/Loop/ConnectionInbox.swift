@@ -27,6 +27,10 @@ struct ConnectionInbox {
     var polling = true
     /// A wake-up was signalled and the loop has not yet taken the commands.
     var wakePending = false
+    /// Streams of ended exchanges, reset by the I/O thread, for the next submits to take instead
+    /// of allocating: at most `ConnectionLoop.spareStreamLimit`, cut to two whenever the loop
+    /// sleeps with no stream open, emptied when the connection ends.
+    var spareStreams: [HTTP2Stream] = []
 
     /// Whether the caller that just queued work must signal the wake-up.
     mutating func needsWakeup() -> Bool {

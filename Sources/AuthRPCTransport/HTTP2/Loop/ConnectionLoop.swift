@@ -11,8 +11,9 @@ import Darwin
 enum ConnectionCommand {
     /// Open a stream for this exchange.
     case submit(HTTP2Stream)
-    /// The caller's task was cancelled: reset the stream with CANCEL.
-    case cancel(HTTP2Stream)
+    /// The caller's task was cancelled: reset the stream with CANCEL, if it still carries the
+    /// exchange of that generation.
+    case cancel(HTTP2Stream, generation: UInt32)
     /// Stop: at once (failing open streams), or once the open streams finish.
     case shutdown(graceful: Bool)
     /// Answer with what the I/O thread still holds.
@@ -42,6 +43,13 @@ final class ConnectionLoop: @unchecked Sendable {
     let configuration: HTTP2ConnectionConfiguration
     /// The largest response header block accepted (`configuration.maxHeaderListSize`).
     let maxHeaderListSize: Int
+    /// The most streams of ended exchanges kept for reuse (about 200 bytes each while spare): as
+    /// many as a turn of the loop commonly ends at 100 calls in flight, so those calls' next
+    /// submits find one each.
+    static let spareStreamLimit = 128
+    /// The spare streams kept while no stream is open: two, because a caller answered on another
+    /// thread often submits its next call before this thread has put its last stream back.
+    static let idleSpareStreams = 2
     /// The most 1xx header blocks one stream may receive. gRPC servers send none; HTTP allows a
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
@@ -141,6 +149,22 @@ final class ConnectionLoop: @unchecked Sendable {
         // Resumed outside the lock: the resumed task may run on this loop and queue work at once.
         if answerEmpty, case .reportFootprint(let continuation) = command { continuation.resume(returning: .empty) }
         return refusal
+    }
+
+    /// A stream for `request`: a spare one when the inbox holds one, else a new one; with the
+    /// generation its cancel command must name.
+    func makeStream(for request: consuming HTTP2Request) -> (HTTP2Stream, generation: UInt32) {
+        let spare = inbox.withLock { inbox -> (HTTP2Stream, UInt32)? in
+            guard let stream = inbox.spareStreams.popLast() else { return nil }
+            // Read under the lock that ordered the I/O thread's reset before it.
+            return (stream, stream.generation)
+        }
+        guard let (stream, generation) = spare else {
+            let stream = HTTP2Stream(request: request)
+            return (stream, stream.generation)
+        }
+        stream.carry(request)
+        return (stream, generation)
     }
 
     /// Queues a job to run on the I/O thread, between reading and writing. Returns false when
@@ -307,11 +331,33 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
+    /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most.
     private func readyToSleep() -> Bool {
-        inbox.withLock { inbox in
+        var released: [HTTP2Stream] = []
+        let idle = streams.isEmpty
+        let sleeps = inbox.withLock { inbox in
             guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
             inbox.polling = true
+            if idle && inbox.spareStreams.count > Self.idleSpareStreams {
+                swap(&released, &inbox.spareStreams)
+                inbox.spareStreams.append(contentsOf: released.suffix(Self.idleSpareStreams))
+            }
             return true
+        }
+        // Let go outside the lock.
+        released.removeAll()
+        return sleeps
+    }
+
+    /// Leaves an ended stream in the inbox for the next submit, unless the spares are full or
+    /// something may still reach it (a reset over its body limit not yet sent, a deadline entry).
+    private func recycle(_ stream: HTTP2Stream) {
+        guard stream.isFinished, !stream.pendingReset, stream.deadlineSlot == -1 else { return }
+        stream.resetForReuse()
+        inbox.withLock { inbox in
+            if inbox.spareStreams.count < Self.spareStreamLimit, closeReason == nil {
+                inbox.spareStreams.append(stream)
+            }
         }
     }
 
@@ -372,8 +418,8 @@ final class ConnectionLoop: @unchecked Sendable {
             switch command {
             case .submit(let stream):
                 submit(stream)
-            case .cancel(let stream):
-                cancel(stream)
+            case .cancel(let stream, let generation):
+                if stream.generation == generation { cancel(stream) }
             case .shutdown(let graceful):
                 if graceful {
                     beginGracefulShutdown(.connectionClosed(reason: "the channel is closing", streamWasSent: false))
@@ -570,6 +616,7 @@ final class ConnectionLoop: @unchecked Sendable {
         for stream in pendingResets where streams[stream.id] === stream {
             reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
         }
+        // Never reused (see `recycle`): dropped with the list.
         pendingResets.removeAll(keepingCapacity: true)
     }
 
@@ -785,6 +832,11 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         // nghttp2 is gone, and with it every pointer to these streams.
         streams.removeAll()
+        let spares = inbox.withLock { inbox -> [HTTP2Stream] in
+            defer { inbox.spareStreams = [] }
+            return inbox.spareStreams
+        }
+        _ = consume spares
         tls = nil
         socket?.closeSocket()
         socket = nil
@@ -838,6 +890,7 @@ final class ConnectionLoop: @unchecked Sendable {
         guard !stream.isFinished else { return }
         if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
             end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
+            stream.pendingReset = true
             pendingResets.append(stream)
             return
         }
@@ -852,6 +905,9 @@ final class ConnectionLoop: @unchecked Sendable {
 
     func streamDidClose(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        // nghttp2 is done with the stream (its body provider included): once its caller has been
+        // answered it can carry another exchange.
+        defer { recycle(stream) }
         guard !stream.isFinished else { return }
         deadlines.remove(stream)
         if stream.remoteEnded {

@@ -66,13 +66,7 @@ enum SessionCallbacks {
         let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
         if stream.sawFinalHeaders {
             // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
-            if stream.trailers.isEmpty { stream.trailers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
-            stream.trailers.append(
-                HTTP2HeaderField(
-                    name: ReceivedHeaderText.string(nameBytes),
-                    value: ReceivedHeaderText.string(valueBytes)
-                )
-            )
+            stream.appendField(name: nameBytes, value: valueBytes)
             return 0
         }
         if stream.inInformationalBlock { return 0 }
@@ -95,10 +89,7 @@ enum SessionCallbacks {
             }
             return 0
         }
-        if stream.headers.isEmpty { stream.headers.reserveCapacity(HTTP2Stream.expectedFieldCount) }
-        stream.headers.append(
-            HTTP2HeaderField(name: ReceivedHeaderText.string(nameBytes), value: ReceivedHeaderText.string(valueBytes))
-        )
+        stream.appendField(name: nameBytes, value: valueBytes)
         return 0
     }
 
@@ -119,6 +110,7 @@ enum SessionCallbacks {
             }
             if !stream.sawFinalHeaders {
                 stream.sawFinalHeaders = true
+                stream.trailersStart = stream.fields.count
                 stream.endedWithHeaders = endsStream
             }
             if endsStream { stream.remoteEnded = true }

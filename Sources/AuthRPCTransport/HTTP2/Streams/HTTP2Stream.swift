@@ -1,19 +1,27 @@
 /// One request/response exchange on the connection.
 ///
-/// Created by the calling task, which sets ``completion`` and then hands the stream to the I/O
-/// thread through the connection's locked inbox (the lock orders the two); from then on only the
-/// I/O thread reads or writes it, which is what makes the `@unchecked Sendable` true. A cancel
-/// command can reach the I/O thread before the submit; it then touches only `id` and
-/// `cancelledBeforeSubmit`, which the calling task never writes.
+/// Taken by the calling task (new, or a spare one the I/O thread reset and left in the inbox,
+/// under its lock), which sets the request and ``completion`` and then hands the stream to the
+/// I/O thread through the connection's locked inbox (the lock orders the two); from then on only
+/// the I/O thread reads or writes it, which is what makes the `@unchecked Sendable` true. A cancel
+/// command can reach the I/O thread before the submit; it then touches only `generation`, `id`
+/// and `cancelledBeforeSubmit`, which the calling task never writes. A cancel command that comes
+/// late, for an exchange the stream no longer carries, is told apart by its `generation`.
 final class HTTP2Stream: @unchecked Sendable {
     /// The answer and whether the final header block had arrived by then, handed over together:
     /// the calling task reads nothing of the stream after it resumes (the resume is ordered by
     /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see).
-    typealias Completion = UnsafeContinuation<(result: Result<HTTP2Response, TransportFailure>, afterHeaders: Bool), Never>
+    typealias Completion = UnsafeContinuation<Answer, Never>
+    typealias Answer = (result: Result<HTTP2Response, TransportFailure>, afterHeaders: Bool)
 
     /// The request; its header block is let go once submitted, its body once nghttp2 has taken
     /// all of it.
     private(set) var request: HTTP2Request
+    /// Which exchange the stream carries: bumped each time the I/O thread readies it for reuse,
+    /// so a cancel meant for an earlier exchange is ignored.
+    private(set) var generation: UInt32 = 0
+    /// The stream is waiting to be reset over its body limit: it is not reused before that.
+    var pendingReset = false
     /// Where the answer goes; set by the calling task before the stream is submitted.
     var completion: Completion?
 
@@ -35,15 +43,17 @@ final class HTTP2Stream: @unchecked Sendable {
     /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
     var resetByServer = false
 
-    /// Room made for the headers and for the trailers on their first field, so a typical gRPC
-    /// response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills one
-    /// buffer each instead of growing through several.
-    static let expectedFieldCount = 4
+    /// Room made on the first field for the headers and the trailers together, so a typical
+    /// gRPC response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills
+    /// one buffer instead of growing through several.
+    static let expectedFieldCount = 6
 
     // The response being assembled.
     var status = 0
-    var headers: [HTTP2HeaderField] = []
-    var trailers: [HTTP2HeaderField] = []
+    /// The final header block's fields, then the trailers' (from `trailersStart`).
+    var fields: [HTTP2HeaderField] = []
+    /// Where the trailers start in `fields`: set when the final header block is complete.
+    var trailersStart = 0
     var body: [UInt8] = []
     /// The final (non-1xx) header block is complete; later fields are trailers.
     var sawFinalHeaders = false
@@ -64,7 +74,7 @@ final class HTTP2Stream: @unchecked Sendable {
         func size(_ fields: [HTTP2HeaderField]) -> Int {
             fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         }
-        return request.body.count + body.count + size(headers) + size(trailers)
+        return request.body.count + body.count + size(fields)
     }
 
     /// The caller has been answered.
@@ -75,8 +85,7 @@ final class HTTP2Stream: @unchecked Sendable {
     func finish(_ result: Result<HTTP2Response, TransportFailure>) {
         guard let completion else { return }
         self.completion = nil
-        headers = []
-        trailers = []
+        fields = []
         body = []
         completion.resume(returning: (result, sawFinalHeaders))
     }
@@ -85,9 +94,9 @@ final class HTTP2Stream: @unchecked Sendable {
     func finishWithResponse() {
         let response = HTTP2Response(
             status: status,
-            headers: headers,
+            fields: fields,
+            trailersStart: sawFinalHeaders ? trailersStart : fields.count,
             body: body,
-            trailers: trailers,
             endedWithHeaders: endedWithHeaders
         )
         finish(.success(response))
@@ -101,5 +110,42 @@ final class HTTP2Stream: @unchecked Sendable {
     /// nghttp2 has taken the whole request body and will not ask for it again.
     func requestBodySent() {
         request.body = []
+    }
+
+    /// The calling task's exchange on a stream taken from the spare ones.
+    func carry(_ request: consuming HTTP2Request) {
+        self.request = request
+    }
+
+    /// Readies an ended stream for another exchange (on the I/O thread, before it is left in the
+    /// inbox as a spare): nothing of the last exchange stays, and its generation moves on.
+    func resetForReuse() {
+        request = HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: [])
+        generation &+= 1
+        pendingReset = false
+        completion = nil
+        id = -1
+        bodyOffset = 0
+        deadlineSlot = -1
+        cancelledBeforeSubmit = false
+        headersSent = false
+        remoteEnded = false
+        protocolViolation = nil
+        resetByServer = false
+        status = 0
+        fields = []
+        trailersStart = 0
+        body = []
+        sawFinalHeaders = false
+        inInformationalBlock = false
+        headerBlockSize = 0
+        informationalBlocks = 0
+        endedWithHeaders = false
+    }
+
+    /// A received header field of the final block or of the trailers.
+    func appendField(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        if fields.isEmpty { fields.reserveCapacity(Self.expectedFieldCount) }
+        fields.append(HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value)))
     }
 }
