@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "GoogleAPICore", targets: ["GoogleAPICore"]),
         .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
         .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
+        .library(name: "AuthRPCXDS", targets: ["AuthRPCXDS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -105,6 +106,18 @@ let package = Package(
         .target(
             name: "AuthRPCMetrics",
             dependencies: ["AuthRPC", .product(name: "CoreMetrics", package: "swift-metrics")],
+            swiftSettings: defaultSwiftSettings
+        ),
+
+        // xDS (gRFC A27/A28): the bootstrap, the subset of Envoy's xDS v3 messages a proxyless
+        // client decodes (Protos/xds, generated), and their validation into routes, clusters and
+        // endpoints. A target of its own so that AuthRPC's dependency graph stays as it is.
+        .target(
+            name: "AuthRPCXDS",
+            dependencies: [
+                "AuthRPC", "AuthRPCSystem",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
 
@@ -302,6 +315,14 @@ let package = Package(
         .testTarget(
             name: "GoogleAPICoreTests",
             dependencies: ["GoogleAPICore", "AuthRPC", "AuthRPCSystem", "TestSupport"],
+            swiftSettings: defaultSwiftSettings
+        ),
+        .testTarget(
+            name: "AuthRPCXDSTests",
+            dependencies: [
+                "AuthRPCXDS", "AuthRPC", "TestSupport",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

@@ -35,7 +35,7 @@ fi
 
 out="$root/.build-docs"
 graphs="$out/symbol-graphs"
-modules=(AuthRPC GoogleAPICore OAuth2 GoogleAuth)
+modules=(AuthRPC GoogleAPICore OAuth2 GoogleAuth AuthRPCXDS)
 mkdir -p "$graphs"
 
 # The compiler writes a module's graph when it compiles the module, so an up-to-date build writes
@@ -46,9 +46,9 @@ for module in "${modules[@]}"; do
         break
     fi
 done
-# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three; GoogleAPICore (on
-# AuthRPC) is built beside them.
-for target in GoogleAuth GoogleAPICore; do
+# GoogleAuth depends on OAuth2 and AuthRPC, so building it compiles all three; GoogleAPICore and
+# AuthRPCXDS (each on AuthRPC) are built beside them.
+for target in GoogleAuth GoogleAPICore AuthRPCXDS; do
     swift build --scratch-path "$out/build" --target "$target" \
         -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
         -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \

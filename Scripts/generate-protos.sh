@@ -34,7 +34,8 @@ well_known="$tools/checkouts/swift-protobuf/Protos/Sources/SwiftProtobuf"
 
 mappings="$root/Protos/module_mappings.asciipb"
 generated_dirs=(Sources/AuthRPC/Generated Sources/AuthSampleService/Generated Sources/GoogleAPICore/Generated
-    Examples/GooglePubSub/Generated Sources/AuthRPCCodeGen/Generated Tests/InteropTests/Generated)
+    Examples/GooglePubSub/Generated Sources/AuthRPCCodeGen/Generated Sources/AuthRPCXDS/Generated
+    Tests/InteropTests/Generated)
 
 # Everything is generated into a temporary directory first: a failed run changes nothing.
 out_root="$(mktemp -d)"
@@ -83,6 +84,9 @@ SERVICE_CONFIGS=()
 generate Sources/AuthRPCCodeGen/Generated messages-unmapped Internal \
     google/api/http.proto google/api/annotations.proto google/api/routing.proto google/api/client.proto \
     google/api/launch_stage.proto google/longrunning/operations_proto.proto google/rpc/status.proto
+# The subset of Envoy's xDS v3 messages the xDS client decodes (our own .proto files, checked
+# against the real descriptors by Tests/Peers/test_xds_proto_subset.py).
+generate Sources/AuthRPCXDS/Generated messages Internal $(cd Protos && find xds_subset -name '*.proto' | LC_ALL=C sort)
 # The test services the interop tests call on the sandbox (AIP-4222's routing examples, a
 # long-running method).
 generate Tests/InteropTests/Generated messages+clients Internal authrpc/testing/google_api_examples.proto

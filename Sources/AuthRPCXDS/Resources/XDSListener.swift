@@ -1,0 +1,13 @@
+/// A validated listener (LDS): where the channel's routes come from.
+struct XDSListener: Sendable, Hashable {
+    /// Where the route configuration is.
+    enum Routes: Sendable, Hashable {
+        /// In an RDS resource of this name, on the same ADS stream.
+        case rds(String)
+        /// In the listener itself.
+        case inline(XDSRouteConfiguration)
+    }
+
+    let name: String
+    let routes: Routes
+}

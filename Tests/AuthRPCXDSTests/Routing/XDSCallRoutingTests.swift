@@ -1,0 +1,112 @@
+import SwiftProtobuf
+import Testing
+
+@testable import AuthRPCXDS
+
+/// A seeded generator, so the weighted split is the same on every run (SplitMix64).
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("XDSCallRouting")
+struct XDSCallRoutingTests {
+    static func host(_ routes: [RouteProto]) throws -> XDSVirtualHost {
+        try XDSRouteConfiguration(validating: RouteFixtures.configuration(routes)).virtualHosts[0]
+    }
+
+    @Test("header-based routing, with the first matching route winning")
+    func headers() throws {
+        let host = try Self.host([
+            RouteFixtures.route(cluster: "canary", headers: [RouteFixtures.header("x-track", .exactMatch("canary"))]),
+            RouteFixtures.route(cluster: "stable"),
+        ])
+        var random = SeededGenerator(state: 1)
+        let canary = XDSCallRouting.decide(
+            host,
+            path: "/a.S/M",
+            headerValues: { $0 == "x-track" ? ["canary"] : [] },
+            using: &random
+        )
+        #expect(canary == .cluster("canary", maxStreamDuration: nil))
+        let stable = XDSCallRouting.decide(host, path: "/a.S/M", headerValues: { _ in [] }, using: &random)
+        #expect(stable == .cluster("stable", maxStreamDuration: nil))
+    }
+
+    @Test("content-type reads application/grpc; -bin and grpc- headers are absent; values join with ','")
+    func headerView() {
+        let values: (String) -> [String] = { name in
+            switch name {
+            case "x-multi": ["a", "b"]
+            case "x-key-bin", "grpc-timeout", "content-type": ["present"]
+            default: []
+            }
+        }
+        #expect(XDSCallRouting.header(named: "content-type", values) == "application/grpc")
+        #expect(XDSCallRouting.header(named: "x-key-bin", values) == nil)
+        #expect(XDSCallRouting.header(named: "grpc-timeout", values) == nil)
+        #expect(XDSCallRouting.header(named: "x-multi", values) == "a,b")
+        #expect(XDSCallRouting.header(named: "x-none", values) == nil)
+    }
+
+    @Test("weighted clusters split 75/25 within 5 % over 2,000 calls")
+    func weightedSplit() throws {
+        var route = RouteFixtures.route()
+        route.route.weightedClusters = RouteFixtures.weighted([("a", 75), ("b", 25)])
+        let host = try Self.host([route])
+        var random = SeededGenerator(state: 42)
+        var counts: [String: Int] = [:]
+        for _ in 0..<2000 {
+            guard
+                case .cluster(let name, _) = XDSCallRouting.decide(
+                    host,
+                    path: "/a/b",
+                    headerValues: { _ in [] },
+                    using: &random
+                )
+            else {
+                Issue.record("not routed")
+                return
+            }
+            counts[name, default: 0] += 1
+        }
+        #expect(abs(Double(counts["a", default: 0]) / 2000 - 0.75) <= 0.05, "\(counts)")
+        #expect(abs(Double(counts["b", default: 0]) / 2000 - 0.25) <= 0.05, "\(counts)")
+    }
+
+    @Test("no matching route, or a redirect, fails the call UNAVAILABLE saying why; max_stream_duration travels")
+    func failures() throws {
+        var random = SeededGenerator(state: 7)
+        let narrow = try Self.host([RouteFixtures.route(prefix: "/only.This/")])
+        guard
+            case .unavailable(let text) = XDSCallRouting.decide(
+                narrow,
+                path: "/a/b",
+                headerValues: { _ in [] },
+                using: &random
+            )
+        else {
+            Issue.record("routed")
+            return
+        }
+        #expect(text.contains("/a/b"))
+        let redirect = try Self.host([RouteFixtures.route(configure: { $0.redirect = .init() })])
+        #expect(
+            XDSCallRouting.decide(redirect, path: "/a/b", headerValues: { _ in [] }, using: &random)
+                == .unavailable("the matched route is a redirect, which a gRPC client does not follow")
+        )
+        var limited = RouteFixtures.route()
+        limited.route.maxStreamDuration.maxStreamDuration = .init(seconds: 3)
+        #expect(
+            XDSCallRouting.decide(try Self.host([limited]), path: "/a/b", headerValues: { _ in [] }, using: &random)
+                == .cluster("c", maxStreamDuration: .seconds(3))
+        )
+    }
+}

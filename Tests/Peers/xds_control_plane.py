@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""An xDS control plane for the tests: ADS, state of the world, xDS v3, on grpcio + xds-protos.
+
+It serves envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources on one
+loopback address and holds a set of resources per type URL (LDS, RDS, CDS, EDS), which a test
+changes at any time (`ControlPlane.set`, `.remove`, `.set_raw`); every open stream is then sent
+the new state of the types it subscribes to. Every request a client sends is recorded (type URL,
+version_info, response_nonce, resource names, error_detail), so a test can see its ACKs and NACKs.
+
+The builders below (`listener`, `route_configuration`, `cluster`, `endpoints`) make the resources
+the scenarios use, with the real type URLs. The test control plane is one of the project's own:
+its only clients are the tests' (grpcio's xDS client as the reference, and ours).
+"""
+
+import argparse
+import base64
+import json
+import sys
+import threading
+from concurrent import futures
+
+import grpc
+from envoy.config.cluster.v3 import cluster_pb2
+from envoy.config.core.v3 import address_pb2, base_pb2, config_source_pb2, health_check_pb2
+from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
+from envoy.config.listener.v3 import api_listener_pb2, listener_pb2
+from envoy.config.route.v3 import route_components_pb2, route_pb2
+from envoy.extensions.filters.http.router.v3 import router_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import http_connection_manager_pb2 as hcm_pb2
+from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
+from google.protobuf import any_pb2, duration_pb2, wrappers_pb2
+from envoy.type.matcher.v3 import string_pb2
+
+LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener"
+ROUTE_CONFIGURATION = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+ENDPOINTS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+TYPE_URLS = (LISTENER, ROUTE_CONFIGURATION, CLUSTER, ENDPOINTS)
+
+# Bounds on what one client may make the control plane hold.
+MAX_NAMES_PER_REQUEST = 10_000
+MAX_RECORDED_REQUESTS = 100_000
+
+
+def packed(message):
+    value = any_pb2.Any()
+    value.Pack(message)
+    return value
+
+
+def name_of(type_url, message):
+    return message.cluster_name if type_url == ENDPOINTS else message.name
+
+
+# --- Builders -------------------------------------------------------------------------------
+
+def router_filter():
+    return hcm_pb2.HttpFilter(name="envoy.filters.http.router", typed_config=packed(router_pb2.Router()))
+
+
+def listener(name, route_config_name=None, inline_routes=None, filters=None):
+    """An API listener: routes from RDS (`route_config_name`) or inline (a RouteConfiguration)."""
+    manager = hcm_pb2.HttpConnectionManager(http_filters=filters if filters is not None else [router_filter()])
+    if inline_routes is not None:
+        manager.route_config.CopyFrom(inline_routes)
+    else:
+        manager.rds.route_config_name = route_config_name
+        manager.rds.config_source.ads.SetInParent()
+    return listener_pb2.Listener(name=name, api_listener=api_listener_pb2.ApiListener(api_listener=packed(manager)))
+
+
+def route(cluster=None, weighted=None, prefix="", path=None, headers=(), max_stream_duration=None):
+    """A route: to one `cluster` or to `weighted` [(cluster, weight)], matching a prefix or a path
+    and header matchers (route_components_pb2.HeaderMatcher)."""
+    match = route_components_pb2.RouteMatch(headers=list(headers))
+    if path is not None:
+        match.path = path
+    else:
+        match.prefix = prefix
+    action = route_components_pb2.RouteAction()
+    if weighted is not None:
+        for cluster_name, weight in weighted:
+            action.weighted_clusters.clusters.add(name=cluster_name, weight=wrappers_pb2.UInt32Value(value=weight))
+    else:
+        action.cluster = cluster
+    if max_stream_duration is not None:
+        action.max_stream_duration.max_stream_duration.CopyFrom(duration_pb2.Duration(seconds=max_stream_duration))
+    return route_components_pb2.Route(match=match, route=action)
+
+
+def exact_header(name, value):
+    return route_components_pb2.HeaderMatcher(name=name, exact_match=value)
+
+
+def route_configuration(name, domains, routes):
+    host = route_components_pb2.VirtualHost(name=f"{name}-host", domains=list(domains), routes=list(routes))
+    return route_pb2.RouteConfiguration(name=name, virtual_hosts=[host])
+
+
+def cluster(name, service_name="", lb_policy=cluster_pb2.Cluster.ROUND_ROBIN):
+    value = cluster_pb2.Cluster(name=name, type=cluster_pb2.Cluster.EDS, lb_policy=lb_policy)
+    value.eds_cluster_config.eds_config.ads.SetInParent()
+    value.eds_cluster_config.service_name = service_name
+    return value
+
+
+def endpoints(cluster_name, localities):
+    """A ClusterLoadAssignment; `localities` is [(priority, weight, zone, [(host, port, health)])],
+    health one of "HEALTHY", "UNKNOWN", "UNHEALTHY", "DRAINING"."""
+    value = endpoint_pb2.ClusterLoadAssignment(cluster_name=cluster_name)
+    for priority, weight, zone, backends in localities:
+        entry = value.endpoints.add(priority=priority, load_balancing_weight=wrappers_pb2.UInt32Value(value=weight))
+        entry.locality.CopyFrom(base_pb2.Locality(region="test", zone=zone))
+        for host, port, health in backends:
+            address = address_pb2.Address(socket_address=address_pb2.SocketAddress(address=host, port_value=port))
+            entry.lb_endpoints.add(endpoint=endpoint_components_pb2.Endpoint(address=address),
+                                   health_status=health_check_pb2.HealthStatus.Value(health))
+    return value
+
+
+# --- The server -----------------------------------------------------------------------------
+
+class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
+    """The resources, the open streams, and the record of every request."""
+
+    def __init__(self):
+        self._lock = threading.Condition()
+        self._resources = {type_url: {} for type_url in TYPE_URLS}
+        self._raw = {}  # type_url -> [Any]: sent as is instead of _resources (invalid updates)
+        self._versions = {type_url: 1 for type_url in TYPE_URLS}
+        self._requests = []
+        self._nonce = 0
+        self._server = None
+        self.port = None
+
+    # The state, changed by the tests.
+
+    def set(self, type_url, *messages):
+        """Adds or replaces resources of one type (by name) and sends the new state."""
+        with self._lock:
+            for message in messages:
+                self._resources[type_url][name_of(type_url, message)] = packed(message)
+            self._raw.pop(type_url, None)
+            self._bump(type_url)
+
+    def remove(self, type_url, name):
+        with self._lock:
+            self._resources[type_url].pop(name, None)
+            self._bump(type_url)
+
+    def set_raw(self, type_url, anys):
+        """Sends exactly these Any values for a type (until the next `set`): for invalid updates."""
+        with self._lock:
+            self._raw[type_url] = list(anys)
+            self._bump(type_url)
+
+    def _bump(self, type_url):
+        self._versions[type_url] += 1
+        self._lock.notify_all()
+
+    # What the clients sent.
+
+    def requests(self, type_url=None):
+        with self._lock:
+            return [r for r in self._requests if type_url is None or r.type_url == type_url]
+
+    def wait_for_request(self, predicate, timeout=30):
+        """The first request (recorded or to come) that satisfies `predicate`, or None at timeout."""
+        with self._lock:
+            found = []
+
+            def check():
+                found[:] = [r for r in self._requests if predicate(r)]
+                return bool(found)
+
+            self._lock.wait_for(check, timeout=timeout)
+            return found[0] if found else None
+
+    # The ADS stream.
+
+    def StreamAggregatedResources(self, request_iterator, context):
+        subscriptions = {}  # type_url -> set of names
+        sent = {}  # type_url -> (version, names) last sent
+        closed = []
+
+        def read():
+            try:
+                for request in request_iterator:
+                    with self._lock:
+                        if len(self._requests) < MAX_RECORDED_REQUESTS:
+                            self._requests.append(request)
+                        if request.type_url in TYPE_URLS and len(request.resource_names) <= MAX_NAMES_PER_REQUEST:
+                            subscriptions[request.type_url] = set(request.resource_names)
+                        self._lock.notify_all()
+            except grpc.RpcError:
+                pass
+            finally:
+                with self._lock:
+                    closed.append(True)
+                    self._lock.notify_all()
+
+        threading.Thread(target=read, daemon=True).start()
+        while context.is_active():
+            with self._lock:
+                due = [t for t in TYPE_URLS if t in subscriptions
+                       and sent.get(t) != (self._versions[t], frozenset(subscriptions[t]))]
+                if not due:
+                    if closed:
+                        return
+                    self._lock.wait(timeout=0.5)
+                    continue
+                responses = []
+                for type_url in due:
+                    names = subscriptions[type_url]
+                    if type_url in self._raw:
+                        resources = self._raw[type_url]
+                    else:
+                        resources = [value for name, value in self._resources[type_url].items() if name in names]
+                    self._nonce += 1
+                    responses.append(discovery_pb2.DiscoveryResponse(
+                        version_info=str(self._versions[type_url]), resources=resources, type_url=type_url,
+                        nonce=str(self._nonce)))
+                    sent[type_url] = (self._versions[type_url], frozenset(names))
+            yield from responses
+
+    # Life cycle.
+
+    def start(self, host="127.0.0.1", port=0):
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
+        ads_pb2_grpc.add_AggregatedDiscoveryServiceServicer_to_server(self, self._server)
+        self.port = self._server.add_insecure_port(f"{host}:{port}")
+        if self.port == 0:
+            raise RuntimeError(f"cannot listen on {host}:{port}")
+        self._server.start()
+        return self.port
+
+    def stop(self):
+        if self._server is not None:
+            self._server.stop(grace=None).wait()
+            self._server = None
+
+
+# --- Sample responses -----------------------------------------------------------------------
+
+def sample_responses():
+    """One DiscoveryResponse per type, encoded by the real (xds-protos) messages, with fields the
+    client's subset does not declare set as a real control plane sets them (stat_prefix,
+    codec_type, connect_timeout, ...): what the Swift tests decode with the subset."""
+    manager = hcm_pb2.HttpConnectionManager(
+        stat_prefix="svc", codec_type=hcm_pb2.HttpConnectionManager.AUTO, http_filters=[router_filter()])
+    manager.rds.route_config_name = "svc-routes"
+    manager.rds.config_source.ads.SetInParent()
+    manager.rds.config_source.resource_api_version = config_source_pb2.ApiVersion.V3
+    lds = listener_pb2.Listener(name="svc", api_listener=api_listener_pb2.ApiListener(api_listener=packed(manager)))
+
+    canary = route_components_pb2.HeaderMatcher(
+        name="x-track", string_match=string_pb2.StringMatcher(exact="Canary", ignore_case=True))
+    routes = [
+        route(cluster="canary", headers=[canary]),
+        route(weighted=[("c1", 75), ("c2", 25)], prefix="/grpc.testing.TestService/", max_stream_duration=5),
+    ]
+    rds = route_configuration("svc-routes", ["svc", "*.svc.example.com"], routes)
+    rds.virtual_hosts[0].routes[1].route.timeout.CopyFrom(duration_pb2.Duration(seconds=30))
+    rds.virtual_hosts[0].routes[1].name = "weighted"
+
+    cds = cluster("c1", service_name="c1-eds")
+    cds.connect_timeout.CopyFrom(duration_pb2.Duration(seconds=1))
+    cds.dns_lookup_family = cluster_pb2.Cluster.V4_ONLY
+
+    eds = endpoints("c1-eds", [
+        (0, 3, "a", [("127.0.0.2", 50051, "HEALTHY"), ("127.0.0.3", 50051, "UNHEALTHY")]),
+        (0, 1, "b", [("::1", 50052, "UNKNOWN")]),
+        (1, 1, "c", [("127.0.0.4", 50053, "HEALTHY")]),
+    ])
+    responses = {}
+    for nonce, (type_url, message) in enumerate(
+            [(LISTENER, lds), (ROUTE_CONFIGURATION, rds), (CLUSTER, cds), (ENDPOINTS, eds)], start=1):
+        response = discovery_pb2.DiscoveryResponse(
+            version_info="v1", resources=[packed(message)], type_url=type_url, nonce=f"nonce-{nonce}")
+        response.control_plane.identifier = "authrpc-test-control-plane"
+        responses[type_url] = base64.b64encode(response.SerializeToString()).decode("ascii")
+    return responses
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="the test xDS control plane's sample responses")
+    parser.add_argument("--sample-responses", action="store_true",
+                        help="print one encoded DiscoveryResponse per type as JSON {type_url: base64}")
+    arguments = parser.parse_args(argv)
+    if not arguments.sample_responses:
+        parser.error("nothing to do: --sample-responses")
+    json.dump(sample_responses(), sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
