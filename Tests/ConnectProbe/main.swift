@@ -1,3 +1,4 @@
+import AuthRPCTransport
 // connect-probe: connects with AuthRPCTransport and makes one request, for tests that must run the
 // client where the test runner cannot go (inside a network namespace, under a private hosts
 // file). Prints one JSON object: {"ok": true, "elapsed_ms": N, "body": "..."} or
@@ -5,7 +6,6 @@
 //
 //   ConnectProbe (--host NAME | --address IP ...) --port PORT [--connect-timeout-ms N] [--scenario Echo]
 import Foundation
-import AuthRPCTransport
 
 var host: String?
 var addresses: [String] = []

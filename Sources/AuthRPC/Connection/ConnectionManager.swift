@@ -170,7 +170,8 @@ final class ConnectionManager: Sendable {
         }
     }
 
-    private func attempt(_ attempt: Machine.ConnectAttempt, finished result: Result<HTTP2Connection, TransportFailure>) {
+    private func attempt(_ attempt: Machine.ConnectAttempt, finished result: Result<HTTP2Connection, TransportFailure>)
+    {
         switch result {
         case .success(let connection):
             logger.debug(

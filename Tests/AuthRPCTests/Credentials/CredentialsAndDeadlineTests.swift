@@ -1,7 +1,7 @@
 import AuthRPC
 import AuthRPCSystem
-import Foundation
 import AuthRPCTransport
+import Foundation
 import TestSupport
 import Testing
 

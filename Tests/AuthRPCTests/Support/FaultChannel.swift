@@ -1,7 +1,7 @@
 import AuthRPC
 import AuthRPCSystem
-import Foundation
 import AuthRPCTransport
+import Foundation
 import TestSupport
 
 /// gRPC calls to the fault server's scenarios, with raw bytes as messages.

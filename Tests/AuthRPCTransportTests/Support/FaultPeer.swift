@@ -1,5 +1,5 @@
-import Foundation
 import AuthRPCTransport
+import Foundation
 import TestSupport
 
 /// Talking to the scriptable HTTP/2 fault server at the HTTP/2 level.

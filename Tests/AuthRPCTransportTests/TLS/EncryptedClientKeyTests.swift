@@ -1,6 +1,6 @@
 import AuthRPCSystem
-import Foundation
 import AuthRPCTransport
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -52,7 +52,9 @@ struct EncryptedClientKeyTests {
 
         let (outcome, unread) = try Self.withStandardInput(Self.password + "\n") {
             () -> Result<TLSContext, TransportFailure> in
-            do throws(TransportFailure) { return .success(try TLSContext(configuration)) } catch { return .failure(error) }
+            do throws(TransportFailure) { return .success(try TLSContext(configuration)) } catch {
+                return .failure(error)
+            }
         }
         guard case .failure(let error) = outcome else {
             Issue.record("the encrypted key was decrypted with a password read from standard input")

@@ -64,8 +64,9 @@ struct ClosingTests {
             let outcome = Outcome()
             Task {
                 let result: Result<HTTP2Response, TransportFailure>
-                do throws(TransportFailure) { result = .success(try await connection.send(FaultPeer.request("Echo"))) } catch
-                { result = .failure(error) }
+                do throws(TransportFailure) {
+                    result = .success(try await connection.send(FaultPeer.request("Echo")))
+                } catch { result = .failure(error) }
                 outcome.value.withLock { $0 = result }
             }
             // Bounded, so the test ends even when the send is never answered.

@@ -1,5 +1,5 @@
-import Foundation
 import AuthRPCTransport
+import Foundation
 import TestSupport
 import Testing
 

@@ -1,5 +1,5 @@
-import Foundation
 import AuthRPCTransport
+import Foundation
 import TestSupport
 import Testing
 
@@ -118,7 +118,9 @@ struct StreamTests {
         #expect(code == 0)
         #expect(error?.isRetrySafe == true)
         #expect(!connection.isAcceptingStreams)
-        let refused = await #expect(throws: TransportFailure.self) { try await connection.send(FaultPeer.request("Echo")) }
+        let refused = await #expect(throws: TransportFailure.self) {
+            try await connection.send(FaultPeer.request("Echo"))
+        }
         #expect(refused?.isRetrySafe == true)
     }
 
