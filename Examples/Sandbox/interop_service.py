@@ -259,19 +259,9 @@ def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, pr
             server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"grpc-{label}"),
                                  options=options)
             server.add_generic_rpc_handlers([InteropService(pb, validate, label, server_id, state_dir).handler()])
-            address = f"{address_host}:{port}"
-            try:
-                if label == "interop-tls":
-                    bound = server.add_secure_port(address, grpc.ssl_server_credentials([(key_pem, certificate_pem)]))
-                else:
-                    bound = server.add_insecure_port(address)
-            except RuntimeError as error:
-                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}: {error}") from None
-            if not bound:
-                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}")
-            server.start()
+            key_pair = (key_pem, certificate_pem) if label == "interop-tls" else None
+            ports.append(test_service.listen(server, f"{address_host}:{port}", label, key_pair))
             servers.append(server)
-            ports.append(bound)
     except BaseException:
         for server in servers:
             server.stop(None)

@@ -264,6 +264,23 @@ class SandboxTestService:
         return Servicer()
 
 
+def listen(server, address, label, tls_key_pair):
+    """Binds `server` to `address` (TLS with `tls_key_pair`, (key PEM, certificate PEM), or plaintext
+    when it is None), starts it, and returns the bound port; a port that cannot be bound is an error
+    naming the listener."""
+    try:
+        if tls_key_pair is not None:
+            bound = server.add_secure_port(address, grpc.ssl_server_credentials([tls_key_pair]))
+        else:
+            bound = server.add_insecure_port(address)
+    except RuntimeError as error:
+        raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}: {error}") from None
+    if not bound:
+        raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}")
+    server.start()
+    return bound
+
+
 def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, proto_dir, extra_services=()):
     """Starts the service on a TLS port and on a plaintext port.
 
@@ -288,19 +305,8 @@ def start(host, tls_port, plaintext_port, certificate_pem, key_pem, validate, pr
             pbg.add_TestServiceServicer_to_server(service.servicer, server)
             for register in extra_services:
                 register(server, label)
-            address = f"{address_host}:{port}"
-            try:
-                if secure:
-                    bound = server.add_secure_port(address, grpc.ssl_server_credentials([(key_pem, certificate_pem)]))
-                else:
-                    bound = server.add_insecure_port(address)
-            except RuntimeError as error:
-                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}: {error}") from None
-            if not bound:
-                raise RuntimeError(f"cannot listen for gRPC ({label}) on {address}")
-            server.start()
+            ports.append(listen(server, f"{address_host}:{port}", label, (key_pem, certificate_pem) if secure else None))
             servers.append(server)
-            ports.append(bound)
     except BaseException:
         for server in servers:
             server.stop(None)
