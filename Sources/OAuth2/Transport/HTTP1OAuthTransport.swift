@@ -21,7 +21,7 @@ import Foundation
 ///   tunnel or as an absolute-form request alike. The library sends plain http only to this
 ///   machine and to metadata servers, and neither is ever proxied.
 /// - **Never proxied**: this machine (`localhost`, `127.0.0.0/8`, `::1`) and the metadata servers
-///   the library names for a request (``PlaintextAllowance``: GoogleAuth names Compute Engine's
+///   the library names for a request (GoogleAuth names Compute Engine's
 ///   and AWS's), which are only reachable from the machine itself.
 /// - **Limits**: one request per connection (`Connection: close`); redirects are never followed
 ///   (the 3xx answer is returned); the answer's status line, header fields (at most 100, 64 KiB
