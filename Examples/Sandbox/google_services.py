@@ -72,6 +72,27 @@ _DONE_FILTER = re.compile(r"\s*done\s*=\s*(?P<value>true|false)\s*\Z")
 log = logging.getLogger("sandbox.google")
 
 
+def _prefer_generated_packages(output_dir, top):
+    """Puts the packages protoc wrote under `output_dir` first in the search path of the installed
+    packages of the same name. `google` is a namespace package with protobuf alone, and the generated
+    google.longrunning etc. would join it; but xds-protos (the xDS tests' descriptors) installs
+    `google`, `google.longrunning`, `google.rpc`... as regular packages, which no other directory
+    joins. Parents come first, so a package that only protoc wrote is found through its parent."""
+    for directory, _, _ in os.walk(os.path.join(output_dir, top)):
+        name = os.path.relpath(directory, output_dir).replace(os.sep, ".")
+        try:
+            package = importlib.import_module(name)
+        except ImportError:
+            continue
+        search_path = getattr(package, "__path__", None)
+        if search_path is not None and directory not in list(search_path):
+            if isinstance(search_path, list):
+                search_path.insert(0, directory)
+            else:  # a namespace package's _NamespacePath
+                search_path.append(directory)
+    importlib.invalidate_caches()
+
+
 class Protos:
     """The generated Python modules of the vendored protos."""
 
@@ -92,8 +113,7 @@ class Protos:
         if output_dir not in sys.path:
             sys.path.insert(0, output_dir)
         importlib.invalidate_caches()
-        # `google` is a namespace package (protobuf installs google.protobuf without an
-        # __init__.py), so google.longrunning etc. from output_dir join it.
+        _prefer_generated_packages(output_dir, "google")
         self.status = importlib.import_module("google.rpc.status_pb2")
         self.details = importlib.import_module("google.rpc.error_details_pb2")
         self.operations = importlib.import_module("google.longrunning.operations_proto_pb2")
