@@ -1,3 +1,4 @@
+import AuthRPCSystem
 public import Foundation
 
 /// Where an old GTMOAuth2 keychain string is kept: a keychain item on Apple platforms
@@ -14,6 +15,9 @@ public struct GTMOAuth2FileSource: GTMOAuth2ItemSource {
     /// The file.
     public let fileURL: URL
 
+    /// The largest item read: a GTMOAuth2 keychain string is a few hundred bytes.
+    static let maximumFileSize = 64 * 1024
+
     /// A source reading the file at `fileURL`.
     public init(fileURL: URL) {
         self.fileURL = fileURL
@@ -23,17 +27,14 @@ public struct GTMOAuth2FileSource: GTMOAuth2ItemSource {
     ///
     /// - Throws: ``OAuthError/Kind/storage`` naming the path when it cannot be read or is not UTF-8.
     public func read() throws(OAuthError) -> String? {
-        let data: Data
+        let bytes: SecretBytes
         do {
-            data = try Data(contentsOf: fileURL)
-        } catch CocoaError.fileReadNoSuchFile {
-            return nil
+            bytes = try BoundedFile.read(fileURL.path, limit: Self.maximumFileSize)
         } catch {
-            throw OAuthError(
-                .storage,
-                "could not read the GTMOAuth2 item \(fileURL.path): \(error.localizedDescription)"
-            )
+            if error.reason == .notFound { return nil }
+            throw OAuthError(.storage, "could not read the GTMOAuth2 item \(fileURL.path): \(error)", underlying: error)
         }
+        let data = bytes.withUnsafeBytes { Data($0) }
         guard let text = String(data: data, encoding: .utf8) else {
             throw OAuthError(.storage, "the GTMOAuth2 item \(fileURL.path) is not UTF-8 text")
         }
