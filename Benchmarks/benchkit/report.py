@@ -33,11 +33,38 @@ def verdict(ok):
 
 
 def write(arguments, results):
-    """Writes RESULTS.md; returns its text."""
+    """Writes RESULTS.md; returns its text. The sections a run writes replace their former text;
+    every other `## ` section of the file (the analyses written by hand: profiles, before/after
+    tables of a change) is kept, in its order, after them."""
     text = render(arguments, results)
+    if os.path.exists(arguments.output):
+        with open(arguments.output) as handle:
+            kept = hand_written_sections(handle.read(), text)
+        if kept:
+            print("RESULTS.md keeps its sections written by hand: " + "; ".join(title for title, _ in kept))
+            text += "\n" + "\n".join(body for _, body in kept)
     with open(arguments.output, "w") as handle:
         handle.write(text)
     return text
+
+
+def sections(text):
+    """`text` cut at its `## ` headings: [(heading, the section's text)]; what precedes the first
+    heading is left out (the report's title and introduction, which a run always writes)."""
+    found, lines = [], text.splitlines(keepends=True)
+    for line in lines:
+        if line.startswith("## "):
+            found.append([line[3:].strip(), line])
+        elif found:
+            found[-1][1] += line
+    return [(title, body) for title, body in found]
+
+
+def hand_written_sections(previous, generated):
+    """The sections of `previous` whose heading `generated` does not have."""
+    written = {title for title, _ in sections(generated)}
+    return [(title, body if body.endswith("\n") else body + "\n")
+            for title, body in sections(previous) if title not in written]
 
 
 def render(arguments, results):

@@ -189,8 +189,10 @@ class MemoryBudgetTests(unittest.TestCase):
         self.write(memory=1)
         budget.update_memory(6835.0)
         self.assertEqual(budget.memory_limit(), 7520)  # 6835 × 1.1 = 7518.5, up to a multiple of 16
+        measured_on = budget.load()[budget.MEMORY_DATE_KEY]
         budget.update({("authrpc", "h2c", 1): 16.0}, "grpc-c++")
         self.assertEqual(budget.memory_limit(), 7520)
+        self.assertEqual(budget.load()[budget.MEMORY_DATE_KEY], measured_on)
 
 
 def load_record(impl, concurrency, cpu, transport="h2c", **more):
@@ -413,6 +415,26 @@ class CallgrindRecordTests(unittest.TestCase):
         with mock.patch.object(report.os.path, "join", return_value=self.path):
             included = report.callgrind_section()
         self.assertIn("### before: authrpc, tls, 1 in flight", included)
+
+
+class ReportWriteTests(unittest.TestCase):
+    def test_a_run_replaces_its_own_sections_and_keeps_those_written_by_hand(self):
+        output = os.path.join(tempfile.mkdtemp(prefix="bench-report-"), "RESULTS.md")
+        with open(output, "w") as handle:
+            handle.write("# Benchmark results\n\nold introduction\n\n## Small calls (100-byte payloads)\n\n"
+                         "old figures\n\n## Per-call core: before/after\n\nhand table\n\n### What is left\n\n"
+                         "the profile\n")
+        generated = "# Benchmark results\n\nnew introduction\n\n## Small calls (100-byte payloads)\n\nnew figures\n"
+        arguments = mock.Mock(output=output)
+        with mock.patch.object(report, "render", return_value=generated), mock.patch("builtins.print"):
+            report.write(arguments, {})
+        with open(output) as handle:
+            text = handle.read()
+        self.assertIn("new figures", text)
+        self.assertNotIn("old figures", text)
+        self.assertNotIn("old introduction", text)
+        self.assertIn("## Per-call core: before/after\n\nhand table\n\n### What is left\n\nthe profile\n", text)
+        self.assertLess(text.index("new figures"), text.index("hand table"))
 
 
 class BalancingReportTests(unittest.TestCase):
