@@ -460,8 +460,33 @@ class BalancingReportTests(unittest.TestCase):
 
     def test_the_section_shows_both_policies_timed_apart_from_the_counted_runs(self):
         lines = self.rows(18_000, 20_000)
-        self.assertTrue(any(line.startswith("| pick-first | 1 | 20000 |") for line in lines), lines)
-        self.assertTrue(any(line.startswith("| round-robin | 3 | 18000 |") for line in lines), lines)
+        self.assertTrue(any(line.startswith("| authrpc | pick-first | 1 | 20000 |") for line in lines), lines)
+        self.assertTrue(any(line.startswith("| authrpc | round-robin | 3 | 18000 |") for line in lines), lines)
+        self.assertFalse(any("C-core CQ" in line for line in lines), lines)
+
+    def test_ccores_client_has_a_row_for_each_policy_beside_authrpcs(self):
+        records = [self.record(label, rate, counted) for label, rate in
+                   (("authrpc", 20_000), ("authrpc-rr", 18_000), ("ccore-cq", 15_000), ("ccore-cq-rr", 12_000))
+                   for counted in (False, True)]
+        lines = report.balancing({"balancing": records})
+        self.assertIn("| C-core CQ (C++ 1.51) | pick-first | 1 | 15000 |", "\n".join(lines))
+        self.assertIn("| C-core CQ (C++ 1.51) | round-robin | 3 | 12000 |", "\n".join(lines))
+
+
+class MillionReportTests(unittest.TestCase):
+    @staticmethod
+    def run_of(cpu, rss_growth):
+        samples = [{"calls": calls, "seconds": calls / 1000, "rss_bytes": 10 << 20, "fds": 8, "heap_live_bytes": 1 << 20}
+                   for calls in (0, 10000, 20000)]
+        samples[-1]["rss_bytes"] += rss_growth
+        return {"calls": 20000, "seconds": 20.0, "calls_per_second": 1000.0, "cpu_us_per_call": cpu, "samples": samples}
+
+    def test_ccores_run_is_reported_beside_authrpcs_with_its_growth_and_the_cpu_ratio(self):
+        run = {**self.run_of(30.0, 0), "ccore": self.run_of(40.0, 2048)}
+        text = "\n".join(report.million({"million": run}))
+        self.assertIn("C-core's completion-queue client (C++ 1.51), the same 20,000 calls", text)
+        self.assertIn("(authrpc: 0.75× its CPU)", text)
+        self.assertIn("RSS +2 KiB", text)
 
 
 if __name__ == "__main__":
