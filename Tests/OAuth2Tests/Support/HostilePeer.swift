@@ -48,7 +48,8 @@ struct HostilePeer: Sendable {
                 HostilePeer(
                     process: try await PeerProcess.launch(
                         script: "Tests/Peers/oauth_hostile_server.py",
-                        name: "hostile"
+                        name: "hostile",
+                        priority: .shared
                     )
                 )
             }
