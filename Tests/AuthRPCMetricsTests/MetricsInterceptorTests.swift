@@ -28,6 +28,7 @@ struct MetricsInterceptorTests {
         return try Channel(
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
+            connectionBackoff: .patient,
             interceptors: [MetricsInterceptor(factory: metrics)]
         )
     }

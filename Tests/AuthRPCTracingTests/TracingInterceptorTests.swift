@@ -16,6 +16,7 @@ struct TracingInterceptorTests {
         return try Channel(
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
+            connectionBackoff: .patient,
             interceptors: [TracingInterceptor(tracer: tracer)]
         )
     }

@@ -13,14 +13,16 @@ public final class PeerProcess: Sendable {
     private let process: Process
     private let stdin: Pipe
 
-    /// Starts `script` as ``init(script:name:arguments:readyTimeout:)`` does, waiting for it on a
-    /// thread of its own. On a loaded machine a peer can take many seconds to start, and waiting
-    /// on one of the cooperative pool's threads (one per core) stalls every other test meanwhile.
+    /// Starts `script` as ``init(script:name:arguments:launcher:priority:readyTimeout:)`` does,
+    /// waiting for it on a thread of its own. On a loaded machine a peer can take many seconds to
+    /// start, and waiting on one of the cooperative pool's threads (one per core) stalls every other
+    /// test meanwhile.
     public static func launch(
         script: String,
         name: String,
         arguments: [String] = [],
         launcher: [String] = [],
+        priority: PeerStartGate.Priority = .own,
         readyTimeout: Duration = .seconds(60)
     ) async throws -> PeerProcess {
         try await withCheckedThrowingContinuation { continuation in
@@ -32,6 +34,7 @@ public final class PeerProcess: Sendable {
                             name: name,
                             arguments: arguments,
                             launcher: launcher,
+                            priority: priority,
                             readyTimeout: readyTimeout
                         )
                     }
@@ -41,14 +44,51 @@ public final class PeerProcess: Sendable {
     }
 
     /// Starts `script` (a path relative to the package root) and waits for its `READY <json>` line.
-    /// `launcher` runs Python (`ip netns exec NS`, say), when given.
-    public init(
+    /// `launcher` runs Python (`ip netns exec NS`, say), when given. It starts when
+    /// ``PeerStartGate/shared`` lets it (`priority` says who goes first); `readyTimeout` counts
+    /// from then.
+    public convenience init(
         script: String,
         name: String,
         arguments: [String] = [],
         launcher: [String] = [],
+        priority: PeerStartGate.Priority = .own,
         readyTimeout: Duration = .seconds(60)
     ) throws {
+        let started = try PeerStartGate.shared.starting(priority) {
+            try Self.start(
+                script: script,
+                name: name,
+                arguments: arguments,
+                launcher: launcher,
+                readyTimeout: readyTimeout
+            )
+        }
+        self.init(started)
+    }
+
+    private init(_ started: Started) {
+        info = started.info
+        stateDirectory = started.stateDirectory
+        process = started.process
+        stdin = started.stdin
+    }
+
+    /// A peer that printed its `READY` line.
+    private struct Started {
+        let info: [String: any Sendable]
+        let stateDirectory: URL
+        let process: Process
+        let stdin: Pipe
+    }
+
+    private static func start(
+        script: String,
+        name: String,
+        arguments: [String],
+        launcher: [String],
+        readyTimeout: Duration
+    ) throws -> Started {
         TestLogging.installed
         let root = PackageRoot.url
         let state = FileManager.default.temporaryDirectory
@@ -81,10 +121,12 @@ public final class PeerProcess: Sendable {
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw PeerError("\(name): \(ready) is not a JSON object")
         }
-        self.info = object.mapValues { Self.sendable($0) }
-        self.stateDirectory = state
-        self.process = process
-        self.stdin = stdin
+        return Started(
+            info: object.mapValues { Self.sendable($0) },
+            stateDirectory: state,
+            process: process,
+            stdin: stdin
+        )
     }
 
     /// Stops the peer (closing its stdin ends it) and waits for it to exit.

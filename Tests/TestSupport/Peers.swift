@@ -150,13 +150,20 @@ public actor Peers {
     public static func faultServer() async throws -> FaultServerInfo { try await shared.startFaults() }
 
     /// A sandbox of one's own, for tests that need particular options (e.g. a short token lifetime),
-    /// started off the cooperative pool (``PeerProcess/launch(script:name:arguments:readyTimeout:)``).
-    public static func launchSandbox(_ arguments: [String] = [], name: String = "sandbox") async throws -> SandboxInfo {
+    /// started off the cooperative pool
+    /// (``PeerProcess/launch(script:name:arguments:launcher:priority:readyTimeout:)``); `priority`
+    /// is `.shared` for one that many suites wait for.
+    public static func launchSandbox(
+        _ arguments: [String] = [],
+        name: String = "sandbox",
+        priority: PeerStartGate.Priority = .own
+    ) async throws -> SandboxInfo {
         SandboxInfo(
             process: try await PeerProcess.launch(
                 script: "Examples/Sandbox/sandbox.py",
                 name: name,
-                arguments: arguments
+                arguments: arguments,
+                priority: priority
             )
         )
     }
@@ -176,7 +183,7 @@ public actor Peers {
     private func startSandbox() async throws -> SandboxInfo {
         if let sandbox { return try await sandbox.value }
         let task = Task.detached {
-            try await Peers.launchSandbox(["--static-token", Peers.staticToken])
+            try await Peers.launchSandbox(["--static-token", Peers.staticToken], priority: .shared)
         }
         sandbox = task
         return try await task.value
@@ -198,7 +205,8 @@ public actor Peers {
                     "--tls-key", dir.appendingPathComponent("server.key").path,
                     "--unix", "/tmp/\(unique).sock",
                     "--unix-abstract", unique,
-                ]
+                ],
+                priority: .shared
             )
             return FaultServerInfo(process: process)
         }

@@ -111,7 +111,8 @@ public final class Tinyproxy: Sendable {
             }()
         )
         try process.run()
-        let deadline = Date().addingTimeInterval(20)
+        // Only a tinyproxy that never listens reaches this, however loaded the machine is.
+        let deadline = Date().addingTimeInterval(60)
         while !LoopbackSocket.isListening(port: port) {
             guard process.isRunning, Date() < deadline else {
                 try? stdin.fileHandleForWriting.close()

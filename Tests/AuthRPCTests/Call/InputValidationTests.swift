@@ -128,7 +128,8 @@ struct InputValidationTests {
         let channel = try Channel(
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
-            keepalive: Keepalive(interval: .seconds(Int64.max), timeout: .seconds(1e20))
+            keepalive: Keepalive(interval: .seconds(Int64.max), timeout: .seconds(1e20)),
+            connectionBackoff: .patient
         )
         var options = CallOptions()
         options.initialMetadata.addString("200", forKey: "x-fault-delay-ms")

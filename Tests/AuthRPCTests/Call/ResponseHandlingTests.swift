@@ -202,7 +202,8 @@ struct ResponseHandlingTests {
         let raised = try Channel(
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
-            maxResponseHeaderListSize: 64 << 10
+            maxResponseHeaderListSize: 64 << 10,
+            connectionBackoff: .patient
         )
         let response = try await FaultChannel.call(raised, "HeaderFlood", options: flood(10))
         #expect(response.headers.strings(forKey: "x-flood").count == 10)

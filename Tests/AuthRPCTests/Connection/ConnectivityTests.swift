@@ -133,11 +133,15 @@ struct ConnectivityTests {
         )
         defer { channel.close() }
         let log = StateLog(channel)
-        var options = CallOptions()
-        options.initialMetadata.addString("1000", forKey: "x-fault-delay-ms")
+        let tag = FaultChannel.newTag()
+        var options = FaultChannel.tagged(tag)
+        options.initialMetadata.addString("5000", forKey: "x-fault-delay-ms")
         let long = Task { try await FaultChannel.call(channel, "Echo", options: options) }
-        // Past the idle timeout, while the long call is open: a second call finds the connection
-        // taking streams (had it begun to close for idleness, this call would make a new one).
+        // Once the server has the long call (it answers 5 s later, so it is still open below
+        // however late a loaded machine runs this), and past the idle timeout: a second call
+        // finds the connection taking streams (had it begun to close for idleness, this call
+        // would make a new one).
+        _ = try await FaultChannel.events(channel, tag: tag) { $0.contains { $0["type"] as? String == "end_stream" } }
         try await Task.sleep(for: .milliseconds(500))
         _ = try await FaultChannel.call(channel, "Echo")
         #expect(try await long.value.message == Array("hello".utf8))

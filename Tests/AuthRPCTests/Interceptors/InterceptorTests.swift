@@ -102,6 +102,7 @@ struct InterceptorTests {
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
             defaultCallOptions: CallOptions(interceptors: [Tagging(name: "default", log: log)]),
+            connectionBackoff: .patient,
             interceptors: [Tagging(name: "channel-1", log: log), Tagging(name: "channel-2", log: log)]
         )
         let echoed = try await FaultChannel.echoRequest(
@@ -208,6 +209,7 @@ struct InterceptorTests {
         let channel = try Channel(
             target: "\(faults.host):\(faults.port("h2c"))",
             transportSecurity: .plaintext,
+            connectionBackoff: .patient,
             interceptors: [recorder],
             serviceConfig: config
         )

@@ -291,6 +291,8 @@ struct RetryAgainstFaultServerTests {
     @Test("one deadline spans every attempt: each is sent with less time left, and the call ends at it")
     func deadlineSpansAttempts() async throws {
         let channel = try await FaultChannel.make()
+        // Connected first: the second is for the attempts, not for connecting on a busy machine.
+        try await FaultChannel.call(channel, "Echo")
         let tag = FaultChannel.newTag()
         // Each attempt takes the server 400 ms to fail; the deadline is 1 s for all of them.
         let error = await #expect(throws: RPCError.self) {

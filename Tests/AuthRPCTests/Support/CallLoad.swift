@@ -70,16 +70,3 @@ final class CallLoad: Sendable {
         state.withLock { $0.outcomes.filter { $0.code == nil && $0.started >= instant }.count }
     }
 }
-
-/// Polls `condition` every 50 ms until it holds; throws, naming `what`, after `limit`.
-func eventually(
-    _ what: String,
-    within limit: Duration = .seconds(60),
-    _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw PeerError("\(what): not within \(limit)") }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-}

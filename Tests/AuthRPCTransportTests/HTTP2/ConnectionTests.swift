@@ -172,12 +172,21 @@ struct ConnectionTests {
     @Test("close() fails open streams at once; graceful close lets them finish")
     func closing() async throws {
         let connection = try await FaultPeer.connect()
+        let tag = FaultPeer.newTag()
         let slow = Task {
             try await connection.send(
-                FaultPeer.request("Echo", headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "300")])
+                FaultPeer.request(
+                    "Echo",
+                    tag: tag,
+                    headers: [HTTP2HeaderField(name: "x-fault-delay-ms", value: "2000")]
+                )
             )
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Closed once the server has the whole request (it answers 2 s later), however late a
+        // loaded machine runs the task that sends it.
+        _ = try await FaultPeer.events(tag: tag, on: connection) {
+            $0.contains { $0["type"] as? String == "end_stream" }
+        }
         connection.close(graceful: true)
         #expect(try await slow.value.status == 200)
         #expect(!connection.isAcceptingStreams)

@@ -62,7 +62,8 @@ enum FaultPeer {
         until done: ([[String: Any]]) -> Bool = { _ in true }
     ) async throws -> [[String: Any]] {
         var events: [[String: Any]] = []
-        for _ in 0..<50 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             let response = try await connection.send(
                 request("Events", headers: [HTTP2HeaderField(name: "x-fault-query-tag", value: tag)])
             )

@@ -22,7 +22,8 @@ actor SandboxFixture {
         let task = Task.detached {
             try await Peers.launchSandbox(
                 ["--static-token", SandboxFixture.staticToken, "--auto-approve-device-after", "1"],
-                name: "sandbox-cli"
+                name: "sandbox-cli",
+                priority: .shared
             )
         }
         launch = task

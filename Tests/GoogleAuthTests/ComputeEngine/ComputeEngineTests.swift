@@ -110,7 +110,9 @@ struct ComputeEngineTests {
     func unreachable() async throws {
         let source = try ComputeEngineTokenSource(
             host: "127.0.0.1:\(Ports.closed())",
-            retry: MetadataRetry(attempts: 2, initialBackoff: .milliseconds(10))
+            // Both attempts whatever the machine's load: the default 30 s bound on the whole fetch
+            // was passed by the first refused attempt alone in a full run.
+            retry: MetadataRetry(attempts: 2, initialBackoff: .milliseconds(10), maximumDuration: .seconds(600))
         )
         let error = try await #require(throws: OAuthError.self) { try await source.fetchToken() }
         #expect(error.isTransient)

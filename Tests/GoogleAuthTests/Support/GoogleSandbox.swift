@@ -149,7 +149,9 @@ struct GoogleSandbox: Sendable {
         request.fillUsername = true
         request.fillOauthScope = true
         var options = options
-        options.timeout = options.timeout ?? .seconds(20)
+        // Connecting included, on a machine busy starting every suite's peers: only a hang
+        // reaches this (20 s was reached in a full run).
+        options.timeout = options.timeout ?? .seconds(120)
         let channel = try channel ?? self.channel()
         let response = try await AuthSample_TestServiceClient(channel: channel).unaryCall(request, options: options)
             .message

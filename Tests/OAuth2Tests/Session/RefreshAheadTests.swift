@@ -11,33 +11,51 @@ import Testing
 @Suite("AuthSession refreshes ahead of expiry (sandbox issuer)")
 struct RefreshAheadTests {
     @Test(
-        "a stale token while the token endpoint takes 8 s: calls with a 4 s deadline succeed, one refresh runs behind"
+        "a stale token while the token endpoint holds the refresh: calls succeed meanwhile, one refresh runs behind"
     )
     func staleTokenDoesNotMakeCallsWait() async throws {
         let issuer = try await SandboxIssuer.shared()
         let client = try await issuer.makeClient()
         let grant = try await issuer.signIn(client)
+        let accessToken = try #require(grant.accessToken)
+
+        // Connecting (TLS, HTTP/2 settings) is done first, with the grant's token and a deadline
+        // only a hang reaches: on a loaded machine it can take seconds, which must not count
+        // against the calls below.
+        let channel = try issuer.channel()
+        _ = try await issuer.whoAmI(
+            on: channel,
+            options: CallOptions(timeout: .seconds(120), credentials: .accessToken(accessToken))
+        )
+
         let session = AuthSession(state: stale(grant))
-        try await issuer.tokenBehaviour(of: client, delayMilliseconds: 8000)
-        defer { Task { try? await issuer.tokenBehaviour(of: client) } }
+        let changes = session.stateChanges()
+        try await issuer.holdTokenRequests(of: client)
+        defer { Task { try? await issuer.releaseTokenRequests(of: client) } }
         let before = try await issuer.counters(of: client)["token_requests", default: 0]
 
-        let channel = try issuer.channel()
-        // Half the endpoint's delay: a call that waited for the refresh could not succeed, and a
-        // loaded machine still has seconds to connect.
-        let options = CallOptions(timeout: .seconds(4), credentials: .provider(session))
+        // The refresh is held until the calls are done (or 60 s): a call that waited for it could
+        // only end by its deadline, which comes before the refresh's own 30 s timeout (after which
+        // the stale token would be handed out). Calls that do not wait need no more than a round
+        // trip on the open connection.
+        let options = CallOptions(timeout: .seconds(20), credentials: .provider(session))
         for _ in 0..<5 {
             let response = try await issuer.whoAmI(on: channel, options: options)
             #expect(response.username == issuer.sandbox.user)
         }
-        // One refresh went out behind the calls; once it is back the session holds a new token.
+        #expect(session.cachedToken() == accessToken)
         try await issuer.waitForTokenRequests(of: client, moreThan: before)
-        var current = session.cachedToken()
-        for _ in 0..<750 where current == grant.accessToken || current == nil {
-            try await Task.sleep(for: .milliseconds(20))
-            current = session.cachedToken()
+
+        // One refresh went out behind the calls; once it is answered the session holds a new token.
+        try await issuer.releaseTokenRequests(of: client)
+        let refreshed = Task {
+            for await state in changes where state.accessToken != nil && state.accessToken != accessToken {
+                return state.accessToken
+            }
+            return nil
         }
-        #expect(current != nil && current != grant.accessToken)
+        let newToken = try #require(await value(of: refreshed, waitingAtMost: .seconds(60)) ?? nil)
+        #expect(session.cachedToken() == newToken)
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] - before == 1)
         _ = try await issuer.whoAmI(on: channel, options: options)
     }
@@ -56,7 +74,9 @@ struct RefreshAheadTests {
         let before = try await issuer.counters(of: client)["token_requests", default: 0]
 
         let channel = try issuer.channel()
-        let options = CallOptions(timeout: .seconds(5), credentials: .provider(session))
+        // The deadline is not what this test is about (the issuer fails the refresh at once);
+        // only a hang reaches it, not connecting on a loaded machine.
+        let options = CallOptions(timeout: .seconds(120), credentials: .provider(session))
         _ = try await issuer.whoAmI(on: channel, options: options)
         try await issuer.waitForTokenRequests(of: client, moreThan: before)
         for _ in 0..<5 {

@@ -316,7 +316,9 @@ final class FileAuthSessionStoreTests {
     func exclusiveAccessExcludes() async throws {
         let holder = try makeStore()
         let other = try makeStore()
-        let waited = try await holder.withExclusiveAccess(timeout: .seconds(5)) {
+        // The uncontended lock waits only for a descriptor copy a fork of another test holds
+        // until it execs: long on a loaded machine, so these waits are long too.
+        let waited = try await holder.withExclusiveAccess(timeout: .seconds(60)) {
             () async throws(OAuthError) -> Duration in
             let start = ContinuousClock.now
             let error = await StoreFixtures.error { () async throws(OAuthError) in
@@ -333,7 +335,7 @@ final class FileAuthSessionStoreTests {
         #expect(StoreFixtures.mode(of: holder.lockFilePath) == 0o600)
         // Released after the body returned. Not `.zero`: a process another test forks at that
         // moment holds a copy of the lock's descriptor (and so the flock) until it execs.
-        let entered = try await other.withExclusiveAccess(timeout: .seconds(2)) { () async throws(OAuthError) in true }
+        let entered = try await other.withExclusiveAccess(timeout: .seconds(60)) { () async throws(OAuthError) in true }
         #expect(entered)
     }
 
@@ -341,14 +343,18 @@ final class FileAuthSessionStoreTests {
     func exclusiveAccessReleasedOnThrow() async throws {
         let store = try makeStore()
         do {
-            try await store.withExclusiveAccess(timeout: .seconds(1)) { () async throws(OAuthError) in
+            try await store.withExclusiveAccess(timeout: .seconds(60)) { () async throws(OAuthError) in
                 throw OAuthError(.flowFailed, "body failed")
             }
             Issue.record("expected the body's error")
         } catch {
             #expect(error.kind == .flowFailed)
         }
-        let entered = try await makeStore().withExclusiveAccess(timeout: .zero) { () async throws(OAuthError) in true }
+        // Not `.zero`: a process another test forks meanwhile holds a copy of the lock's
+        // descriptor until it execs. A lock left held would make this time out.
+        let entered = try await makeStore().withExclusiveAccess(timeout: .seconds(60)) {
+            () async throws(OAuthError) in true
+        }
         #expect(entered)
     }
 
@@ -397,7 +403,7 @@ final class FileAuthSessionStoreTests {
         texts.append(storageError { () throws(OAuthError) in _ = try store.retrieve() }?.message ?? "")
         try Data(StoreFixtures.accessToken.utf8).write(to: store.fileURL)
         texts.append(storageError { () throws(OAuthError) in _ = try store.retrieve() }?.message ?? "")
-        let timeout = try await store.withExclusiveAccess(timeout: .seconds(1)) { () async throws(OAuthError) in
+        let timeout = try await store.withExclusiveAccess(timeout: .seconds(60)) { () async throws(OAuthError) in
             await StoreFixtures.error { () async throws(OAuthError) in
                 try await second.withExclusiveAccess(timeout: .milliseconds(30)) { () async throws(OAuthError) in
                     "entered"

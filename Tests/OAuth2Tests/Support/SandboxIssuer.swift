@@ -76,15 +76,14 @@ struct SandboxIssuer: Sendable {
     }
     /// Stops the issuer listening for `seconds` (or, with `flag`, until that file is removed,
     /// `seconds` at most), and returns once it no longer accepts connections (werkzeug's
-    /// shutdown takes up to half a second, and a request that arrives meanwhile is still answered).
+    /// shutdown takes up to half a second, and a request that arrives meanwhile is still answered);
+    /// throws if it still does after a minute.
     func outage(seconds: Double, whileExists flag: URL? = nil) async throws {
         var form = ["seconds": "\(seconds)"]
         if let flag { form["while_exists"] = flag.path }
         _ = try await post("/sandbox/outage", form: form)
         let port = url.port ?? 80
-        for _ in 0..<100 where LoopbackSocket.isListening(port: port) {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await eventually("the issuer stops listening for its outage") { !LoopbackSocket.isListening(port: port) }
     }
 
     /// Makes the token endpoint wait `delayMilliseconds` and then answer normally, or with HTTP
@@ -114,13 +113,11 @@ struct SandboxIssuer: Sendable {
     }
 
     /// Waits until the issuer has received `count` more token requests from `client` than `before`
-    /// (so one is in flight), polling every 20 ms for up to 10 s.
+    /// (so one is in flight), a minute at most.
     func waitForTokenRequests(of client: OAuthClient, moreThan before: Int, count: Int = 1) async throws {
-        for _ in 0..<500 {
-            if try await counters(of: client)["token_requests", default: 0] >= before + count { return }
-            try await Task.sleep(for: .milliseconds(20))
+        try await eventually("the issuer sees \(count) more token request(s)") {
+            try await counters(of: client)["token_requests", default: 0] >= before + count
         }
-        throw PeerError("the issuer did not see the token request in time")
     }
 
     /// The issuer's counters for `client` (`token_requests`, `refresh_requests`, `device_polls`, …).

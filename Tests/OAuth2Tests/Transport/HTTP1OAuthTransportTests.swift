@@ -112,7 +112,9 @@ struct HTTP1OAuthTransportTests {
         let script = try await peer.script(["body": Self.tokenBody, "head_drip_ms": 500])
         let request = OAuthHTTPRequest(url: script.url, timeout: .seconds(60))
         let task = Task { try await HTTP1OAuthTransport.standard.send(request) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the peer has the request (its head then trickles for seconds), so the
+        // exchange is under way, however late a loaded machine runs the task.
+        try await eventually("the peer receives the request") { try await peer.stats(script).hits >= 1 }
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
         #expect(try await peer.settledStats(script).aborted == 1)
@@ -263,7 +265,8 @@ struct HTTP1OAuthTransportTests {
         let request = OAuthHTTPRequest(
             url: URL(string: "http://\(metadataName):8080/computeMetadata/v1/instance/service-accounts/default/token")!,
             headers: [("Metadata-Flavor", "Google")],
-            timeout: .seconds(10)
+            // Resolving the name fails at once; only a hang reaches this.
+            timeout: .seconds(60)
         )
         // Plain http to the metadata server goes direct: here its name resolves nowhere, so the
         // attempt fails resolving it, and the proxy hears nothing of it.
