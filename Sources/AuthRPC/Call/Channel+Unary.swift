@@ -183,18 +183,22 @@ extension Channel {
         let start: AttemptsStart
         switch try firstStep(call) {
         case .send(let connection, let token):
-            let request = try makeRequest(call, token: token, previousAttempts: 0)
-            var headersReceived = false
-            let result: Result<HTTP2Response, TransportFailure>
-            do throws(TransportFailure) {
-                result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
-            } catch {
-                result = .failure(error)
+            guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
+                start = .settle(token: token, result: .failure(.cancelled), headersReceived: false)
+                break
             }
-            if let payload = acceptedAtOnce(call, result) {
+            // `exchange.answer()`, written out: the call waits on this one continuation, which the
+            // connection's I/O thread resumes exactly once (with the answer, or with `cancelled`
+            // after the handler's cancel), in no async frame of the transport's.
+            let answer = await withTaskCancellationHandler {
+                await withUnsafeContinuation { exchange.submit(answeringTo: $0) }
+            } onCancel: {
+                exchange.cancel()
+            }
+            if let payload = acceptedAtOnce(call, answer.result) {
                 return payload
             }
-            start = .settle(token: token, result: result, headersReceived: headersReceived)
+            start = .settle(token: token, result: answer.result, headersReceived: answer.afterHeaders)
         case .general(let general):
             start = general
         }
@@ -233,6 +237,21 @@ extension Channel {
         case .use(let connection): return .send(connection, token: token)
         case .wait(let signal): return .general(.waiting(token: token, for: signal))
         }
+    }
+
+    /// An attempt's request on a stream of `connection`'s, not yet submitted; nil when the task
+    /// is already cancelled (the answer `HTTP2Connection.send` gives then).
+    @inline(never)
+    private func openExchange(
+        _ call: PreparedCall,
+        on connection: HTTP2Connection,
+        token: String?,
+        previousAttempts: Int
+    ) throws(RPCError) -> HTTP2Exchange? {
+        if Task.isCancelled { return nil }
+        return connection.exchange(
+            for: try makeRequest(call, token: token, previousAttempts: previousAttempts)
+        )
     }
 
     /// The first attempt's answer when it is the message (what `settle` returns for it, without
@@ -290,21 +309,20 @@ extension Channel {
         while true {
             switch try nextStep(call, &progress) {
             case .send(let connection):
-                let request = try makeRequest(
+                // The request goes to the stream before the await, so this frame holds only the
+                // exchange while the call waits.
+                let answer: HTTP2Exchange.Answer
+                if let exchange = try openExchange(
                     call,
+                    on: connection,
                     token: progress.token,
                     previousAttempts: previousAttempts(call, progress)
-                )
-                let result: Result<HTTP2Response, TransportFailure>
-                var headersReceived = false
-                do throws(TransportFailure) {
-                    // Handed over, not borrowed: the header block is freed once submitted rather
-                    // than held by this frame while the call waits.
-                    result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
-                } catch {
-                    result = .failure(error)
+                ) {
+                    answer = await exchange.answer()
+                } else {
+                    answer = (.failure(.cancelled), false)
                 }
-                if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
+                if let payload = try settle(call, &progress, answer.result, headersReceived: answer.afterHeaders) {
                     return payload
                 }
             case .askProvider(let provider):
@@ -576,50 +594,52 @@ extension Channel {
 
     /// The request as it goes on the wire: pseudo-headers, then `grpc-timeout` (the time left
     /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
-    /// `grpc-previous-rpc-attempts` (a retry), `authorization`, then the caller's metadata. The fields that do not change between calls
-    /// are copied from blocks built once.
+    /// `grpc-previous-rpc-attempts` (a retry), `authorization`, then the caller's metadata. The
+    /// header fields go as parts (`HTTP2RequestHead`) that the connection's I/O thread lays out
+    /// into its own reused buffer: the fields that do not change between calls are blocks built
+    /// once, and a call without metadata of its own allocates no block.
     @inline(never)
     private func makeRequest(
         _ call: PreparedCall,
         token: String?,
         previousAttempts: Int
     ) throws(RPCError) -> HTTP2Request {
-        var headers = HTTP2HeaderBlock()
-        headers.reserveCapacity(
-            fields: 12 + call.options.initialMetadata.count,
-            byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count
-                + (token?.utf8.count ?? 0)
-        )
-        headers.append(contentsOf: requestLine)
-        headers.append(name: ":path", value: call.context.method.path)
-        headers.append(name: ":authority", value: call.context.authority)
+        var timeout: String?
         if let deadline = call.deadline {
             let remaining = deadline - .now
             guard remaining > .zero else {
                 throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent")
             }
-            headers.append(name: "grpc-timeout", value: GRPCTimeout.encode(remaining))
+            timeout = GRPCTimeout.encode(remaining)
         }
-        if call.options.compression == nil && call.options.userAgentPrefix == nil {
-            headers.append(contentsOf: Self.plainCallFields)
-        } else {
+        var common = Self.plainCallFields
+        if call.options.compression != nil || call.options.userAgentPrefix != nil {
+            common = HTTP2HeaderBlock()
             Self.appendCallFields(
-                to: &headers,
+                to: &common,
                 compression: call.options.compression,
                 userAgentPrefix: call.options.userAgentPrefix
             )
         }
-        if previousAttempts > 0 {
-            headers.append(name: Self.previousAttemptsKey, value: String(previousAttempts))
+        var metadata = HTTP2HeaderBlock()
+        if !call.options.initialMetadata.isEmpty {
+            metadata.reserveCapacity(fields: call.options.initialMetadata.count, byteCount: 128)
+            for (key, value) in call.options.initialMetadata where token == nil || key != "authorization" {
+                metadata.append(name: key, value: Metadata.wireValue(value))
+            }
         }
-        if let token {
-            headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)
-        }
-        for (key, value) in call.options.initialMetadata where token == nil || key != "authorization" {
-            headers.append(name: key, value: Metadata.wireValue(value))
-        }
+        let head = HTTP2RequestHead(
+            leading: requestLine,
+            path: call.context.method.path,
+            authority: call.context.authority,
+            timeout: timeout,
+            common: common,
+            previousAttempts: previousAttempts > 0 ? String(previousAttempts) : nil,
+            bearerToken: token,
+            trailing: metadata
+        )
         return HTTP2Request(
-            headerBlock: headers,
+            head: head,
             body: call.body,
             deadline: call.deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
