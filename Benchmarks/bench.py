@@ -13,10 +13,11 @@ both servers (h2c and TLS on loopback), and measures:
     libMallocCounter.so preloaded, checked against allocation-budget.json;
   * memory per call in flight: 10,000 calls parked by the server, against 10,000 tasks waiting on
     a bare continuation in the same process shape;
-  * 1,000,000 sequential calls on one channel, RSS, live heap and open descriptors every 10,000;
+  * 1,000,000 sequential calls on one channel, RSS, live heap and open descriptors every 10,000
+    (swift-authrpc, and C-core's completion-queue client beside it);
   * 4 MiB requests and responses at 1 and 8 in flight, in GB/s;
-  * swift-authrpc with round-robin over three C++ servers against pick-first to one, at 100 in
-    flight (h2c): calls/s, CPU and mallocs per call;
+  * swift-authrpc and C-core's client with round-robin over three C++ servers against pick-first
+    to one, at 100 in flight (h2c): calls/s, CPU and mallocs per call;
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
 figure exceeds the allocation budget (mallocs per call, memory per call in flight) or when one
@@ -337,20 +338,22 @@ def big_messages(arguments, runner, servers):
 
 def balancing(arguments, runner, servers):
     """Round-robin over three C++ servers (one connection each) against pick-first to one, at 100
-    in flight over h2c, interleaved rounds; then each one's allocations."""
+    in flight over h2c, interleaved rounds, swift-authrpc and C-core's completion-queue client
+    (its `round_robin` policy over the same `ipv4:` target); then each one's allocations."""
     first = servers[BUDGET_SERVER]
     ports = ",".join(str(servers[name].ports["h2c"]) for name in (BUDGET_SERVER,) + BALANCED)
-    runs = {"authrpc": {}, "authrpc-rr": {"ports": ports, "lb": "round_robin"}}
+    runs = {label: (client, extra) for client in ("authrpc", "ccore-cq")
+            for label, extra in ((client, {}), (f"{client}-rr", {"ports": ports, "lb": "round_robin"}))}
     records = []
     for round_number in range(arguments.rounds):
-        for label, extra in runs.items():
-            result = runner.load("authrpc", first, "h2c", 100, arguments.calls, **extra)
+        for label, (client, extra) in runs.items():
+            result = runner.load(client, first, "h2c", 100, arguments.calls, **extra)
             result.update(impl=label, server="grpc-c++", phase="balancing")
             records.append(result)
             progress(f"round {round_number + 1} balancing h2c c=100 {label}", result,
                      "calls_per_second", "p50_us", "cpu_us_per_call")
-    for label, extra in runs.items():
-        result = runner.load("authrpc", first, "h2c", 100, arguments.calls, count_mallocs=True, **extra)
+    for label, (client, extra) in runs.items():
+        result = runner.load(client, first, "h2c", 100, arguments.calls, count_mallocs=True, **extra)
         result.update(impl=label, server="grpc-c++", phase="balancing", counted=True)
         records.append(result)
         progress(f"mallocs balancing h2c c=100 {label}", result, "mallocs_per_call")
@@ -358,10 +361,14 @@ def balancing(arguments, runner, servers):
 
 
 def sequential_calls(arguments, runner, servers):
-    """A million calls one after another on one channel, sampled every 10,000."""
-    print(f"{arguments.million} sequential calls (authrpc, grpc-c++, h2c) ...", flush=True)
-    return runner.bench_client("sequential", "authrpc", servers["grpc-c++"], "h2c", count_mallocs=True,
-                               timeout=3600, calls=arguments.million, sample_every=10000)
+    """A million calls one after another on one channel, sampled every 10,000: swift-authrpc's
+    run, with C-core's completion-queue client's beside it (`ccore`)."""
+    runs = {}
+    for client in ("authrpc", "ccore-cq"):
+        print(f"{arguments.million} sequential calls ({client}, grpc-c++, h2c) ...", flush=True)
+        runs[client] = runner.bench_client("sequential", client, servers["grpc-c++"], "h2c", count_mallocs=True,
+                                           timeout=3600, calls=arguments.million, sample_every=10000)
+    return {**runs["authrpc"], "ccore": runs["ccore-cq"]}
 
 
 def token_expiry(arguments, runner, servers):

@@ -3,10 +3,13 @@
 // next to theirs in one run. bench.py builds it with protoc, grpc_cpp_plugin, g++ and pkg-config
 // into Benchmarks/.build/cxx-client (never committed).
 //
-// Usage (BenchClient's `load` and `inflight` command lines):
+// Usage (BenchClient's `load`, `inflight` and `sequential` command lines):
 //   bench_client load --impl ccore-callback|ccore-cq --transport h2c|tls --port P --ca CA.pem
 //                --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
+//                [--ports P1,P2,... --lb pick_first|round_robin]
 //   bench_client inflight --impl ccore-cq --transport h2c|tls --port P --ca CA.pem --calls N [--warmup W]
+//   bench_client sequential --impl ccore-cq --transport h2c|tls --port P --ca CA.pem --calls N
+//                [--sample-every K] [--warmup W]
 //
 //   ccore-callback  the callback API (stub->async()->UnaryCall): C calls started, each completion
 //                   (on gRPC's own threads) records its latency and starts the next call;
@@ -25,6 +28,11 @@
 // server counts all of them (`x-bench-control: held`), RSS (/proc/self/statm) and live heap are
 // read, then the calls are released (`x-bench-control: release`) and drained. Per-call growth is
 // everything C-core holds for a call in flight, its ClientContext included (no task to subtract).
+//
+// `--ports` (h2c) makes the channel's target `ipv4:127.0.0.1:P1,127.0.0.1:P2,...` with C-core's
+// `--lb` policy, as BenchClient does for swift-authrpc's round-robin. `sequential` is the long-run
+// leak check (BenchClient's SequentialRun): N calls one after another on one completion queue,
+// RSS, live heap (with the counter) and open descriptors sampled every K calls.
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -64,7 +72,10 @@ constexpr int kMaxMessageBytes = 64 << 20;
 [[noreturn]] void Fail(const std::string& message) {
   std::cerr << "bench_client: " << message << "\n"
             << "usage: bench_client load --impl ccore-callback|ccore-cq --transport h2c|tls --port P --ca CA.pem "
-               "--calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]\n";
+               "--calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B] "
+               "[--ports P1,P2,... --lb pick_first|round_robin]\n"
+               "       bench_client inflight|sequential --impl ccore-cq --transport h2c|tls --port P --ca CA.pem "
+               "--calls N [--warmup W] [--sample-every K]\n";
   std::exit(2);
 }
 
@@ -348,6 +359,80 @@ void InFlight(TestService::Stub& stub, long calls) {
   }
 }
 
+// N calls one after another on one completion queue, sampled every `sample_every` calls into
+// storage reserved up front (so sampling never grows the heap it measures); prints the figures
+// and samples as BenchClient's SequentialRun does, without the closing brace.
+void Sequential(TestService::Stub& stub, const SimpleRequest& request, long calls, long sample_every,
+                long response_bytes) {
+  struct Sample {
+    long calls;
+    double seconds;
+    long resident;
+    long descriptors;
+    long long live_heap;
+  };
+  std::vector<Sample> samples;
+  samples.reserve(size_t(calls / sample_every + 1));
+  const Snapshot snapshot = FindSnapshot();
+  grpc::CompletionQueue queue;
+  SimpleResponse response;
+  grpc::Status status;
+  const auto start = Clock::now();
+  const Usage usage_before = UsageNow();
+  auto sample = [&](long done) {
+    malloc_counts counts{};
+    if (snapshot) snapshot(&counts);
+    samples.push_back({done, std::chrono::duration<double>(Clock::now() - start).count(), ResidentBytes(),
+                       OpenDescriptors(), snapshot ? counts.live_bytes : 0});
+  };
+  sample(0);
+  void* tag = nullptr;
+  bool ok = false;
+  for (long done = 1; done <= calls; ++done) {
+    grpc::ClientContext context;
+    Configure(context);
+    stub.AsyncUnaryCall(&context, request, &queue)->Finish(&response, &status, &response);
+    if (!queue.Next(&tag, &ok) || !ok || tag != &response) Die("a sequential call did not complete");
+    CheckStatus(status, response, response_bytes);
+    if (done % sample_every == 0) sample(done);
+  }
+  const Usage usage = UsageNow();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  const double n = double(calls);
+  std::printf(
+      "{\"calls\": %ld, \"seconds\": %.6f, \"calls_per_second\": %.1f, \"cpu_us_per_call\": %.4f, "
+      "\"context_switches_per_call\": %.4f, \"malloc_counter\": %s, \"samples\": [",
+      calls, seconds, n / seconds, (usage.cpu_seconds - usage_before.cpu_seconds) * 1e6 / n,
+      double(usage.context_switches - usage_before.context_switches) / n, snapshot ? "true" : "false");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Sample& row = samples[i];
+    std::printf("%s{\"calls\": %ld, \"seconds\": %.6f, \"rss_bytes\": %ld, \"fds\": %ld", i ? ", " : "", row.calls,
+                row.seconds, row.resident, row.descriptors);
+    if (snapshot) std::printf(", \"heap_live_bytes\": %lld", row.live_heap);
+    std::printf("}");
+  }
+  std::printf("]");
+}
+
+// `--ports P1,P2,...`: the channel's `ipv4:` target over 127.0.0.1, as BenchClient builds it.
+std::string PortsTarget(const std::string& ports) {
+  std::string target = "ipv4:";
+  size_t begin = 0;
+  while (begin <= ports.size()) {
+    const size_t end = std::min(ports.find(',', begin), ports.size());
+    const std::string port = ports.substr(begin, end - begin);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5) {
+      Fail("--ports must be comma-separated port numbers, got " + ports);
+    }
+    target += (begin ? ",127.0.0.1:" : "127.0.0.1:") + port;
+    begin = end + 1;
+  }
+  return target;
+}
+
 void Warmup(TestService::Stub& stub, const SimpleRequest& request, long calls, long response_bytes) {
   for (long i = 0; i < calls; ++i) {
     grpc::ClientContext context;
@@ -361,7 +446,7 @@ void Warmup(TestService::Stub& stub, const SimpleRequest& request, long calls, l
 
 int main(int argc, char** argv) {
   const std::string mode = argc < 2 ? "" : argv[1];
-  if (mode != "load" && mode != "inflight") Fail("the modes are load and inflight");
+  if (mode != "load" && mode != "inflight" && mode != "sequential") Fail("the modes are load, inflight and sequential");
   Options options(argc, argv);
   const std::string impl = options.String("impl");
   const std::string transport = options.String("transport");
@@ -370,7 +455,13 @@ int main(int argc, char** argv) {
   const long port = options.Int("port");
   const long calls = options.Int("calls");
   const long concurrency = std::max(1L, options.Int("concurrency", 1));
-  if (mode == "inflight" && impl != "ccore-cq") Fail("inflight runs ccore-cq");
+  if (mode != "load" && impl != "ccore-cq") Fail(mode + " runs ccore-cq");
+  const long sample_every = options.Int("sample-every", 10000);
+  if (sample_every == 0) Fail("--sample-every must be at least 1");
+  const std::string ports = options.String("ports", "");
+  const std::string policy = options.String("lb", "pick_first");
+  if (policy != "pick_first" && policy != "round_robin") Fail("--lb must be pick_first or round_robin");
+  if (!ports.empty() && transport != "h2c") Fail("--ports is for h2c");
   const long warmup = options.Int("warmup", 200);
   const long request_bytes = options.Int("request-bytes", 100);
   const long response_bytes = options.Int("response-bytes", 100);
@@ -385,8 +476,9 @@ int main(int argc, char** argv) {
     tls.pem_root_certs = ReadFile(options.String("ca"));
     channel = grpc::CreateCustomChannel("localhost:" + std::to_string(port), grpc::SslCredentials(tls), arguments);
   } else {
-    channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(),
-                                        arguments);
+    arguments.SetLoadBalancingPolicyName(policy);
+    const std::string target = ports.empty() ? "127.0.0.1:" + std::to_string(port) : PortsTarget(ports);
+    channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments);
   }
   auto stub = TestService::NewStub(channel);
   SimpleRequest request;
@@ -394,6 +486,12 @@ int main(int argc, char** argv) {
   request.mutable_payload()->mutable_body()->assign(size_t(request_bytes), '\0');
 
   Warmup(*stub, request, warmup, response_bytes);
+  if (mode == "sequential") {
+    Sequential(*stub, request, calls, sample_every, response_bytes);
+    std::printf(", \"impl\": \"%s\", \"transport\": \"%s\"}\n", impl.c_str(), transport.c_str());
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
   if (mode == "inflight") {
     InFlight(*stub, calls);
     std::printf(", \"impl\": \"%s\", \"transport\": \"%s\"}\n", impl.c_str(), transport.c_str());

@@ -17,6 +17,7 @@ MARGIN = 0.05
 # rounds of the same build spread by up to ~5 % (RESULTS.md's memory section).
 MEMORY_MARGIN = 0.10
 MEMORY_KEY = "library_rss_bytes_per_call_in_flight"
+MEMORY_DATE_KEY = "memory_measured_on"
 
 
 def load():
@@ -67,7 +68,7 @@ def update_memory(measured):
     """Sets the memory budget to `measured` plus its margin, rounded up to 16 bytes."""
     document = load()
     document[MEMORY_KEY] = int(math.ceil(measured * (1 + MEMORY_MARGIN) / 16) * 16)
-    document["memory_measured_on"] = time.strftime("%Y-%m-%d")
+    document[MEMORY_DATE_KEY] = time.strftime("%Y-%m-%d")
     with open(PATH, "w") as handle:
         json.dump(document, handle, indent=2)
         handle.write("\n")
@@ -87,7 +88,7 @@ def limit_for(client, transport, concurrency):
 
 def update(measured, server):
     """Writes a budget of each measured figure plus the margin, rounded up; figures not measured
-    in this run keep their budget."""
+    in this run keep their budget, and the memory budget keeps its figure and its date."""
     previous = load()["mallocs_per_call"] if os.path.exists(PATH) else {}
     document = {
         "comment": ("Mallocs per unary call (client process, timed calls only, LD_PRELOAD counter), and the library's "
@@ -99,8 +100,11 @@ def update(measured, server):
         "measured_on": time.strftime("%Y-%m-%d"),
         "mallocs_per_call": previous,
     }
-    if os.path.exists(PATH) and MEMORY_KEY in load():
-        document[MEMORY_KEY] = load()[MEMORY_KEY]
+    if os.path.exists(PATH):
+        kept = load()
+        for key in (MEMORY_KEY, MEMORY_DATE_KEY):
+            if key in kept:
+                document[key] = kept[key]
     for (client, transport, concurrency), value in sorted(measured.items()):
         document["mallocs_per_call"].setdefault(client, {}).setdefault(transport, {})[str(concurrency)] = \
             math.ceil(value * (1 + MARGIN) + 0.5)

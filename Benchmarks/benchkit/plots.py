@@ -80,6 +80,13 @@ def million(pyplot, path, run):
     if "heap_live_bytes" in start:
         growth.plot([s["calls"] / 1000 for s in later], [(s["heap_live_bytes"] - start["heap_live_bytes"]) / 1024 for s in later],
                     label="live heap growth", color="tab:green")
+    ccore = run.get("ccore")
+    if ccore:
+        start_ccore = next(s for s in ccore["samples"] if s["calls"] >= 10000)
+        later_ccore = [s for s in ccore["samples"] if s["calls"] >= 10000]
+        growth.plot([s["calls"] / 1000 for s in later_ccore],
+                    [(s["rss_bytes"] - start_ccore["rss_bytes"]) / 1024 for s in later_ccore],
+                    label="RSS growth, C-core CQ client", color="tab:orange", linestyle="--")
     growth.axhline(1024, color="grey", linestyle=":", label="target: < 1 MiB")
     growth.set_xlabel("calls (thousands)")
     growth.set_ylabel("KiB since the 10,000th call")

@@ -33,11 +33,38 @@ def verdict(ok):
 
 
 def write(arguments, results):
-    """Writes RESULTS.md; returns its text."""
+    """Writes RESULTS.md; returns its text. The sections a run writes replace their former text;
+    every other `## ` section of the file (the analyses written by hand: profiles, before/after
+    tables of a change) is kept, in its order, after them."""
     text = render(arguments, results)
+    if os.path.exists(arguments.output):
+        with open(arguments.output) as handle:
+            kept = hand_written_sections(handle.read(), text)
+        if kept:
+            print("RESULTS.md keeps its sections written by hand: " + "; ".join(title for title, _ in kept))
+            text += "\n" + "\n".join(body for _, body in kept)
     with open(arguments.output, "w") as handle:
         handle.write(text)
     return text
+
+
+def sections(text):
+    """`text` cut at its `## ` headings: [(heading, the section's text)]; what precedes the first
+    heading is left out (the report's title and introduction, which a run always writes)."""
+    found, lines = [], text.splitlines(keepends=True)
+    for line in lines:
+        if line.startswith("## "):
+            found.append([line[3:].strip(), line])
+        elif found:
+            found[-1][1] += line
+    return [(title, body) for title, body in found]
+
+
+def hand_written_sections(previous, generated):
+    """The sections of `previous` whose heading `generated` does not have."""
+    written = {title for title, _ in sections(generated)}
+    return [(title, body if body.endswith("\n") else body + "\n")
+            for title, body in sections(previous) if title not in written]
 
 
 def render(arguments, results):
@@ -229,13 +256,18 @@ def balancing(results):
     timed = [r for r in records if not r.get("counted")]
     counted = [r for r in records if r.get("counted")]
     lines = ["## Round-robin over three servers", "",
-             "swift-authrpc, h2c, 100 in flight: one channel with pick-first to one gRPC C++ server, and one with "
+             "h2c, 100 in flight: one channel with pick-first to one gRPC C++ server, and one with "
              "round-robin over three (one connection each, `ipv4:` target), interleaved rounds; mallocs from a "
-             "separate counted run of each.", "",
-             "| policy | servers | calls/s | p50 µs | p99 µs | CPU µs/call | context switches/call | mallocs/call |",
-             "|---|---|---|---|---|---|---|---|"]
-    for label, policy, count in (("authrpc", "pick-first", 1), ("authrpc-rr", "round-robin", 3)):
-        lines.append(f"| {policy} | {count} | {median(timed, 'calls_per_second', impl=label):.0f} | "
+             "separate counted run of each. C-core is its completion-queue client with its own `round_robin` "
+             "policy over the same target.", "",
+             "| client | policy | servers | calls/s | p50 µs | p99 µs | CPU µs/call | context switches/call | mallocs/call |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    rows = [(client, label, policy, count) for client in ("authrpc", "ccore-cq")
+            for label, policy, count in ((client, "pick-first", 1), (f"{client}-rr", "round-robin", 3))]
+    for client, label, policy, count in rows:
+        if not any(r.get("impl") == label for r in timed):
+            continue  # a results.json from before C-core ran in this phase
+        lines.append(f"| {CLIENT_NAMES[client]} | {policy} | {count} | {median(timed, 'calls_per_second', impl=label):.0f} | "
                      f"{median(timed, 'p50_us', impl=label):.0f} | {median(timed, 'p99_us', impl=label):.0f} | "
                      f"{median(timed, 'cpu_us_per_call', impl=label):.1f} | "
                      f"{median(timed, 'context_switches_per_call', impl=label):.2f} | "
@@ -341,6 +373,15 @@ def million(results):
         lines.append(f"| live heap | {first['heap_live_bytes'] / MIB:.2f} MiB | {samples[-1]['heap_live_bytes'] / MIB:.2f} MiB | "
                      f"{growth['heap'] / KIB:+.1f} KiB | |")
     lines.append(f"| open descriptors | {first['fds']} | {samples[-1]['fds']} | {growth['fds']:+d} | none |")
+    ccore = run.get("ccore")
+    if ccore:
+        theirs = million_growth(ccore)
+        lines += ["", f"C-core's completion-queue client (C++ 1.51), the same {ccore['calls']:,} calls on one channel: "
+                  f"{ccore['calls_per_second']:.0f} calls/s, {ccore['cpu_us_per_call']:.1f} µs CPU per call "
+                  f"(authrpc: {run['cpu_us_per_call'] / ccore['cpu_us_per_call']:.2f}× its CPU); from its 10,000th call, "
+                  f"RSS {theirs['rss'] / KIB:+.0f} KiB (peak {theirs['rss_max'] / KIB:+.0f} KiB)"
+                  + (f", live heap {theirs['heap'] / KIB:+.1f} KiB" if "heap" in theirs else "")
+                  + f", open descriptors {theirs['fds']:+d}."]
     return lines + ["", "Curve: `million.png`.", ""]
 
 
@@ -353,7 +394,9 @@ def token_expiry(results):
              "each timed from when it was due; the token endpoint (in the process) answers a refresh after "
              f"{EXPIRY_TOKEN_DELAY_MS_NOTE}. Stale window 0 refreshes only once the token has expired (the behaviour before "
              "refreshing ahead); a stale window refreshes in the background from that long before the expiry. "
-             "Medians of the rounds.", "",
+             "Medians of the rounds. C-core has no row here: its client asks a call-credentials plugin for "
+             "metadata on every call and leaves caching and refreshing to the plugin, so what this measures (a "
+             "token cache that refreshes ahead) is the plugin's design, not C-core's.", "",
              "| stale window | p50 | p99 | max | calls over 100 ms | token requests |", "|---|---|---|---|---|---|"]
     for window in windows:
         match = dict(stale_window_ms=window)

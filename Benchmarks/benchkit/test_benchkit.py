@@ -189,8 +189,10 @@ class MemoryBudgetTests(unittest.TestCase):
         self.write(memory=1)
         budget.update_memory(6835.0)
         self.assertEqual(budget.memory_limit(), 7520)  # 6835 × 1.1 = 7518.5, up to a multiple of 16
+        measured_on = budget.load()[budget.MEMORY_DATE_KEY]
         budget.update({("authrpc", "h2c", 1): 16.0}, "grpc-c++")
         self.assertEqual(budget.memory_limit(), 7520)
+        self.assertEqual(budget.load()[budget.MEMORY_DATE_KEY], measured_on)
 
 
 def load_record(impl, concurrency, cpu, transport="h2c", **more):
@@ -415,6 +417,26 @@ class CallgrindRecordTests(unittest.TestCase):
         self.assertIn("### before: authrpc, tls, 1 in flight", included)
 
 
+class ReportWriteTests(unittest.TestCase):
+    def test_a_run_replaces_its_own_sections_and_keeps_those_written_by_hand(self):
+        output = os.path.join(tempfile.mkdtemp(prefix="bench-report-"), "RESULTS.md")
+        with open(output, "w") as handle:
+            handle.write("# Benchmark results\n\nold introduction\n\n## Small calls (100-byte payloads)\n\n"
+                         "old figures\n\n## Per-call core: before/after\n\nhand table\n\n### What is left\n\n"
+                         "the profile\n")
+        generated = "# Benchmark results\n\nnew introduction\n\n## Small calls (100-byte payloads)\n\nnew figures\n"
+        arguments = mock.Mock(output=output)
+        with mock.patch.object(report, "render", return_value=generated), mock.patch("builtins.print"):
+            report.write(arguments, {})
+        with open(output) as handle:
+            text = handle.read()
+        self.assertIn("new figures", text)
+        self.assertNotIn("old figures", text)
+        self.assertNotIn("old introduction", text)
+        self.assertIn("## Per-call core: before/after\n\nhand table\n\n### What is left\n\nthe profile\n", text)
+        self.assertLess(text.index("new figures"), text.index("hand table"))
+
+
 class BalancingReportTests(unittest.TestCase):
     @staticmethod
     def record(impl, calls_per_second, counted=False):
@@ -438,8 +460,33 @@ class BalancingReportTests(unittest.TestCase):
 
     def test_the_section_shows_both_policies_timed_apart_from_the_counted_runs(self):
         lines = self.rows(18_000, 20_000)
-        self.assertTrue(any(line.startswith("| pick-first | 1 | 20000 |") for line in lines), lines)
-        self.assertTrue(any(line.startswith("| round-robin | 3 | 18000 |") for line in lines), lines)
+        self.assertTrue(any(line.startswith("| authrpc | pick-first | 1 | 20000 |") for line in lines), lines)
+        self.assertTrue(any(line.startswith("| authrpc | round-robin | 3 | 18000 |") for line in lines), lines)
+        self.assertFalse(any("C-core CQ" in line for line in lines), lines)
+
+    def test_ccores_client_has_a_row_for_each_policy_beside_authrpcs(self):
+        records = [self.record(label, rate, counted) for label, rate in
+                   (("authrpc", 20_000), ("authrpc-rr", 18_000), ("ccore-cq", 15_000), ("ccore-cq-rr", 12_000))
+                   for counted in (False, True)]
+        lines = report.balancing({"balancing": records})
+        self.assertIn("| C-core CQ (C++ 1.51) | pick-first | 1 | 15000 |", "\n".join(lines))
+        self.assertIn("| C-core CQ (C++ 1.51) | round-robin | 3 | 12000 |", "\n".join(lines))
+
+
+class MillionReportTests(unittest.TestCase):
+    @staticmethod
+    def run_of(cpu, rss_growth):
+        samples = [{"calls": calls, "seconds": calls / 1000, "rss_bytes": 10 << 20, "fds": 8, "heap_live_bytes": 1 << 20}
+                   for calls in (0, 10000, 20000)]
+        samples[-1]["rss_bytes"] += rss_growth
+        return {"calls": 20000, "seconds": 20.0, "calls_per_second": 1000.0, "cpu_us_per_call": cpu, "samples": samples}
+
+    def test_ccores_run_is_reported_beside_authrpcs_with_its_growth_and_the_cpu_ratio(self):
+        run = {**self.run_of(30.0, 0), "ccore": self.run_of(40.0, 2048)}
+        text = "\n".join(report.million({"million": run}))
+        self.assertIn("C-core's completion-queue client (C++ 1.51), the same 20,000 calls", text)
+        self.assertIn("(authrpc: 0.75× its CPU)", text)
+        self.assertIn("RSS +2 KiB", text)
 
 
 if __name__ == "__main__":

@@ -66,12 +66,13 @@ extension XDSBootstrap {
                 _ = try entryReader.field("config").object(config)
             }
             types.append(type)
-            if chosen == nil { chosen = XDSChannelCredentials(rawValue: type) }
+            if chosen == nil { chosen = XDSChannelCredentials(bootstrapType: type) }
         }
         guard let credentials = chosen else {
             let seen =
                 types.isEmpty ? "it is empty" : "it names only \(types.map { "'\($0)'" }.joined(separator: ", "))"
-            throw credsReader.error("no supported type (insecure, google_default): \(seen)")
+            let supported = XDSChannelCredentials.supported.map(\.type).joined(separator: ", ")
+            throw credsReader.error("no supported type (\(supported)): \(seen)")
         }
 
         var features: [String] = []
