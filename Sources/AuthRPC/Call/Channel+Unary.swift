@@ -121,37 +121,58 @@ extension Channel {
         // frame of its chain (each that overflows the task's slab costs a new ~1 KiB slab per
         // call in flight). So the generic work happens before and after, in plain functions, and
         // the waiting is done by `perform`, which is not generic and holds little.
-        let call = try prepare(
-            method,
-            request: request,
-            serializer: serializer,
-            options: options,
-            serviceConfig: serviceConfig,
-            observers: nil
+        let body = try frameRequest(request, serializer: serializer, options: options)
+        return try Self.decoded(
+            await perform(method, body: body, options: options, serviceConfig: serviceConfig, observers: nil),
+            deserializer
         )
-        return try await perform(call).decode(deserializer).get()
+    }
+
+    /// The response message parsed from an OK answer. Not inlined (but specialized) into the
+    /// caller: the parse's intermediate results would take room in its async frame.
+    @inlinable @inline(never)
+    static func decoded<Deserializer: MessageDeserializer>(
+        _ payload: ResponsePayload,
+        _ deserializer: Deserializer
+    ) throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        try payload.decode(deserializer).get()
+    }
+
+    /// The request message, framed (and compressed when the options ask for it): the only
+    /// generic step before the call is sent.
+    @usableFromInline @inline(never)
+    func frameRequest<Serializer: MessageSerializer>(
+        _ request: Serializer.Message,
+        serializer: Serializer,
+        options: CallOptions?
+    ) throws(RPCError) -> [UInt8] {
+        try frame(request, serializer: serializer, compression: (options ?? defaultCallOptions).compression)
     }
 
     /// Settles everything a call sends before anything is awaited: options (with the service
-    /// config's defaults), deadline, checks, and the framed message.
-    @usableFromInline @inline(never)
-    func prepare<Serializer: MessageSerializer>(
+    /// config's defaults), deadline and checks. The same inputs settle to the same call, so the
+    /// general loop settles it again from them rather than have the first attempt's frame hold it.
+    /// Not inlined: its copies of the options would take room in the general loop's frame.
+    @inline(never)
+    private func prepare(
         _ method: MethodDescriptor,
-        request: Serializer.Message,
-        serializer: Serializer,
+        body: [UInt8],
         options: CallOptions?,
         serviceConfig defaults: ServiceConfig?,
-        observers: CallObservers?
+        observers: CallObservers?,
+        started: ContinuousClock.Instant,
+        checkingCancellation: Bool
     ) throws(RPCError) -> PreparedCall {
         var options = (options ?? defaultCallOptions).addingProviderMetadata()
         if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
             options.applyDefaults(from: config)
         }
-        let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
-        if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
+        let deadline = options.timeout.map { started + min($0, CallOptions.longestTimeout) }
+        if checkingCancellation, Task.isCancelled {
+            throw RPCError(code: .cancelled, message: "the call was cancelled before it started")
+        }
         try options.validateForSending()
         try checkCredentialsAllowed(options)
-        let body = try frame(request, serializer: serializer, compression: options.compression)
         if let limit = options.maxRequestMessageBytes, body.count - Framing.prefixLength > limit {
             throw RPCError(
                 code: .resourceExhausted,
@@ -176,17 +197,21 @@ extension Channel {
     /// to `performAttempts`. A call that succeeds at once keeps nothing of the retry, token or
     /// interceptor machinery in its frames while it waits.
     @usableFromInline @inline(never)
-    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
-        // What is worked out before the send lives in plain functions, and the general loop is
-        // called from one place: an async frame keeps every local of its function (and every
-        // argument of each call site), so this one holds little more than what crosses the send.
+    nonisolated(nonsending) func perform(
+        _ method: MethodDescriptor,
+        body: [UInt8],
+        options: CallOptions?,
+        serviceConfig: ServiceConfig?,
+        observers: CallObservers?
+    ) async throws(RPCError) -> ResponsePayload {
+        // What is worked out before the send lives in plain functions (the prepared call
+        // included: it stays out of this frame and the caller's), and the general loop is called
+        // from one place: an async frame keeps every local of its function (and every argument of
+        // each call site), so this one holds little more than what crosses the send.
+        let started = ContinuousClock.now
         let start: AttemptsStart
-        switch try firstStep(call) {
-        case .send(let connection, let token):
-            guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
-                start = .settle(token: token, result: .failure(.cancelled), headersReceived: false)
-                break
-            }
+        switch try firstStep(method, body, options, serviceConfig, observers, started) {
+        case .send(let exchange, let token, let acceptance):
             // `exchange.answer()`, written out: the call waits on this one continuation, which the
             // connection's I/O thread resumes exactly once (with the answer, or with `cancelled`
             // after the handler's cancel), in no async frame of the transport's.
@@ -195,20 +220,26 @@ extension Channel {
             } onCancel: {
                 exchange.cancel()
             }
-            if let payload = acceptedAtOnce(call, answer.result) {
+            if let payload = acceptedAtOnce(acceptance, answer.result) {
                 return payload
             }
             start = .settle(token: token, result: answer.result, headersReceived: answer.afterHeaders)
         case .general(let general):
             start = general
         }
-        return try await performAttempts(call, from: start)
+        return try await performAttempts(method, body, options, serviceConfig, observers, started, from: start)
     }
 
     /// How `perform` starts: sending at once, or through the general loop.
     private enum FirstStep {
-        case send(HTTP2Connection, token: String?)
+        case send(HTTP2Exchange, token: String?, acceptance: Acceptance)
         case general(AttemptsStart)
+    }
+
+    /// What `acceptedAtOnce` needs of the call's options.
+    private struct Acceptance {
+        let maxResponseMessageBytes: Int
+        let hasRetryPolicy: Bool
     }
 
     /// Where `performAttempts` takes the call up.
@@ -223,10 +254,27 @@ extension Channel {
         case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
     }
 
-    /// Whether nothing stands before the first send: no interceptors, no authority to check
-    /// first, a token known without asking, a connection ready.
+    /// The call prepared, and whether nothing stands before its first send: no interceptors, no
+    /// authority to check first, a token known without asking, a connection ready (its request
+    /// then on a stream of that connection's, not yet submitted).
     @inline(never)
-    private func firstStep(_ call: PreparedCall) throws(RPCError) -> FirstStep {
+    private func firstStep(
+        _ method: MethodDescriptor,
+        _ body: [UInt8],
+        _ options: CallOptions?,
+        _ serviceConfig: ServiceConfig?,
+        _ observers: CallObservers?,
+        _ started: ContinuousClock.Instant
+    ) throws(RPCError) -> FirstStep {
+        let call = try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: true
+        )
         guard call.observers == nil, !call.checksAuthority else { return .general(.fresh) }
         let token: String?
         switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
@@ -234,8 +282,17 @@ extension Channel {
         case .ask(let provider): return .general(.asking(provider))
         }
         switch try connections.nextStep(waitForReady: call.options.waitForReady) {
-        case .use(let connection): return .send(connection, token: token)
-        case .wait(let signal): return .general(.waiting(token: token, for: signal))
+        case .use(let connection):
+            guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
+                return .general(.settle(token: token, result: .failure(.cancelled), headersReceived: false))
+            }
+            let acceptance = Acceptance(
+                maxResponseMessageBytes: call.options.maxResponseMessageBytes,
+                hasRetryPolicy: call.options.retryPolicy != nil
+            )
+            return .send(exchange, token: token, acceptance: acceptance)
+        case .wait(let signal):
+            return .general(.waiting(token: token, for: signal))
         }
     }
 
@@ -258,16 +315,16 @@ extension Channel {
     /// anything to record for a retry); nil when `settle` must decide.
     @inline(never)
     private func acceptedAtOnce(
-        _ call: PreparedCall,
+        _ acceptance: Acceptance,
         _ result: Result<HTTP2Response, TransportFailure>
     ) -> ResponsePayload? {
         guard case .success(let response) = result,
             case .success(let payload) = ResponseDecoder.payload(
                 of: response,
-                maxMessageBytes: call.options.maxResponseMessageBytes
+                maxMessageBytes: acceptance.maxResponseMessageBytes
             )
         else { return nil }
-        if call.options.retryPolicy != nil { retryThrottle?.recordSuccess() }
+        if acceptance.hasRetryPolicy { retryThrottle?.recordSuccess() }
         return payload
     }
 
@@ -282,9 +339,24 @@ extension Channel {
     /// what they ask for, so its frame (kept while the call waits) holds little.
     @inline(never)
     nonisolated(nonsending) private func performAttempts(
-        _ call: PreparedCall,
+        _ method: MethodDescriptor,
+        _ body: [UInt8],
+        _ options: CallOptions?,
+        _ serviceConfig: ServiceConfig?,
+        _ observers: CallObservers?,
+        _ started: ContinuousClock.Instant,
         from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
+        // Settled again from the same inputs (so with the same deadline), as `firstStep` did.
+        let call = try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: false
+        )
         var progress = CallProgress()
         switch start {
         case .fresh:
