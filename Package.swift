@@ -146,9 +146,10 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
 
-        // Internal: the text syntaxes the package's targets share, each written once: percent-encoding
-        // and Google's path templates (the client generator parses them as the runtime matches them).
-        // No dependency, no product.
+        // Internal: the text syntaxes the package's targets share, each written once: percent-encoding,
+        // base64url, Google's path templates (the client generator parses them as the runtime matches
+        // them) and gRPC's service config (the generator checks the files it embeds as the runtime
+        // loads them). No dependency, no product.
         .target(
             name: "AuthRPCSyntax",
             swiftSettings: defaultSwiftSettings
@@ -288,6 +289,13 @@ let package = Package(
             name: "ConnectProbe",
             dependencies: ["AuthRPCTransport"],
             path: "Tests/ConnectProbe",
+            swiftSettings: defaultSwiftSettings
+        ),
+        // The shared syntaxes, and that the runtime and the client generator, which share them,
+        // accept and refuse the same service configs.
+        .testTarget(
+            name: "AuthRPCSyntaxTests",
+            dependencies: ["AuthRPCSyntax", "AuthRPC", "AuthRPCCodeGen"],
             swiftSettings: defaultSwiftSettings
         ),
         .testTarget(

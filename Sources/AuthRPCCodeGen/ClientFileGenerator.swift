@@ -334,7 +334,7 @@ package struct ClientFileGenerator {
             "/// then get its timeouts and retry policies (options a caller sets win).",
             "///",
             "/// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this",
-            "///   library accepts (the generator checked its shape; the runtime checks every value).",
+            "///   library accepts (the generator checked it by the same rules).",
             "\(access)static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {"
         )
         printer.withIndentation { printer in

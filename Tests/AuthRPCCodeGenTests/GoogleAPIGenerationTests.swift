@@ -383,53 +383,59 @@ struct GoogleAPIGenerationTests {
         "A service config that gRPC would refuse stops generation with the file and the place",
         arguments: [
             ("{", "is not JSON"),
-            ("[]", "is not a JSON object"),
-            (#"{"methodConfig": {}}"#, "has \"methodConfig\" that is not an array"),
-            (#"{"methodConfig": [{"name": []}]}"#, "has methodConfig[0].name that is not a non-empty array"),
+            ("[]", "is not a valid service config: must be a JSON object, not an array"),
+            (#"{"methodConfig": {}}"#, "is not a valid service config: methodConfig: must be a JSON array"),
+            (
+                #"{"methodConfig": [{"name": []}]}"#,
+                "is not a valid service config: methodConfig[0].name: must be a non-empty array"
+            ),
             (
                 #"{"methodConfig": [{"name": [{"method": "M"}]}]}"#,
-                "has methodConfig[0].name[0] a method without a service"
+                "is not a valid service config: methodConfig[0].name[0].method: a method needs its service"
             ),
-            (#"{"methodConfig": [{"name": [{"service": "S", "verb": "M"}]}]}"#, "an unknown key \"verb\""),
+            (
+                #"{"methodConfig": [{"name": [{"service": "S", "verb": "M"}]}]}"#,
+                "methodConfig[0].name[0]: has an unknown key \"verb\""
+            ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}]}, {"name": [{"service": "S"}]}]}"#,
-                "has methodConfig[1].name[0] the name S/, which an earlier entry has already"
+                "is not a valid service config: methodConfig[1].name[0]: S/* appears twice"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "timeout": "1m"}]}"#,
-                "has methodConfig[0].timeout that is not a duration"
+                "is not a valid service config: methodConfig[0].timeout: must be a duration such as \"1.5s\""
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "timeout": "1.0000000001s"}]}"#,
-                "which is not a duration"
+                "methodConfig[0].timeout: must be a duration such as \"1.5s\" (seconds, up to nine fractional digits, then s), not \"1.0000000001s\""
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "waitForReady": 1}]}"#,
-                "waitForReady that is not true or false"
+                "methodConfig[0].waitForReady: must be true or false, not the number 1.0"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {"maxAttempts": 1, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
-                "has methodConfig[0].retryPolicy.maxAttempts that is not a whole number above 1"
+                "is not a valid service config: methodConfig[0].retryPolicy.maxAttempts: must be an integer from 2 to"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
-                "retryPolicy.initialBackoff \"0s\", which is not above zero"
+                "methodConfig[0].retryPolicy.initialBackoff: must be longer than zero"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": true, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
-                "backoffMultiplier that is not a number above zero"
+                "methodConfig[0].retryPolicy.backoffMultiplier: must be a number, not true"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "SLOW"]}}]}"#,
-                "retryableStatusCodes \"SLOW\", which is not a status code"
+                "methodConfig[0].retryPolicy.retryableStatusCodes[1]: must be a status code other than OK, by name (\"UNAVAILABLE\") or number (14), not the string \"SLOW\""
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": []}}]}"#,
-                "retryableStatusCodes that is not a non-empty list"
+                "methodConfig[0].retryPolicy.retryableStatusCodes: must not be empty"
             ),
             (
                 #"{"methodConfig": [{"name": [{"service": "S"}], "retryPolicy": {}, "hedgingPolicy": {}}]}"#,
-                "both a retryPolicy and a hedgingPolicy"
+                "methodConfig[0].hedgingPolicy: only one of retryPolicy and hedgingPolicy may be set"
             ),
         ]
     )

@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// A gRPC status code (the `grpc-status` trailer).
 public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Not an error.
@@ -37,25 +39,7 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
 
     /// The canonical upper-case name (`UNAUTHENTICATED`).
     public var description: String {
-        switch self {
-        case .ok: return "OK"
-        case .cancelled: return "CANCELLED"
-        case .unknown: return "UNKNOWN"
-        case .invalidArgument: return "INVALID_ARGUMENT"
-        case .deadlineExceeded: return "DEADLINE_EXCEEDED"
-        case .notFound: return "NOT_FOUND"
-        case .alreadyExists: return "ALREADY_EXISTS"
-        case .permissionDenied: return "PERMISSION_DENIED"
-        case .resourceExhausted: return "RESOURCE_EXHAUSTED"
-        case .failedPrecondition: return "FAILED_PRECONDITION"
-        case .aborted: return "ABORTED"
-        case .outOfRange: return "OUT_OF_RANGE"
-        case .unimplemented: return "UNIMPLEMENTED"
-        case .internalError: return "INTERNAL"
-        case .unavailable: return "UNAVAILABLE"
-        case .dataLoss: return "DATA_LOSS"
-        case .unauthenticated: return "UNAUTHENTICATED"
-        }
+        GRPCStatusCodeName.all[rawValue]
     }
 
     /// Parses a `grpc-status` value: ASCII digits only, 0 through 16; anything else is `nil`.

@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// Defaults for the calls of a channel, per method, in the form of gRPC's service config: timeouts,
 /// retry policies, message limits, wait-for-ready, and retry throttling.
 ///
@@ -32,10 +34,8 @@ public struct ServiceConfig: Sendable, Hashable {
     /// channel; in a config passed with a call it is ignored.
     public let retryThrottling: RetryThrottling?
 
-    /// Where each name's config is: by `:path` (`/service/method`), by service, and the default.
-    private let byPath: [String: Int]
-    private let byService: [String: Int]
-    private let defaultIndex: Int?
+    /// Which method config each name selects.
+    private let index: MethodConfigNameIndex
 
     /// Builds a config from its parts, checking each as ``init(json:)`` does (apart from JSON's
     /// rule that a retry policy makes at least 2 attempts: ``RetryPolicy/disabled`` is allowed
@@ -45,33 +45,20 @@ public struct ServiceConfig: Sendable, Hashable {
     ///   without a service, a setting out of its range, an invalid retry policy or throttling.
     public init(methodConfigs: [MethodConfig] = [], retryThrottling: RetryThrottling? = nil) throws(ServiceConfigError)
     {
-        var byPath: [String: Int] = [:]
-        var byService: [String: Int] = [:]
-        var defaultIndex: Int?
-        for (index, config) in methodConfigs.enumerated() {
-            let field = "methodConfig[\(index)]"
+        var index = MethodConfigNameIndex()
+        for (entry, config) in methodConfigs.enumerated() {
+            let field = "methodConfig[\(entry)]"
             try Self.check(config, field: field)
-            for (nameIndex, name) in config.names.enumerated() {
-                let nameField = "\(field).name[\(nameIndex)]"
-                if name.service.isEmpty {
-                    guard name.method.isEmpty else {
-                        throw ServiceConfigError(field: "\(nameField).method", problem: "a method needs its service")
-                    }
-                    guard defaultIndex == nil else {
-                        throw ServiceConfigError(
-                            field: nameField,
-                            problem: "the default name (no service) appears twice"
-                        )
-                    }
-                    defaultIndex = index
-                } else if name.method.isEmpty {
-                    guard byService.updateValue(index, forKey: name.service) == nil else {
-                        throw ServiceConfigError(field: nameField, problem: "\(name) appears twice")
-                    }
-                } else {
-                    guard byPath.updateValue(index, forKey: "/\(name.service)/\(name.method)") == nil else {
-                        throw ServiceConfigError(field: nameField, problem: "\(name) appears twice")
-                    }
+            for (position, name) in config.names.enumerated() {
+                do {
+                    try index.insert(
+                        service: name.service,
+                        method: name.method,
+                        entry: entry,
+                        field: "\(field).name[\(position)]"
+                    )
+                } catch {
+                    throw ServiceConfigError(field: error.field, problem: error.problem)
                 }
             }
         }
@@ -80,16 +67,14 @@ public struct ServiceConfig: Sendable, Hashable {
         }
         self.methodConfigs = methodConfigs
         self.retryThrottling = retryThrottling
-        self.byPath = byPath
-        self.byService = byService
-        self.defaultIndex = defaultIndex
+        self.index = index
     }
 
     /// The config for `method`: the one naming it, else the one naming its service, else the
     /// default; nil when none applies.
     public func methodConfig(for method: MethodDescriptor) -> MethodConfig? {
-        guard let index = byPath[method.path] ?? byService[method.service] ?? defaultIndex else { return nil }
-        return methodConfigs[index]
+        guard let entry = index.entry(path: method.path, service: method.service) else { return nil }
+        return methodConfigs[entry]
     }
 
     /// Checks one method config's settings.

@@ -76,7 +76,7 @@ public struct Google_Longrunning_OperationsClient: Swift.Sendable {
     /// then get its timeouts and retry policies (options a caller sets win).
     ///
     /// - Throws: `ServiceConfigError` naming the field, if the text is not a service config this
-    ///   library accepts (the generator checked its shape; the runtime checks every value).
+    ///   library accepts (the generator checked it by the same rules).
     public static func serviceConfig() throws(AuthRPC.ServiceConfigError) -> AuthRPC.ServiceConfig {
         try AuthRPC.ServiceConfig(json: serviceConfigJSON)
     }

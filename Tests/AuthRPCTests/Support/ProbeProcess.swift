@@ -1,4 +1,3 @@
-import AuthRPCSystem
 import Foundation
 import TestSupport
 
@@ -7,9 +6,7 @@ import TestSupport
 /// resolver reads next): a production-shaped name for loopback backends, without touching the
 /// machine's hosts file. The test talks to it a line at a time.
 final class ProbeProcess: Sendable {
-    private let process: Process
-    private let input: FileHandle
-    private let lines = LineQueue()
+    private let child: InteractiveChild
 
     /// Whether this machine lets a test make a mount namespace (it needs root: CI and the
     /// sandbox run as root).
@@ -18,56 +15,22 @@ final class ProbeProcess: Sendable {
     private static let unshare = "/usr/bin/unshare"
 
     init(hostsFile: URL, arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.unshare)
         // sh's $0 is the hosts file, "$@" the probe and its arguments.
-        process.arguments =
+        child = try ChildProcess.start(
+            URL(fileURLWithPath: Self.unshare),
             ["--mount", "/bin/sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hostsFile.path]
-            + [PackageRoot.builtProduct("ChannelProbe").path] + arguments
-        let stdin = Pipe.closedOnExec()
-        let stdout = Pipe.closedOnExec()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.standardError
-        try process.run()
-        self.process = process
-        self.input = stdin.fileHandleForWriting
-        let lines = self.lines
-        let output = stdout.fileHandleForReading
-        Thread.detachNewThread {
-            var buffer = Data()
-            while true {
-                let chunk = output.availableData
-                if chunk.isEmpty {
-                    lines.end()
-                    return
-                }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer = Data(buffer[buffer.index(after: newline)...])
-                }
-            }
-        }
+                + [PackageRoot.builtProduct("ChannelProbe").path] + arguments
+        )
     }
 
     /// The probe's next line of output.
     func nextLine(within limit: Duration = .seconds(120)) async throws -> String {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            switch lines.take() {
-            case .line(let line): return line
-            case .ended: throw PeerError("ChannelProbe exited (status \(process.terminationStatus))")
-            case .none:
-                guard ContinuousClock.now < deadline else { throw PeerError("ChannelProbe said nothing for \(limit)") }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
+        try await child.nextLine(within: limit)
     }
 
     /// Sends one command and returns the probe's answer.
     func send(_ command: String) async throws -> String {
-        input.write(Data((command + "\n").utf8))
+        child.write(line: command)
         return try await nextLine()
     }
 
@@ -80,7 +43,7 @@ final class ProbeProcess: Sendable {
 
     /// Closes its input: it closes its channel and exits by itself.
     func stop() {
-        try? input.close()
+        child.closeInput()
     }
 }
 
@@ -108,32 +71,6 @@ struct ProbeTally: CustomStringConvertible {
                 }
             default: break
             }
-        }
-    }
-}
-
-/// Lines handed from the reader thread to the test.
-private final class LineQueue: Sendable {
-    enum Next {
-        case line(String)
-        case ended
-        case none
-    }
-
-    private struct State {
-        var lines: [String] = []
-        var ended = false
-    }
-
-    private let state = Locked(State())
-
-    func append(_ line: String) { state.withLock { $0.lines.append(line) } }
-    func end() { state.withLock { $0.ended = true } }
-
-    func take() -> Next {
-        state.withLock { state in
-            if !state.lines.isEmpty { return .line(state.lines.removeFirst()) }
-            return state.ended ? .ended : .none
         }
     }
 }

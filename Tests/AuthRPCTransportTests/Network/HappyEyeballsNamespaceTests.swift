@@ -20,8 +20,10 @@ struct HappyEyeballsNamespaceTests {
 
     @Test("three silent IPv6 addresses and a working IPv4 one: connected well within a 2 s connect timeout")
     func silentAddressesDoNotCostTheTimeout() async throws {
-        let network = try BlackholeNetwork()
-        defer { network.remove() }
+        try await BlackholeNetwork.with { network in try await run(in: network) }
+    }
+
+    private func run(in network: BlackholeNetwork) async throws {
         let faults = try await PeerProcess.launch(
             script: "Tests/Peers/h2_fault_server.py",
             name: "faults-netns",
@@ -33,10 +35,10 @@ struct HappyEyeballsNamespaceTests {
 
         // The silent addresses are silent: alone, they time out (no refusal, no unreachable).
         let silent = try json(
-            network.run(
+            await network.run(
                 Self.probe,
                 ["--address", BlackholeNetwork.blackholedIPv6[0], "--port", "\(port)", "--connect-timeout-ms", "700"]
-            ).output
+            ).stdout
         )
         #expect(silent["ok"] as? Bool == false, "\(silent)")
         #expect(silent["kind"] as? String == "timedOut", "\(silent)")
@@ -45,10 +47,10 @@ struct HappyEyeballsNamespaceTests {
         // Eyeballs interleaves the families and starts the IPv4 attempt 250 ms after the first.
         let addresses = BlackholeNetwork.blackholedIPv6 + [BlackholeNetwork.clientIPv4]
         let listed = try json(
-            network.run(
+            await network.run(
                 Self.probe,
                 addresses.flatMap { ["--address", $0] } + ["--port", "\(port)", "--connect-timeout-ms", "2000"]
-            ).output
+            ).stdout
         )
         #expect(listed["ok"] as? Bool == true, "\(listed)")
         #expect(listed["body"] as? String == "probe", "\(listed)")
@@ -56,11 +58,11 @@ struct HappyEyeballsNamespaceTests {
         // The same by name, resolved from a hosts file to all four (IPv6 sorted first).
         let hosts = addresses.map { "\($0) api.happy.test\n" }.joined()
         let named = try json(
-            network.run(
+            await network.run(
                 Self.probe,
                 ["--host", "api.happy.test", "--port", "\(port)", "--connect-timeout-ms", "2000"],
                 hosts: "127.0.0.1 localhost\n" + hosts
-            ).output
+            ).stdout
         )
         #expect(named["ok"] as? Bool == true, "\(named)")
         // Reported, not asserted (no timing assertions in tests): about 250 ms plus the handshake.

@@ -23,13 +23,26 @@ final class BlackholeNetwork: Sendable {
     /// Whether namespaces can be made here: `ip` is installed and this process is root.
     static var isAvailable: Bool { ip != nil && geteuid() == 0 }
 
-    init() throws {
+    /// Makes the namespaces, runs `body` with them, and removes them however `body` ends.
+    static func with<Value>(_ body: (BlackholeNetwork) async throws -> Value) async throws -> Value {
+        let network = try await BlackholeNetwork()
+        do {
+            let result = try await body(network)
+            await network.remove()
+            return result
+        } catch {
+            await network.remove()
+            throw error
+        }
+    }
+
+    private init() async throws {
         let unique = "\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
         client = "authrpc-he-\(unique)"
         sink = "authrpc-hs-\(unique)"
-        try Self.ip(["netns", "add", client])
+        try await Self.ip(["netns", "add", client])
         do {
-            try Self.ip(["netns", "add", sink])
+            try await Self.ip(["netns", "add", sink])
             for command in [
                 ["-n", client, "link", "set", "lo", "up"],
                 ["-n", sink, "link", "set", "lo", "up"],
@@ -45,58 +58,51 @@ final class BlackholeNetwork: Sendable {
                 ["-n", sink, "route", "add", "blackhole", "198.51.100.0/24"],
                 ["-n", sink, "-6", "route", "add", "blackhole", "2001:db8:77::/64"],
             ] {
-                try Self.ip(command)
+                try await Self.ip(command)
             }
         } catch {
-            remove()
+            await remove()
             throw error
         }
     }
 
     /// Removes both namespaces (the veth pair goes with them).
-    func remove() {
-        try? Self.ip(["netns", "del", client])
-        try? Self.ip(["netns", "del", sink])
+    private func remove() async {
+        try? await Self.ip(["netns", "del", client])
+        try? await Self.ip(["netns", "del", sink])
     }
 
     /// Runs `executable arguments` inside the client namespace, with `hosts` (if given) bound over
-    /// /etc/hosts in a private mount namespace; returns its standard output.
+    /// /etc/hosts in a private mount namespace.
     func run(
         _ executable: String,
         _ arguments: [String],
         hosts: String? = nil
-    ) throws -> (status: Int32, output: String) {
-        var command = [Self.ip!, "netns", "exec", client]
+    ) async throws -> ChildProcessResult {
+        var command = ["netns", "exec", client]
+        var hostsFile: URL?
         if let hosts {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "authrpc-hosts-\(UUID().uuidString)"
             )
             try hosts.write(to: file, atomically: true, encoding: .utf8)
+            hostsFile = file
             command += [
                 "unshare", "-m", "sh", "-c", #"mount --bind "$1" /etc/hosts && shift && exec "$@""#, "sh", file.path,
             ]
         }
-        return try Self.run(command + [executable] + arguments)
+        defer { hostsFile.map { try? FileManager.default.removeItem(at: $0) } }
+        return try await ChildProcess.run(
+            URL(fileURLWithPath: Self.ip!),
+            command + [executable] + arguments,
+            timeout: .seconds(120)
+        )
     }
 
-    private static func ip(_ arguments: [String]) throws {
-        let result = try run([ip!] + arguments)
+    private static func ip(_ arguments: [String]) async throws {
+        let result = try await ChildProcess.run(URL(fileURLWithPath: ip!), arguments, timeout: .seconds(60))
         guard result.status == 0 else {
-            throw PeerError("ip \(arguments.joined(separator: " ")) failed: \(result.output)")
+            throw PeerError("ip \(arguments.joined(separator: " ")) failed: \(result.stdout)\(result.stderr)")
         }
-    }
-
-    private static func run(_ command: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let output = Pipe.closedOnExec()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let exit = ChildExit.waitBlocking(for: process)
-        return (exit.code, String(decoding: data, as: UTF8.self))
     }
 }

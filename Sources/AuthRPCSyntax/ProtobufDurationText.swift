@@ -1,8 +1,10 @@
 /// The proto3 JSON form of `google.protobuf.Duration`: an optional `-`, whole seconds, an optional
 /// fraction of one to nine digits, then `s` (`"1s"`, `"0.100s"`, `".5s"` as gRPC's own parser
-/// also accepts). At most 315,576,000,000 seconds, protobuf's range.
-enum ProtobufDurationText {
-    static func parse(_ text: String) -> Duration? {
+/// also accepts). At most 315,576,000,000 seconds, protobuf's range. Service configs write their
+/// timeouts and backoffs in it.
+package enum ProtobufDurationText {
+    /// The duration `text` spells, or `nil` when it is not one.
+    package static func parse(_ text: String) -> Duration? {
         var bytes = text.utf8[...]
         guard bytes.last == UInt8(ascii: "s") else { return nil }
         bytes = bytes.dropLast()
