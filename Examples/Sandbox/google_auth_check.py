@@ -8,6 +8,15 @@
         "error": ...} when it finds nothing. For Compute Engine credentials it asks the metadata
         server for the account's email (refreshing a token), so GCE_METADATA_HOST must be set.
 
+    google_auth_check.py universe [--impersonate EMAIL]
+        Resolves Application Default Credentials with google.auth.default() and prints {"type",
+        "universe_domain"}: the credential's universe as google-auth reads it (a file's
+        universe_domain; for Compute Engine, the metadata server's universe/universe-domain, 404
+        meaning googleapis.com). With --impersonate, google-auth's impersonated credentials on
+        top of them also report "impersonation_url", the IAM Credentials URL google-auth would
+        POST to in that universe: the request is recorded and refused, never sent (requests to
+        the loopback metadata server still go through).
+
     google_auth_check.py verify-jwt --cert PEM_FILE [--audience AUD] [--token-file FILE]  < token
         Verifies a JWT read from FILE, or from stdin with google.auth.jwt.decode against the certificate (or
         public key) in PEM_FILE, checking `aud` when given; prints {"header", "claims"} as JSON,
@@ -108,6 +117,46 @@ def resolve_adc():
         return {"type": "compute_engine", "principal": credentials.service_account_email,
                 "quota_project_id": credentials.quota_project_id}
     return {"type": type(credentials).__module__ + "." + type(credentials).__name__}
+
+
+class _RecordingRequest:
+    """Sends only to loopback (the metadata emulator); records any other URL and refuses it."""
+
+    def __init__(self):
+        import google.auth.transport.requests
+
+        self.inner = google.auth.transport.requests.Request()
+        self.refused = []
+
+    def __call__(self, url, method="GET", body=None, headers=None, timeout=None, **kwargs):
+        import google.auth.exceptions
+
+        if _is_loopback_authority(urllib.parse.urlsplit(url).netloc):
+            return self.inner(url, method=method, body=body, headers=headers, timeout=timeout, **kwargs)
+        self.refused.append(url)
+        raise google.auth.exceptions.TransportError(f"google_auth_check does not send to {url}")
+
+
+def universe(impersonate):
+    import google.auth
+    import google.auth.exceptions
+    from google.auth import impersonated_credentials
+
+    credentials, _ = google.auth.default()
+    result = {"type": type(credentials).__module__ + "." + type(credentials).__name__,
+              "universe_domain": credentials.universe_domain}
+    if impersonate:
+        target = impersonated_credentials.Credentials(
+            source_credentials=credentials, target_principal=impersonate,
+            target_scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        request = _RecordingRequest()
+        try:
+            target.refresh(request)
+        except google.auth.exceptions.GoogleAuthError:
+            pass
+        asked = [url for url in request.refused if url.endswith(":generateAccessToken")]
+        result["impersonation_url"] = asked[0] if asked else None
+    return result
 
 
 def external_account(path, scopes):
@@ -231,6 +280,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("adc", help="resolve Application Default Credentials with google-auth")
+    uni = commands.add_parser("universe", help="the ADC credential's universe as google-auth reads it")
+    uni.add_argument("--impersonate", metavar="EMAIL", help="also the IAM Credentials URL for impersonating EMAIL")
     verify = commands.add_parser("verify-jwt", help="verify a JWT (read from stdin) with google-auth")
     verify.add_argument("--cert", required=True, help="PEM certificate or public key of the signer")
     verify.add_argument("--audience", help="the aud the JWT must carry")
@@ -270,6 +321,8 @@ def main(argv=None):
     _confine_metadata_traffic()
     if arguments.command == "adc":
         result = resolve_adc()
+    elif arguments.command == "universe":
+        result = universe(arguments.impersonate)
     elif arguments.command == "external-account":
         result = external_account(arguments.file, arguments.scope)
     elif arguments.command == "impersonate":

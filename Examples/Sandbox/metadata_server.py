@@ -6,6 +6,8 @@
     GET /computeMetadata/v1/instance/service-accounts/default/identity?audience=AUD[&format=full]
     GET /computeMetadata/v1/instance/service-accounts/default/[?recursive=true]
     GET /computeMetadata/v1/project/project-id
+    GET /computeMetadata/v1/universe/universe-domain          (404 until a test sets one, as on
+                                                              servers that predate universes)
 
 `<email>` may stand for `default` in the service-account paths (google-auth asks by email once
 it knows it). Like the real server, every request must carry `Metadata-Flavor: Google` (403
@@ -22,6 +24,9 @@ Test-only endpoints, under /sandbox/ (no Metadata-Flavor needed):
                                      server that is not the metadata server)
     POST /sandbox/fail-tokens        {"status": N, "count": K}: the next K token requests get
                                      HTTP N
+    POST /sandbox/universe-domain    {"domain": TEXT or null}: what universe/universe-domain
+                                     answers (TEXT as is, at most 300 characters, so a test can
+                                     send a bad one), or 404 for null
 """
 
 import json
@@ -49,10 +54,12 @@ class MetadataServer:
         #: `identity(audience, include_email, extra_claims)` signs an ID token for the account.
         self.identity = identity
         self._lock = threading.Lock()
-        self._stats = {"token_requests": 0, "identity_requests": 0, "requests_without_flavor": 0}
+        self._stats = {"token_requests": 0, "identity_requests": 0, "requests_without_flavor": 0,
+                       "universe_requests": 0}
         self._identity_queries = []
         self._omit_flavor = False
         self._failures = []  # HTTP statuses for the next token requests
+        self._universe_domain = None  # None: universe/universe-domain answers 404
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
@@ -113,6 +120,13 @@ class MetadataServer:
                     return self.answer(200, "computeMetadata/\n")
                 if url.path == "/computeMetadata/v1/project/project-id":
                     return self.answer(200, emulator.project_id)
+                if url.path == "/computeMetadata/v1/universe/universe-domain":
+                    emulator._count("universe_requests")
+                    with emulator._lock:
+                        domain = emulator._universe_domain
+                    if domain is None:
+                        return self.answer(404, "not found\n", "text/html")
+                    return self.answer(200, domain)
                 if url.path.startswith(ACCOUNT_PREFIX):
                     account, _, rest = url.path[len(ACCOUNT_PREFIX):].partition("/")
                     if urllib.parse.unquote(account) not in ("default", emulator.email):
@@ -174,6 +188,14 @@ class MetadataServer:
                     with emulator._lock:
                         emulator._failures = [status] * count
                     return self.answer_json(200, {"status": status, "count": count}, flavor=False)
+                if url.path == "/sandbox/universe-domain":
+                    domain = body.get("domain")
+                    if domain is not None and (not isinstance(domain, str) or len(domain) > 300):
+                        return self.answer_json(400, {"error": "domain must be null or a string of at most 300 characters"},
+                                                flavor=False)
+                    with emulator._lock:
+                        emulator._universe_domain = domain
+                    return self.answer_json(200, {"domain": domain}, flavor=False)
                 return self.answer(404, "not found\n", "text/html")
 
         return Handler

@@ -432,6 +432,34 @@ class GoogleCredentialsTests(unittest.TestCase):
                             {"Content-Type": "application/json"})
         self.assertEqual(status, 400)
 
+    def test_metadata_universe_domain_as_google_auth_reads_it(self):
+        path = "/computeMetadata/v1/universe/universe-domain"
+        environment = {"GCE_METADATA_HOST": self.info["metadata_host"], "GCE_METADATA_IP": self.info["metadata_host"]}
+
+        def google_auth():
+            completed = self.check("universe", environment=environment)
+            self.assertEqual(completed.returncode, 0, completed.stderr)
+            return json.loads(completed.stdout)
+
+        self.assertEqual(self.metadata(path)[0], 404)  # a server that predates universes
+        self.assertEqual(google_auth()["universe_domain"], "googleapis.com")
+        self.metadata_knob("universe-domain", {"domain": "example-universe.test"})
+        try:
+            status, headers, body = self.metadata(path)
+            self.assertEqual((status, headers["Metadata-Flavor"], body), (200, "Google", b"example-universe.test"))
+            self.assertEqual(self.metadata(path, flavor=False)[0], 403)
+            answer = google_auth()
+            self.assertEqual(answer["type"], "google.auth.compute_engine.credentials.Credentials")
+            self.assertEqual(answer["universe_domain"], "example-universe.test")
+        finally:
+            self.metadata_knob("universe-domain", {"domain": None})
+        self.assertEqual(self.metadata(path)[0], 404)
+        stats = json.loads(http("GET", self.metadata_url + "/sandbox/stats")[2])
+        self.assertGreaterEqual(stats["universe_requests"], 5)
+        status, _, _ = http("POST", f"{self.metadata_url}/sandbox/universe-domain", b'{"domain": 7}',
+                            {"Content-Type": "application/json"})
+        self.assertEqual(status, 400)
+
     # -- the authorized_user file ---------------------------------------------------------------
 
     def test_authorized_user_file_refreshes_as_the_sandbox_user_again_and_again(self):

@@ -71,8 +71,10 @@ public struct GoogleCredentialIdentity: Sendable, Hashable, CustomStringConverti
     /// principal, each delegate, then ``principal``. Empty for the other kinds.
     public var chain: [String] = []
     /// The universe the credential belongs to (its file's `universe_domain`; ``defaultUniverseDomain``
-    /// when it names none, and for the metadata server): its tokens are good only for endpoints in
-    /// that universe.
+    /// when it names none): its tokens are good only for endpoints in that universe. For the
+    /// metadata server, ``defaultUniverseDomain`` until it is asked
+    /// (``ComputeEngineTokenSource/universeDomain()``); in ``GoogleCredentials``, the universe
+    /// expected, which the server's answer is checked against before the first token.
     public var universeDomain: String
 
     /// Google's public universe, `googleapis.com`: what a credential belongs to unless its file

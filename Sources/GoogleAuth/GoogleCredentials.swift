@@ -2,6 +2,7 @@ public import AuthRPC
 import Foundation
 public import Logging
 public import OAuth2
+import Synchronization
 
 /// A Google credential as a call's token provider, with ``/OAuth2/AuthSession``'s guarantees: a fresh
 /// token is read without a task or an actor hop, one token request serves every caller waiting at
@@ -31,7 +32,10 @@ public import OAuth2
 /// libraries take it from their client options); credentials of another universe are refused
 /// then, with a message naming both, before anything is sent. A call whose `:authority` is a
 /// `googleapis.com` host while the expected universe is another fails the same way before any
-/// token is asked for.
+/// token is asked for. The metadata server's universe is known only by asking it
+/// (``ComputeEngineTokenSource/universeDomain()``): with a ``ComputeEngineTokenSource``, the
+/// server's answer is checked once, before the first token is asked for, and a call fails the
+/// same way when it differs.
 /// Failures come as ``/OAuth2/OAuthError``: a call fails UNAUTHENTICATED when the grant was refused and
 /// UNAVAILABLE when the token endpoint could not be reached, with the error as its cause. No
 /// private key, assertion, JWT or token appears in a log line, a `description` or an error.
@@ -45,10 +49,12 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     /// `x-goog-user-project` when there is a quota project; sent with every call.
     public let requestMetadata: Metadata
     /// The universe of the endpoints these credentials are for: the credential's own
-    /// (``GoogleCredentialIdentity/universeDomain``), checked when they were made.
+    /// (``GoogleCredentialIdentity/universeDomain``), checked when they were made (for the
+    /// metadata server, the universe expected, checked against the server's before the first token).
     public var universeDomain: String { identity.universeDomain }
 
     private let tokens: Tokens
+    private let pendingUniverse: PendingUniverseCheck?
     private let logger: Logger
 
     /// Where tokens come from.
@@ -73,9 +79,12 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
     ///   - refreshBackoff: How long to wait after failed token requests.
     ///   - universeDomain: The universe of the endpoints the calls go to; `googleapis.com` by default.
+    ///     A ``ComputeEngineTokenSource``'s is checked against the metadata server's answer
+    ///     before the first token.
     ///   - logger: Where failures are logged (never a token or secret).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a quota project that cannot go in
-    ///   a header, or a credential of another universe than `universeDomain`.
+    ///   a header, a `universeDomain` that is not a domain name, or a credential of another
+    ///   universe than `universeDomain`.
     public convenience init(
         source: any GoogleTokenSource,
         quotaProjectID: String? = nil,
@@ -84,7 +93,16 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        try Self.checkUniverse(of: source.identity, expected: universeDomain)
+        let expected = try UniverseDomain.validated(universeDomain, from: "the universeDomain argument")
+        var identity = source.identity
+        var pending: PendingUniverseCheck?
+        if let asking = source as? any UniverseDomainDiscovery {
+            // Known only by asking the server: checked before the first token, never here (no request leaves an initializer).
+            identity.universeDomain = expected
+            pending = PendingUniverseCheck(source: asking, expected: expected)
+        } else {
+            try Self.checkUniverse(of: identity, expected: expected, field: "universe_domain")
+        }
         let engine = TokenEngine(
             expiryTolerance: expiryTolerance,
             refreshBackoff: refreshBackoff,
@@ -92,7 +110,8 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         )
         try self.init(
             tokens: .source(source, engine),
-            identity: source.identity,
+            identity: identity,
+            pendingUniverse: pending,
             quotaProjectID: quotaProjectID,
             expiryTolerance: expiryTolerance,
             refreshBackoff: refreshBackoff,
@@ -130,7 +149,11 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        try Self.checkUniverse(of: key.identity, expected: universeDomain)
+        try Self.checkUniverse(
+            of: key.identity,
+            expected: UniverseDomain.validated(universeDomain, from: "the universeDomain argument"),
+            field: "universe_domain"
+        )
         let jwts = try SelfSignedJWTs(
             key: key,
             scopes: scopes,
@@ -141,6 +164,7 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         try self.init(
             tokens: .selfSigned(jwts),
             identity: key.identity,
+            pendingUniverse: nil,
             quotaProjectID: quotaProjectID,
             expiryTolerance: expiryTolerance,
             refreshBackoff: refreshBackoff,
@@ -151,6 +175,7 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
     private init(
         tokens: Tokens,
         identity: GoogleCredentialIdentity,
+        pendingUniverse: PendingUniverseCheck?,
         quotaProjectID: String?,
         expiryTolerance: Duration,
         refreshBackoff: RefreshBackoff,
@@ -167,6 +192,7 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
             identity.quotaProjectID = quotaProjectID
         }
         self.tokens = tokens
+        self.pendingUniverse = pendingUniverse
         self.identity = identity
         self.expiryTolerance = expiryTolerance
         self.refreshBackoff = refreshBackoff
@@ -191,6 +217,7 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
         case .source(let source, let engine):
             return try await engine.token { generation in
                 do throws(OAuthError) {
+                    try await self.pendingUniverse?.confirm(identity: self.identity)
                     let fetched = try await source.fetchToken()
                     engine.accept(fetched, generation: generation)
                     return .token(fetched.accessToken)
@@ -247,13 +274,18 @@ public final class GoogleCredentials: InvalidatableAuthTokenProvider, CustomStri
 
     // MARK: - Universe
 
-    /// Throws unless `identity`'s universe is `expected` (compared without case).
-    private static func checkUniverse(of identity: GoogleCredentialIdentity, expected: String) throws(OAuthError) {
+    /// Throws unless `identity`'s universe is `expected` (compared without case); `field` says
+    /// where the credential's universe was read.
+    static func checkUniverse(
+        of identity: GoogleCredentialIdentity,
+        expected: String,
+        field: String
+    ) throws(OAuthError) {
         guard identity.universeDomain.lowercased() != expected.lowercased() else { return }
         let credential = identity.source.map { "the credential from \($0)" } ?? "the credential"
         throw OAuthError(
             .invalidConfiguration,
-            "\(credential) is for universe \(identity.universeDomain) (universe_domain), but the endpoints are in universe \(expected): its tokens would be refused there"
+            "\(credential) is for universe \(identity.universeDomain) (\(field)), but the endpoints are in universe \(expected): its tokens would be refused there"
         )
     }
 

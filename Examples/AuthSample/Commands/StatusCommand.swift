@@ -107,6 +107,18 @@ struct StatusCommand: AsyncParsableCommand {
         case nil:
             break
         }
+        // The metadata server's universe is known only by asking it; a call checks it the same way.
+        var universe = identity.universeDomain
+        var universeNote = ""
+        switch await selection.metadataUniverse(logger: logger) {
+        case .success(let domain)?:
+            universe = domain
+            universeNote = " (as the metadata server says)"
+        case .failure(let error)?:
+            universeNote = " (the metadata server did not say which universe: \(error.message))"
+        case nil:
+            break
+        }
         if json {
             var object: [String: Any] = [
                 "credential_type": identity.kind.rawValue, "principal": principal, "found_in": selection.origin,
@@ -116,7 +128,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let project = identity.projectID { object["project_id"] = project }
             if let quota = identity.quotaProjectID { object["quota_project_id"] = quota }
             if !identity.chain.isEmpty { object["chain"] = identity.chain }
-            object["universe_domain"] = identity.universeDomain
+            object["universe_domain"] = universe
             for (key, value) in selection.federation { object[key] = value }
             Output.printJSON(object)
             return
@@ -139,8 +151,8 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("  Quota project: \(quota) (sent as x-goog-user-project)")
         }
         Output.line("  Tokens:        \(selection.tokens)")
-        if identity.universeDomain != GoogleCredentialIdentity.defaultUniverseDomain {
-            Output.line("  Universe:      \(identity.universeDomain)")
+        if universe != GoogleCredentialIdentity.defaultUniverseDomain || !universeNote.isEmpty {
+            Output.line("  Universe:      \(universe)\(universeNote)")
         }
     }
 

@@ -4,6 +4,13 @@ import Logging
 import OAuth2
 
 extension GoogleCredentialOptions {
+    /// `GOOGLE_CLOUD_UNIVERSE_DOMAIN`, for credentials named by a flag (Application Default
+    /// Credentials read it themselves); `googleapis.com` when unset. GoogleCredentials checks it.
+    static var environmentUniverse: String {
+        ProcessInfo.processInfo.environment[ApplicationDefaultCredentials.universeDomainVariable]
+            ?? GoogleCredentialIdentity.defaultUniverseDomain
+    }
+
     /// The credentials the selecting flags name, asking for `scopes`.
     func resolve(
         scopes: [String],
@@ -24,7 +31,7 @@ extension GoogleCredentialOptions {
                     try GoogleCredentials(
                         selfSignedJWTsFor: key,
                         scopes: self.scopes,
-                        universeDomain: universeDomain,
+                        universeDomain: universeDomain ?? Self.environmentUniverse,
                         logger: logger
                     )
                 }
@@ -37,7 +44,7 @@ extension GoogleCredentialOptions {
             let credentials = try Self.commandLine { () throws(OAuthError) in
                 try GoogleCredentials(
                     source: ServiceAccountTokenSource(key: key, scopes: scopes, transport: transport, logger: logger),
-                    universeDomain: universeDomain,
+                    universeDomain: universeDomain ?? Self.environmentUniverse,
                     logger: logger
                 )
             }
@@ -60,7 +67,7 @@ extension GoogleCredentialOptions {
                         transport: transport,
                         logger: logger
                     ),
-                    universeDomain: universeDomain,
+                    universeDomain: universeDomain ?? Self.environmentUniverse,
                     logger: logger
                 )
             }
@@ -86,7 +93,8 @@ extension GoogleCredentialOptions {
                     selfSignedJWTsFor: key,
                     scopes: self.scopes,
                     quotaProjectID: resolved.quotaProjectID,
-                    universeDomain: universeDomain,
+                    universeDomain: universeDomain ?? resolved.universeDomain
+                        ?? GoogleCredentialIdentity.defaultUniverseDomain,
                     logger: logger
                 )
             }
@@ -104,7 +112,11 @@ extension GoogleCredentialOptions {
             )
         }
         if let key = resolved.credential.serviceAccountKey {
-            return GoogleSelection(credentials: credentials, origin: origin, tokens: Self.grantTokens(key, scopes))
+            // Outside googleapis.com a key always signs its own JWTs (GoogleCredentials chose so).
+            let tokens =
+                key.universeDomain == GoogleCredentialIdentity.defaultUniverseDomain
+                ? Self.grantTokens(key, scopes) : Self.selfSignedTokens(scopes)
+            return GoogleSelection(credentials: credentials, origin: origin, tokens: tokens)
         }
         if let impersonation = resolved.credential.impersonatedServiceAccount {
             return GoogleSelection(

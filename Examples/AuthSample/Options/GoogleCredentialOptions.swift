@@ -87,11 +87,11 @@ struct GoogleCredentialOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The universe of the target's endpoints; Google credentials of another universe (their file's universe_domain) are refused before anything is sent.",
+            "The universe of the target's endpoints (default: GOOGLE_CLOUD_UNIVERSE_DOMAIN, else googleapis.com); Google credentials of another universe (their file's universe_domain, the metadata server's) are refused before a token is sent.",
             valueName: "domain"
         )
     )
-    var universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain
+    var universeDomain: String?
 
     /// The flags that choose Google credentials, for messages.
     static let selectingFlags = "--adc, --service-account-key and --authorized-user"
@@ -112,7 +112,7 @@ struct GoogleCredentialOptions: ParsableArguments {
                 (selfSignedJwt, "--self-signed-jwt"), (!scopes.isEmpty, "--scope"),
                 (userTokenEndpoint != nil, "--user-token-endpoint"),
                 (idTokenAudience != nil, "--id-token-audience"),
-                (universeDomain != GoogleCredentialIdentity.defaultUniverseDomain, "--universe-domain"),
+                (universeDomain != nil, "--universe-domain"),
             ] where given {
                 throw ValidationError("\(flag) only applies with \(Self.selectingFlags)")
             }

@@ -27,4 +27,15 @@ struct GoogleSelection {
             return .failure(error)
         }
     }
+
+    /// The universe the metadata server says the instance belongs to, for Compute Engine
+    /// credentials; `nil` for the others.
+    func metadataUniverse(logger: Logger) async -> Result<String, OAuthError>? {
+        guard let metadataHost else { return nil }
+        do throws(OAuthError) {
+            return .success(try await ComputeEngineTokenSource(host: metadataHost, logger: logger).universeDomain())
+        } catch {
+            return .failure(error)
+        }
+    }
 }

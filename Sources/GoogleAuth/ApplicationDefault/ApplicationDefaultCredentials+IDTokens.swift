@@ -54,7 +54,8 @@ extension ApplicationDefaultCredentials.Resolved {
     }
 
     /// The credential an impersonated_service_account file impersonates with: its source, asking
-    /// for the scope the IAM Credentials API takes.
+    /// for the scope the IAM Credentials API takes, in its own universe (the impersonation's
+    /// universe is the source's, checked where the impersonated credentials are used).
     func impersonationSource(
         _ impersonation: ImpersonatedServiceAccountCredentials,
         _ userTokenEndpoint: URL,
@@ -68,12 +69,11 @@ extension ApplicationDefaultCredentials.Resolved {
             variables: variables
         )
         return try GoogleCredentials(
-            source: source.tokenSource(
-                scopes: [ImpersonatedServiceAccountCredentials.sourceScope],
-                userTokenEndpoint: userTokenEndpoint,
-                transport: transport,
-                logger: logger
-            ),
+            source,
+            scopes: [ImpersonatedServiceAccountCredentials.sourceScope],
+            userTokenEndpoint: userTokenEndpoint,
+            transport: transport,
+            universeDomain: source.identity.universeDomain,
             logger: logger
         )
     }

@@ -20,7 +20,8 @@ public import OAuth2
 /// Resolving reads the environment and files only: no request leaves the process, and the
 /// link-local metadata address is never probed. When nothing applies, the error lists each place
 /// tried and why it did not apply. `GOOGLE_CLOUD_QUOTA_PROJECT`, when set, names the project billed
-/// for the calls whatever the credential (as google-auth does).
+/// for the calls whatever the credential (as google-auth does), and `GOOGLE_CLOUD_UNIVERSE_DOMAIN`
+/// the universe of the endpoints the calls go to (as Google's client libraries read it).
 ///
 /// ``GoogleCredentials/applicationDefault(scopes:environment:userTokenEndpoint:transport:expiryTolerance:refreshBackoff:universeDomain:logger:)``
 /// turns what is found into a call's token provider.
@@ -28,7 +29,7 @@ public enum ApplicationDefaultCredentials {
     /// What resolution looks at: environment variables and the DMI product-name file.
     public struct Environment: Sendable {
         /// The environment variables (`GOOGLE_APPLICATION_CREDENTIALS`, `CLOUDSDK_CONFIG`, `HOME`,
-        /// `GCE_METADATA_HOST`, `GOOGLE_CLOUD_QUOTA_PROJECT`).
+        /// `GCE_METADATA_HOST`, `GOOGLE_CLOUD_QUOTA_PROJECT`, `GOOGLE_CLOUD_UNIVERSE_DOMAIN`).
         public var variables: [String: String]
         /// The file whose text says whether this machine is a Google VM.
         public var productNamePath: String
@@ -177,13 +178,25 @@ public enum ApplicationDefaultCredentials {
         /// The project billed for the calls (`x-goog-user-project`): `GOOGLE_CLOUD_QUOTA_PROJECT`
         /// when set, else the credential's own (an authorized_user file's `quota_project_id`).
         public var quotaProjectID: String?
+        /// The universe of the endpoints the calls go to, as `GOOGLE_CLOUD_UNIVERSE_DOMAIN` names
+        /// it (lowercased); `nil` when it is not set. Not the credential's own universe
+        /// (``identity``'s ``GoogleCredentialIdentity/universeDomain``): ``GoogleCredentials``
+        /// refuses a credential whose universe differs from this one.
+        public var universeDomain: String?
         /// The environment variables resolution saw: an external_account source reads its own
         /// from them (`GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES`, AWS's).
         let variables: [String: String]
 
-        init(credential: Credential, origin: Origin, quotaProjectOverride: String?, variables: [String: String]) {
+        init(
+            credential: Credential,
+            origin: Origin,
+            quotaProjectOverride: String?,
+            universeDomain: String? = nil,
+            variables: [String: String]
+        ) {
             self.credential = credential
             self.origin = origin
+            self.universeDomain = universeDomain
             self.variables = variables
             quotaProjectID = quotaProjectOverride ?? Self.identity(of: credential).quotaProjectID
         }
@@ -320,13 +333,18 @@ public enum ApplicationDefaultCredentials {
         }
     }
 
+    /// The variable naming the universe of the endpoints the calls go to.
+    public static let universeDomainVariable = "GOOGLE_CLOUD_UNIVERSE_DOMAIN"
+
     /// The name of gcloud's well-known file.
     public static let wellKnownFileName = "application_default_credentials.json"
 
     /// Finds the credential `environment` points to.
     ///
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration``: when a file that was found (or named
-    ///   by `GOOGLE_APPLICATION_CREDENTIALS`) cannot be read or used, or when nothing was found;
+    ///   by `GOOGLE_APPLICATION_CREDENTIALS`) cannot be read or used, when
+    ///   `GOOGLE_CLOUD_QUOTA_PROJECT` or `GOOGLE_CLOUD_UNIVERSE_DOMAIN` is set to something unusable
+    ///   (an empty universe, a URL, not a domain name), or when nothing was found;
     ///   then the message lists every place tried and why it did not apply, and `underlying` is
     ///   a ``SearchReport``.
     public static func resolve(in environment: Environment = .current) throws(OAuthError) -> Resolved {
@@ -341,10 +359,15 @@ public enum ApplicationDefaultCredentials {
             }
             quotaProject = value
         }
+        // Set but empty is an error here, as in Google's client libraries: it names no universe.
+        let universe = try environment.variables[universeDomainVariable].map { (value) throws(OAuthError) in
+            try UniverseDomain.validated(value, from: universeDomainVariable)
+        }
         return Resolved(
             credential: credential,
             origin: origin,
             quotaProjectOverride: quotaProject,
+            universeDomain: universe,
             variables: environment.variables
         )
     }

@@ -16,8 +16,9 @@ extension GoogleCredentials {
     ///   - transport: How token requests are sent.
     ///   - expiryTolerance: How long before expiry a token is renewed; 60 s by default.
     ///   - refreshBackoff: How long to wait after failed token requests.
-    ///   - universeDomain: The universe of the endpoints the calls go to; `googleapis.com` by
-    ///     default. A credential of another universe is refused, naming both.
+    ///   - universeDomain: The universe of the endpoints the calls go to; `nil` (the default)
+    ///     takes `GOOGLE_CLOUD_UNIVERSE_DOMAIN` from `environment`, else `googleapis.com`. A
+    ///     credential of another universe is refused, naming both.
     ///   - logger: Where failures are logged (never a token or secret).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when nothing is found (the message lists
     ///   each place tried and why it did not apply; `underlying` is an
@@ -29,7 +30,7 @@ extension GoogleCredentials {
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
-        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
+        universeDomain: String? = nil,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) -> GoogleCredentials {
         try GoogleCredentials(
@@ -56,8 +57,13 @@ extension GoogleCredentials {
     /// The resolved quota project (`GOOGLE_CLOUD_QUOTA_PROJECT`, else an authorized_user file's)
     /// is sent as `x-goog-user-project`.
     ///
-    /// A credential of another universe than `universeDomain` (`googleapis.com` by default) is
-    /// refused, naming both.
+    /// The endpoints' universe is `universeDomain` when given, else the resolved
+    /// `GOOGLE_CLOUD_UNIVERSE_DOMAIN` (``ApplicationDefaultCredentials/Resolved/universeDomain``),
+    /// else `googleapis.com`, as Google's client libraries choose it. A credential of another
+    /// universe is refused, naming both. A service account's key of a universe other than
+    /// `googleapis.com` always signs its own JWTs (with `scopes` as their `scope` claim when
+    /// given): such a universe has no OAuth token endpoint for the JWT bearer grant, and
+    /// google-auth does the same.
     ///
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for scopes or an endpoint the
     ///   credential's source refuses, or a credential of another universe.
@@ -68,16 +74,23 @@ extension GoogleCredentials {
         transport: any OAuthTransport = HTTP1OAuthTransport.standard,
         expiryTolerance: Duration = .seconds(60),
         refreshBackoff: RefreshBackoff = .default,
-        universeDomain: String = GoogleCredentialIdentity.defaultUniverseDomain,
+        universeDomain: String? = nil,
         logger: Logger = Logger(label: "swift-authrpc.google")
     ) throws(OAuthError) {
-        if let key = resolved.credential.serviceAccountKey, scopes.isEmpty {
+        let universe =
+            try universeDomain.map { (value) throws(OAuthError) in
+                try UniverseDomain.validated(value, from: "the universeDomain argument")
+            } ?? resolved.universeDomain ?? GoogleCredentialIdentity.defaultUniverseDomain
+        if let key = resolved.credential.serviceAccountKey,
+            scopes.isEmpty || key.universeDomain != GoogleCredentialIdentity.defaultUniverseDomain
+        {
             try self.init(
                 selfSignedJWTsFor: key,
+                scopes: scopes,
                 quotaProjectID: resolved.quotaProjectID,
                 expiryTolerance: expiryTolerance,
                 refreshBackoff: refreshBackoff,
-                universeDomain: universeDomain,
+                universeDomain: universe,
                 logger: logger
             )
         } else {
@@ -92,7 +105,7 @@ extension GoogleCredentials {
                 quotaProjectID: resolved.quotaProjectID,
                 expiryTolerance: expiryTolerance,
                 refreshBackoff: refreshBackoff,
-                universeDomain: universeDomain,
+                universeDomain: universe,
                 logger: logger
             )
         }

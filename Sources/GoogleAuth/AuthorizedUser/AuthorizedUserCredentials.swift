@@ -56,8 +56,10 @@ public struct AuthorizedUserCredentials: Sendable, CustomStringConvertible {
         quotaProjectID = try file.token("quota_project_id", maximumLength: 128, required: false)
         account = try file.optionalString("account")
         universeDomain =
-            try file.token("universe_domain", maximumLength: 253, required: false)
-            ?? GoogleCredentialIdentity.defaultUniverseDomain
+            try file.token("universe_domain", maximumLength: UniverseDomain.maximumLength, required: false).map {
+                (domain) throws(OAuthError) in
+                try UniverseDomain.validated(domain, from: "universe_domain in \(file.source)")
+            } ?? GoogleCredentialIdentity.defaultUniverseDomain
         self.source = source
     }
 

@@ -98,9 +98,36 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         return email
     }
 
+    /// The universe the instance belongs to, as the metadata server says
+    /// (`/computeMetadata/v1/universe/universe-domain`); `googleapis.com` when the server has no
+    /// such entry (HTTP 404), as google-auth reads it. Asked afresh on each call;
+    /// ``GoogleCredentials`` asks once, before its first token.
+    ///
+    /// - Throws: ``/OAuth2/OAuthError``: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` when
+    ///   the answer is not a domain name (empty, a URL, ...) or lacks `Metadata-Flavor: Google`;
+    ///   otherwise as ``fetchToken()`` does.
+    public func universeDomain() async throws(OAuthError) -> String {
+        let path = "/computeMetadata/v1/universe/universe-domain"
+        guard let response = try await get(path, purpose: "metadata universe domain", absentIfNotFound: true) else {
+            return GoogleCredentialIdentity.defaultUniverseDomain
+        }
+        let text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try UniverseDomain.validated(text, from: "the universe domain the metadata server at \(host) answered")
+    }
+
     /// A flavoured GET of `path`, its answer checked: from a metadata server, 2xx, bounded;
     /// failures that may pass are retried as ``retry`` says.
     func get(_ path: String, purpose: String) async throws(OAuthError) -> OAuthHTTPResponse {
+        // Only a request made with absentIfNotFound answers nil.
+        try await get(path, purpose: purpose, absentIfNotFound: false)!
+    }
+
+    /// ``get(_:purpose:)``, answering `nil` for HTTP 404 when `absentIfNotFound`.
+    private func get(
+        _ path: String,
+        purpose: String,
+        absentIfNotFound: Bool
+    ) async throws(OAuthError) -> OAuthHTTPResponse? {
         guard let url = URL(string: "http://\(host)\(path)") else {
             throw OAuthError(.invalidConfiguration, "cannot make a metadata URL for \(host)")
         }
@@ -112,11 +139,13 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
             let outcome = try await getOnce(
                 url,
                 purpose: purpose,
-                timeout: retry.timeout(Self.requestTimeout, elapsed: elapsed)
+                timeout: retry.timeout(Self.requestTimeout, elapsed: elapsed),
+                absentIfNotFound: absentIfNotFound
             )
             let failure: OAuthError
             switch outcome {
             case .answer(let response): return response
+            case .absent: return nil
             case .mayPass(let error): failure = error
             }
             guard !Task.isCancelled,
@@ -146,11 +175,18 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
     private enum Outcome {
         /// A 2xx answer from a metadata server.
         case answer(OAuthHTTPResponse)
+        /// HTTP 404 from a metadata server, when the caller takes it as "no such entry".
+        case absent
         /// No answer, or an answer worth asking again for.
         case mayPass(OAuthError)
     }
 
-    private func getOnce(_ url: URL, purpose: String, timeout: Duration) async throws(OAuthError) -> Outcome {
+    private func getOnce(
+        _ url: URL,
+        purpose: String,
+        timeout: Duration,
+        absentIfNotFound: Bool
+    ) async throws(OAuthError) -> Outcome {
         let request = OAuthHTTPRequest(
             url: url,
             method: "GET",
@@ -190,6 +226,8 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
             return .mayPass(OAuthError(.transient, "\(server) answered HTTP \(status); try again later"))
         case 500...:
             throw OAuthError(.transient, "\(server) answered HTTP \(response.statusCode); try again later")
+        case 404 where absentIfNotFound:
+            return .absent
         case 404:
             throw OAuthError(.invalidConfiguration, "\(server) has no default service account (HTTP 404)")
         default:
@@ -216,3 +254,5 @@ public struct ComputeEngineTokenSource: GoogleTokenSource {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 }
+
+extension ComputeEngineTokenSource: UniverseDomainDiscovery {}

@@ -166,16 +166,10 @@ public struct ExternalAccountCredentials: Sendable, CustomStringConvertible {
     }
 
     private static func universeDomain(_ fields: ConfigurationFields) throws(OAuthError) -> String {
-        guard let domain = try fields.token("universe_domain", maximumLength: 253) else { return "googleapis.com" }
-        let isHostName =
-            domain.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-                (1...63).contains(label.count)
-                    && label.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0.isASCIIAlphanumeric }
-            }
-        guard isHostName else {
-            throw OAuthError(.invalidConfiguration, "\(fields.place("universe_domain")) is not a domain name")
+        guard let domain = try fields.token("universe_domain", maximumLength: UniverseDomain.maximumLength) else {
+            return GoogleCredentialIdentity.defaultUniverseDomain
         }
-        return domain.lowercased()
+        return try UniverseDomain.validated(domain, from: fields.place("universe_domain"))
     }
 
     /// `url` when it may carry a subject token or an access token: https, or http to loopback.
@@ -217,11 +211,5 @@ public struct ExternalAccountCredentials: Sendable, CustomStringConvertible {
             )
         }
         return lifetime
-    }
-}
-
-extension UInt8 {
-    fileprivate var isASCIIAlphanumeric: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
     }
 }

@@ -22,7 +22,7 @@ enum IAMCredentials {
     static func url(
         for email: String,
         method: String,
-        universeDomain: String = "googleapis.com"
+        universeDomain: String
     ) -> URL? {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~@")

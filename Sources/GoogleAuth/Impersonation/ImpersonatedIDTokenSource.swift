@@ -38,7 +38,9 @@ public struct ImpersonatedIDTokenSource: GoogleTokenSource {
     ///     `projects/-/serviceAccounts/EMAIL`); none by default.
     ///   - audience: The receiving service's URL (Cloud Run) or OAuth client id (IAP).
     ///   - includeEmail: Whether the token carries `email` and `email_verified`; `true` by default.
-    ///   - endpoint: The `…:generateIdToken` URL; by default Google's for `targetPrincipal`.
+    ///   - endpoint: The `…:generateIdToken` URL; by default the IAM Credentials API's for
+    ///     `targetPrincipal` in the source's universe (``GoogleCredentials/universeDomain``;
+    ///     `googleapis.com` for a source of another type).
     ///   - transport: How requests reach the API.
     ///   - logger: Where requests are logged (never a token).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a target, delegate, audience or
@@ -60,7 +62,12 @@ public struct ImpersonatedIDTokenSource: GoogleTokenSource {
         }
         self.audience = audience
         self.includeEmail = includeEmail
-        self.endpoint = try ServiceAccountName.endpoint(endpoint, for: self.targetPrincipal, method: "generateIdToken")
+        self.endpoint = try ServiceAccountName.endpoint(
+            endpoint,
+            for: self.targetPrincipal,
+            method: "generateIdToken",
+            universeDomain: ServiceAccountName.universeDomain(of: source)
+        )
         self.transport = transport
         self.logger = logger
     }

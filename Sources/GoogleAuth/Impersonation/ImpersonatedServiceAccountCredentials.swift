@@ -61,7 +61,12 @@ public struct ImpersonatedServiceAccountCredentials: Sendable, CustomStringConve
             target,
             role: "the account in service_account_impersonation_url of \(file.source)"
         )
-        impersonationURL = try ServiceAccountName.endpoint(url, for: targetPrincipal, method: "generateAccessToken")
+        impersonationURL = try ServiceAccountName.endpoint(
+            url,
+            for: targetPrincipal,
+            method: "generateAccessToken",
+            universeDomain: GoogleCredentialIdentity.defaultUniverseDomain
+        )
         var delegates: [String] = []
         for delegate in try file.strings("delegates") {
             delegates.append(try ServiceAccountName.delegate(delegate))

@@ -59,7 +59,9 @@ public struct ImpersonatedTokenSource: GoogleTokenSource {
     ///   - lifetime: How long each token lives: whole seconds, 1 s to 12 h (more than an hour only
     ///     where the organization allows it); an hour by default.
     ///   - endpoint: The `…:generateAccessToken` URL; by default
-    ///     `https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/TARGET:generateAccessToken`.
+    ///     `https://iamcredentials.UNIVERSE/v1/projects/-/serviceAccounts/TARGET:generateAccessToken`,
+    ///     UNIVERSE being the source's ``GoogleCredentials/universeDomain`` (`googleapis.com` for a
+    ///     source of another type).
     ///   - transport: How requests reach the API.
     ///   - logger: Where requests are logged (never a token).
     /// - Throws: ``/OAuth2/OAuthError/Kind/invalidConfiguration`` for a target or delegate that is
@@ -100,7 +102,8 @@ public struct ImpersonatedTokenSource: GoogleTokenSource {
         self.endpoint = try ServiceAccountName.endpoint(
             endpoint,
             for: self.targetPrincipal,
-            method: "generateAccessToken"
+            method: "generateAccessToken",
+            universeDomain: ServiceAccountName.universeDomain(of: source)
         )
         self.transport = transport
         self.logger = logger
@@ -173,9 +176,22 @@ enum ServiceAccountName {
         delegate.hasPrefix(delegatePrefix) ? String(delegate.dropFirst(delegatePrefix.count)) : delegate
     }
 
-    /// `endpoint` checked (https, or http to loopback), or Google's URL for `method` of `email`.
-    static func endpoint(_ endpoint: URL?, for email: String, method: String) throws(OAuthError) -> URL {
-        guard let url = endpoint ?? IAMCredentials.url(for: email, method: method) else {
+    /// The universe of the impersonating credential: a ``GoogleCredentials``' own, else Google's
+    /// public universe.
+    static func universeDomain(of source: any InvalidatableAuthTokenProvider) -> String {
+        (source as? GoogleCredentials)?.universeDomain ?? GoogleCredentialIdentity.defaultUniverseDomain
+    }
+
+    /// `endpoint` checked (https, or http to loopback), or the IAM Credentials URL for `method` of
+    /// `email` in `universeDomain`.
+    static func endpoint(
+        _ endpoint: URL?,
+        for email: String,
+        method: String,
+        universeDomain: String
+    ) throws(OAuthError) -> URL {
+        guard let url = endpoint ?? IAMCredentials.url(for: email, method: method, universeDomain: universeDomain)
+        else {
             throw OAuthError(.invalidConfiguration, "cannot make the IAM Credentials URL for \(email)")
         }
         guard EndpointSecurity.allows(url), url.user == nil, url.password == nil else {

@@ -73,8 +73,10 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
         clientID = try file.token("client_id", maximumLength: 128, required: false)
         projectID = try file.token("project_id", maximumLength: 128, required: false)
         universeDomain =
-            try file.token("universe_domain", maximumLength: 253, required: false)
-            ?? GoogleCredentialIdentity.defaultUniverseDomain
+            try file.token("universe_domain", maximumLength: UniverseDomain.maximumLength, required: false).map {
+                (domain) throws(OAuthError) in
+                try UniverseDomain.validated(domain, from: "universe_domain in \(file.source)")
+            } ?? GoogleCredentialIdentity.defaultUniverseDomain
         tokenURI = try Self.tokenURI(file)
         guard let pem = file.privateKeyPEM, pem.count > 0 else {
             // Absent, not a string, or a string no PEM key is written as: say which.

@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -362,6 +366,51 @@ struct GoogleCredentialsCLITests {
             try await google.workspace.issuer.accessTokens(of: google.metadataEmail).count > before,
             "the token came from the emulator"
         )
+    }
+
+    @Test(
+        "the metadata server by its name says its universe: status shows it; call --adc is refused naming both universes, and goes through with GOOGLE_CLOUD_UNIVERSE_DOMAIN (before: the metadata server was always googleapis.com)"
+    )
+    func metadataUniverseByName() async throws {
+        // A sandbox of its own: the universe knob changes the emulator for every caller.
+        let sandbox = try await Peers.launchSandbox(name: "cli-metadata-universe")
+        defer { sandbox.process.stop() }
+        let google = try await Google.make(sandbox: sandbox)
+        let universe = "example-universe.test"
+        var knob = URLRequest(url: URL(string: "http://\(google.metadataHost)/sandbox/universe-domain")!)
+        knob.httpMethod = "POST"
+        knob.httpBody = Data(#"{"domain": "\#(universe)"}"#.utf8)
+        let (_, answer) = try await URLSession.shared.data(for: knob)
+        #expect((answer as? HTTPURLResponse)?.statusCode == 200)
+
+        let port = try #require(google.metadataHost.split(separator: ":").last)
+        let metadata = ["GCE_METADATA_HOST": "metadata.google.internal:\(port)"]
+        let hosts = "127.0.0.1 localhost\n127.0.0.1 metadata.google.internal\n"
+
+        let status = try await google.run(["status", "--adc"], environment: metadata, hosts: hosts)
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("  Universe:      \(universe) (as the metadata server says)\n"), "\(status)")
+
+        let refused = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: metadata,
+            hosts: hosts
+        )
+        #expect(refused.status != 0, "\(refused)")
+        #expect(
+            refused.stderr.contains(
+                "is for universe \(universe) (the metadata server's universe/universe-domain), but the endpoints are in universe googleapis.com"
+            ),
+            "\(refused)"
+        )
+
+        let call = try await google.run(
+            ["call", "--adc"] + google.workspace.tls,
+            environment: metadata.merging(["GOOGLE_CLOUD_UNIVERSE_DOMAIN": universe]) { $1 },
+            hosts: hosts
+        )
+        #expect(call.status == 0, "\(call)")
+        #expect(call.stdout.contains("on behalf of user \(google.metadataEmail)"), "\(call)")
     }
 
     @Test(

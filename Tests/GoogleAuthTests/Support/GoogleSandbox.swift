@@ -242,6 +242,14 @@ enum GoogleAuthReference {
         try await run(["adc"], environment: environment)
     }
 
+    /// The universe google-auth reads for the credential `google.auth.default()` finds in
+    /// `environment` (`type`, `universe_domain`; for Compute Engine it asks the metadata server),
+    /// and with `impersonate` the IAM Credentials URL its impersonated credentials would POST to
+    /// (`impersonation_url`: recorded, never sent).
+    static func universe(environment: [String: String], impersonate: String? = nil) async throws -> [String: Any] {
+        try await run(["universe"] + (impersonate.map { ["--impersonate", $0] } ?? []), environment: environment)
+    }
+
     /// The header and claims of `token` once google-auth verified it against the certificate,
     /// checking `audience` when given.
     static func verifyJWT(
