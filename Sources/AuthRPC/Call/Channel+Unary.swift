@@ -121,37 +121,58 @@ extension Channel {
         // frame of its chain (each that overflows the task's slab costs a new ~1 KiB slab per
         // call in flight). So the generic work happens before and after, in plain functions, and
         // the waiting is done by `perform`, which is not generic and holds little.
-        let call = try prepare(
-            method,
-            request: request,
-            serializer: serializer,
-            options: options,
-            serviceConfig: serviceConfig,
-            observers: nil
+        let body = try frameRequest(request, serializer: serializer, options: options)
+        return try Self.decoded(
+            await perform(method, body: body, options: options, serviceConfig: serviceConfig, observers: nil),
+            deserializer
         )
-        return try await perform(call).decode(deserializer).get()
+    }
+
+    /// The response message parsed from an OK answer. Not inlined (but specialized) into the
+    /// caller: the parse's intermediate results would take room in its async frame.
+    @inlinable @inline(never)
+    static func decoded<Deserializer: MessageDeserializer>(
+        _ payload: ResponsePayload,
+        _ deserializer: Deserializer
+    ) throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        try payload.decode(deserializer).get()
+    }
+
+    /// The request message, framed (and compressed when the options ask for it): the only
+    /// generic step before the call is sent.
+    @usableFromInline @inline(never)
+    func frameRequest<Serializer: MessageSerializer>(
+        _ request: Serializer.Message,
+        serializer: Serializer,
+        options: CallOptions?
+    ) throws(RPCError) -> [UInt8] {
+        try frame(request, serializer: serializer, compression: (options ?? defaultCallOptions).compression)
     }
 
     /// Settles everything a call sends before anything is awaited: options (with the service
-    /// config's defaults), deadline, checks, and the framed message.
-    @usableFromInline @inline(never)
-    func prepare<Serializer: MessageSerializer>(
+    /// config's defaults), deadline and checks. The same inputs settle to the same call, so the
+    /// general loop settles it again from them rather than have the first attempt's frame hold it.
+    /// Not inlined: its copies of the options would take room in the general loop's frame.
+    @inline(never)
+    private func prepare(
         _ method: MethodDescriptor,
-        request: Serializer.Message,
-        serializer: Serializer,
+        body: [UInt8],
         options: CallOptions?,
         serviceConfig defaults: ServiceConfig?,
-        observers: CallObservers?
+        observers: CallObservers?,
+        started: ContinuousClock.Instant,
+        checkingCancellation: Bool
     ) throws(RPCError) -> PreparedCall {
         var options = (options ?? defaultCallOptions).addingProviderMetadata()
         if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
             options.applyDefaults(from: config)
         }
-        let deadline = options.timeout.map { ContinuousClock.now + min($0, CallOptions.longestTimeout) }
-        if Task.isCancelled { throw RPCError(code: .cancelled, message: "the call was cancelled before it started") }
+        let deadline = options.timeout.map { started + min($0, CallOptions.longestTimeout) }
+        if checkingCancellation, Task.isCancelled {
+            throw RPCError(code: .cancelled, message: "the call was cancelled before it started")
+        }
         try options.validateForSending()
         try checkCredentialsAllowed(options)
-        let body = try frame(request, serializer: serializer, compression: options.compression)
         if let limit = options.maxRequestMessageBytes, body.count - Framing.prefixLength > limit {
             throw RPCError(
                 code: .resourceExhausted,
@@ -176,35 +197,49 @@ extension Channel {
     /// to `performAttempts`. A call that succeeds at once keeps nothing of the retry, token or
     /// interceptor machinery in its frames while it waits.
     @usableFromInline @inline(never)
-    nonisolated(nonsending) func perform(_ call: PreparedCall) async throws(RPCError) -> ResponsePayload {
-        // What is worked out before the send lives in plain functions, and the general loop is
-        // called from one place: an async frame keeps every local of its function (and every
-        // argument of each call site), so this one holds little more than what crosses the send.
+    nonisolated(nonsending) func perform(
+        _ method: MethodDescriptor,
+        body: [UInt8],
+        options: CallOptions?,
+        serviceConfig: ServiceConfig?,
+        observers: CallObservers?
+    ) async throws(RPCError) -> ResponsePayload {
+        // What is worked out before the send lives in plain functions (the prepared call
+        // included: it stays out of this frame and the caller's), and the general loop is called
+        // from one place: an async frame keeps every local of its function (and every argument of
+        // each call site), so this one holds little more than what crosses the send.
+        let started = ContinuousClock.now
         let start: AttemptsStart
-        switch try firstStep(call) {
-        case .send(let connection, let token):
-            let request = try makeRequest(call, token: token, previousAttempts: 0)
-            var headersReceived = false
-            let result: Result<HTTP2Response, TransportFailure>
-            do throws(TransportFailure) {
-                result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
-            } catch {
-                result = .failure(error)
+        switch try firstStep(method, body, options, serviceConfig, observers, started) {
+        case .send(let exchange, let token, let acceptance):
+            // `exchange.answer()`, written out: the call waits on this one continuation, which the
+            // connection's I/O thread resumes exactly once (with the answer, or with `cancelled`
+            // after the handler's cancel), in no async frame of the transport's.
+            let answer = await withTaskCancellationHandler {
+                await withUnsafeContinuation { exchange.submit(answeringTo: $0) }
+            } onCancel: {
+                exchange.cancel()
             }
-            if let payload = acceptedAtOnce(call, result) {
+            if let payload = acceptedAtOnce(acceptance, answer.result) {
                 return payload
             }
-            start = .settle(token: token, result: result, headersReceived: headersReceived)
+            start = .settle(token: token, result: answer.result, headersReceived: answer.afterHeaders)
         case .general(let general):
             start = general
         }
-        return try await performAttempts(call, from: start)
+        return try await performAttempts(method, body, options, serviceConfig, observers, started, from: start)
     }
 
     /// How `perform` starts: sending at once, or through the general loop.
     private enum FirstStep {
-        case send(HTTP2Connection, token: String?)
+        case send(HTTP2Exchange, token: String?, acceptance: Acceptance)
         case general(AttemptsStart)
+    }
+
+    /// What `acceptedAtOnce` needs of the call's options.
+    private struct Acceptance {
+        let maxResponseMessageBytes: Int
+        let hasRetryPolicy: Bool
     }
 
     /// Where `performAttempts` takes the call up.
@@ -219,10 +254,27 @@ extension Channel {
         case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
     }
 
-    /// Whether nothing stands before the first send: no interceptors, no authority to check
-    /// first, a token known without asking, a connection ready.
+    /// The call prepared, and whether nothing stands before its first send: no interceptors, no
+    /// authority to check first, a token known without asking, a connection ready (its request
+    /// then on a stream of that connection's, not yet submitted).
     @inline(never)
-    private func firstStep(_ call: PreparedCall) throws(RPCError) -> FirstStep {
+    private func firstStep(
+        _ method: MethodDescriptor,
+        _ body: [UInt8],
+        _ options: CallOptions?,
+        _ serviceConfig: ServiceConfig?,
+        _ observers: CallObservers?,
+        _ started: ContinuousClock.Instant
+    ) throws(RPCError) -> FirstStep {
+        let call = try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: true
+        )
         guard call.observers == nil, !call.checksAuthority else { return .general(.fresh) }
         let token: String?
         switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
@@ -230,25 +282,49 @@ extension Channel {
         case .ask(let provider): return .general(.asking(provider))
         }
         switch try connections.nextStep(waitForReady: call.options.waitForReady) {
-        case .use(let connection): return .send(connection, token: token)
-        case .wait(let signal): return .general(.waiting(token: token, for: signal))
+        case .use(let connection):
+            guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
+                return .general(.settle(token: token, result: .failure(.cancelled), headersReceived: false))
+            }
+            let acceptance = Acceptance(
+                maxResponseMessageBytes: call.options.maxResponseMessageBytes,
+                hasRetryPolicy: call.options.retryPolicy != nil
+            )
+            return .send(exchange, token: token, acceptance: acceptance)
+        case .wait(let signal):
+            return .general(.waiting(token: token, for: signal))
         }
+    }
+
+    /// An attempt's request on a stream of `connection`'s, not yet submitted; nil when the task
+    /// is already cancelled (the answer `HTTP2Connection.send` gives then).
+    @inline(never)
+    private func openExchange(
+        _ call: PreparedCall,
+        on connection: HTTP2Connection,
+        token: String?,
+        previousAttempts: Int
+    ) throws(RPCError) -> HTTP2Exchange? {
+        if Task.isCancelled { return nil }
+        return connection.exchange(
+            for: try makeRequest(call, token: token, previousAttempts: previousAttempts)
+        )
     }
 
     /// The first attempt's answer when it is the message (what `settle` returns for it, without
     /// anything to record for a retry); nil when `settle` must decide.
     @inline(never)
     private func acceptedAtOnce(
-        _ call: PreparedCall,
+        _ acceptance: Acceptance,
         _ result: Result<HTTP2Response, TransportFailure>
     ) -> ResponsePayload? {
         guard case .success(let response) = result,
             case .success(let payload) = ResponseDecoder.payload(
                 of: response,
-                maxMessageBytes: call.options.maxResponseMessageBytes
+                maxMessageBytes: acceptance.maxResponseMessageBytes
             )
         else { return nil }
-        if call.options.retryPolicy != nil { retryThrottle?.recordSuccess() }
+        if acceptance.hasRetryPolicy { retryThrottle?.recordSuccess() }
         return payload
     }
 
@@ -263,9 +339,24 @@ extension Channel {
     /// what they ask for, so its frame (kept while the call waits) holds little.
     @inline(never)
     nonisolated(nonsending) private func performAttempts(
-        _ call: PreparedCall,
+        _ method: MethodDescriptor,
+        _ body: [UInt8],
+        _ options: CallOptions?,
+        _ serviceConfig: ServiceConfig?,
+        _ observers: CallObservers?,
+        _ started: ContinuousClock.Instant,
         from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
+        // Settled again from the same inputs (so with the same deadline), as `firstStep` did.
+        let call = try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: false
+        )
         var progress = CallProgress()
         switch start {
         case .fresh:
@@ -290,21 +381,20 @@ extension Channel {
         while true {
             switch try nextStep(call, &progress) {
             case .send(let connection):
-                let request = try makeRequest(
+                // The request goes to the stream before the await, so this frame holds only the
+                // exchange while the call waits.
+                let answer: HTTP2Exchange.Answer
+                if let exchange = try openExchange(
                     call,
+                    on: connection,
                     token: progress.token,
                     previousAttempts: previousAttempts(call, progress)
-                )
-                let result: Result<HTTP2Response, TransportFailure>
-                var headersReceived = false
-                do throws(TransportFailure) {
-                    // Handed over, not borrowed: the header block is freed once submitted rather
-                    // than held by this frame while the call waits.
-                    result = .success(try await connection.send(consume request, headersReceived: &headersReceived))
-                } catch {
-                    result = .failure(error)
+                ) {
+                    answer = await exchange.answer()
+                } else {
+                    answer = (.failure(.cancelled), false)
                 }
-                if let payload = try settle(call, &progress, result, headersReceived: headersReceived) {
+                if let payload = try settle(call, &progress, answer.result, headersReceived: answer.afterHeaders) {
                     return payload
                 }
             case .askProvider(let provider):
@@ -576,50 +666,52 @@ extension Channel {
 
     /// The request as it goes on the wire: pseudo-headers, then `grpc-timeout` (the time left
     /// now), `te`, `content-type`, `grpc-encoding`, `grpc-accept-encoding`, `user-agent`,
-    /// `grpc-previous-rpc-attempts` (a retry), `authorization`, then the caller's metadata. The fields that do not change between calls
-    /// are copied from blocks built once.
+    /// `grpc-previous-rpc-attempts` (a retry), `authorization`, then the caller's metadata. The
+    /// header fields go as parts (`HTTP2RequestHead`) that the connection's I/O thread lays out
+    /// into its own reused buffer: the fields that do not change between calls are blocks built
+    /// once, and a call without metadata of its own allocates no block.
     @inline(never)
     private func makeRequest(
         _ call: PreparedCall,
         token: String?,
         previousAttempts: Int
     ) throws(RPCError) -> HTTP2Request {
-        var headers = HTTP2HeaderBlock()
-        headers.reserveCapacity(
-            fields: 12 + call.options.initialMetadata.count,
-            byteCount: 192 + call.context.method.path.utf8.count + call.context.authority.utf8.count
-                + (token?.utf8.count ?? 0)
-        )
-        headers.append(contentsOf: requestLine)
-        headers.append(name: ":path", value: call.context.method.path)
-        headers.append(name: ":authority", value: call.context.authority)
+        var timeout: String?
         if let deadline = call.deadline {
             let remaining = deadline - .now
             guard remaining > .zero else {
                 throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent")
             }
-            headers.append(name: "grpc-timeout", value: GRPCTimeout.encode(remaining))
+            timeout = GRPCTimeout.encode(remaining)
         }
-        if call.options.compression == nil && call.options.userAgentPrefix == nil {
-            headers.append(contentsOf: Self.plainCallFields)
-        } else {
+        var common = Self.plainCallFields
+        if call.options.compression != nil || call.options.userAgentPrefix != nil {
+            common = HTTP2HeaderBlock()
             Self.appendCallFields(
-                to: &headers,
+                to: &common,
                 compression: call.options.compression,
                 userAgentPrefix: call.options.userAgentPrefix
             )
         }
-        if previousAttempts > 0 {
-            headers.append(name: Self.previousAttemptsKey, value: String(previousAttempts))
+        var metadata = HTTP2HeaderBlock()
+        if !call.options.initialMetadata.isEmpty {
+            metadata.reserveCapacity(fields: call.options.initialMetadata.count, byteCount: 128)
+            for (key, value) in call.options.initialMetadata where token == nil || key != "authorization" {
+                metadata.append(name: key, value: Metadata.wireValue(value))
+            }
         }
-        if let token {
-            headers.append(name: "authorization", value: "Bearer ", valueSuffix: token)
-        }
-        for (key, value) in call.options.initialMetadata where token == nil || key != "authorization" {
-            headers.append(name: key, value: Metadata.wireValue(value))
-        }
+        let head = HTTP2RequestHead(
+            leading: requestLine,
+            path: call.context.method.path,
+            authority: call.context.authority,
+            timeout: timeout,
+            common: common,
+            previousAttempts: previousAttempts > 0 ? String(previousAttempts) : nil,
+            bearerToken: token,
+            trailing: metadata
+        )
         return HTTP2Request(
-            headerBlock: headers,
+            head: head,
             body: call.body,
             deadline: call.deadline,
             // Room for the prefix; a longer body is either too large or more than one message.

@@ -37,15 +37,14 @@ extension Channel {
             _ context: ClientInterceptorContext
         ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
             guard index < chain.count else {
-                let call = try prepare(
+                let body = try frameRequest(request, serializer: serializer, options: context.options)
+                return try await perform(
                     context.method,
-                    request: request,
-                    serializer: serializer,
+                    body: body,
                     options: context.options,
                     serviceConfig: serviceConfig,
                     observers: observers
-                )
-                return try await perform(call).decode(deserializer).get()
+                ).decode(deserializer).get()
             }
             return try await chain[index].intercept(request: request, context: context) {
                 (request, context) async throws(RPCError) -> UnaryResponse<Deserializer.Message> in

@@ -144,20 +144,17 @@ package final class HTTP2Connection: Sendable {
         headersReceived: inout Bool
     ) async throws(TransportFailure) -> HTTP2Response {
         if Task.isCancelled { throw .cancelled }
-        let loop = self.loop
-        let (stream, generation) = loop.makeStream(for: request)
-        let answer = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: HTTP2Stream.Completion) in
-                stream.completion = continuation
-                if let refusal = loop.enqueue(.submit(stream)) {
-                    stream.finish(.failure(refusal))
-                }
-            }
-        } onCancel: {
-            _ = loop.enqueue(.cancel(stream, generation: generation))
-        }
+        let answer = await exchange(for: request).answer()
         headersReceived = answer.afterHeaders
         return try answer.result.get()
+    }
+
+    /// A stream for `request`, not yet submitted: for a caller that suspends on its own
+    /// continuation (as ``send(_:headersReceived:)`` does), so that waiting for the answer costs
+    /// it no async frame of this module's.
+    package func exchange(for request: consuming HTTP2Request) -> HTTP2Exchange {
+        let (stream, generation) = loop.makeStream(for: request)
+        return HTTP2Exchange(loop: loop, stream: stream, generation: generation)
     }
 
     /// What the connection's I/O thread still holds (streams, deadline entries, their bytes),

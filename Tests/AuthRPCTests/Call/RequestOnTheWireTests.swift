@@ -45,6 +45,31 @@ struct RequestOnTheWireTests {
         #expect(echoed.body == [0, 0, 0, 0, 5] + Array("hello".utf8))
     }
 
+    @Test(
+        "calls in a row on one connection carry exactly their own fields (the I/O thread lays every call's out in one reused buffer)"
+    )
+    func consecutiveCallsKeepTheirOwnFields() async throws {
+        let channel = try await FaultChannel.make()
+        let plainNames = [
+            ":method", ":scheme", ":path", ":authority", "te", "content-type", "grpc-accept-encoding", "user-agent",
+        ]
+        // Larger than the buffer the connection keeps between submits, then nothing, then a little.
+        var big = CallOptions()
+        big.initialMetadata.addString(String(repeating: "b", count: 6000), forKey: "x-big")
+        var small = CallOptions(authority: "other.example.com")
+        small.initialMetadata.addString("s", forKey: "x-small")
+        let first = try await FaultChannel.echoRequest(channel, options: big)
+        let second = try await FaultChannel.echoRequest(channel)
+        let third = try await FaultChannel.echoRequest(channel, options: small)
+        #expect(first.fields.map(\.name) == plainNames + ["x-big"])
+        #expect(first.values("x-big") == [String(repeating: "b", count: 6000)])
+        #expect(second.fields.map(\.name) == plainNames)
+        #expect(third.fields.map(\.name) == plainNames + ["x-small"])
+        #expect(third.values(":authority") == ["other.example.com"])
+        #expect(third.values("x-small") == ["s"])
+        #expect(second.body == [0, 0, 0, 0, 5] + Array("hello".utf8))
+    }
+
     @Test("no deadline, no grpc-timeout; authority and user-agent prefix are the caller's")
     func noDeadline() async throws {
         let channel = try await FaultChannel.make()

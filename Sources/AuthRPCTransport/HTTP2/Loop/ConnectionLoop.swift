@@ -79,6 +79,11 @@ final class ConnectionLoop: @unchecked Sendable {
     private let records = ByteQueue(capacity: 64 << 10)
     /// Reused for every submit: the nghttp2_nv array pointing into the request's header block.
     private var headerFields: [nghttp2_nv] = []
+    /// Reused for every submit of a request given as parts (`HTTP2Request.head`): the block they
+    /// are laid out in, so a call allocates none. Let go after a submit that grew it past
+    /// `headerScratchLimit` (a call with unusually large metadata), so it stays small.
+    private var headerScratch = HTTP2HeaderBlock()
+    static let headerScratchLimit = 4 << 10
 
     private var receivedSettings = false
     private var goawayLastStreamID: Int32?
@@ -545,12 +550,31 @@ final class ConnectionLoop: @unchecked Sendable {
     /// it; returns the stream id, a negative nghttp2 error, or -1 when the stream was already
     /// failed here.
     private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
-        var listSize = 0
-        headerFields.removeAll(keepingCapacity: true)
         var provider = nghttp2_data_provider()
         provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
         provider.read_callback = SessionCallbacks.readRequestBody
-        return request.headerBlock.withFields { fields in
+        guard let head = request.head else {
+            return submitHeaders(request.headerBlock, stream: stream, provider: &provider, session: session)
+        }
+        headerScratch.removeAll(keepingCapacity: true)
+        head.write(into: &headerScratch)
+        defer {
+            headerScratch.removeAll(keepingCapacity: headerScratch.capacity <= Self.headerScratchLimit)
+        }
+        return submitHeaders(headerScratch, stream: stream, provider: &provider, session: session)
+    }
+
+    /// Submits `block` as the stream's HEADERS, after checking it against the server's header
+    /// list limit.
+    private func submitHeaders(
+        _ block: HTTP2HeaderBlock,
+        stream: HTTP2Stream,
+        provider: inout nghttp2_data_provider,
+        session: OpaquePointer
+    ) -> Int32 {
+        var listSize = 0
+        headerFields.removeAll(keepingCapacity: true)
+        return block.withFields { fields in
             for field in fields {
                 listSize += field.name.count + field.value.count + 32
                 headerFields.append(

@@ -51,6 +51,14 @@ package struct HTTP2HeaderBlock: Sendable {
         bytes.append(contentsOf: other.bytes)
     }
 
+    /// The bytes the block's buffer has room for.
+    var capacity: Int { bytes.capacity }
+
+    /// Empties the block, keeping its buffer for the next fields.
+    mutating func removeAll(keepingCapacity: Bool) {
+        bytes.removeAll(keepingCapacity: keepingCapacity)
+    }
+
     private mutating func appendField(
         name: UnsafeBufferPointer<UInt8>,
         valueParts value: UnsafeBufferPointer<UInt8>,

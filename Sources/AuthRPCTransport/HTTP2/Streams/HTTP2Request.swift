@@ -2,7 +2,11 @@
 package struct HTTP2Request: Sendable {
     /// Every header field in the order sent: the pseudo-headers (`:method`, `:scheme`, `:path`,
     /// `:authority`) first, then the regular fields.
+    /// (Empty when `head` is set.)
     package var headerBlock: HTTP2HeaderBlock
+    /// The header fields as parts, laid out by the I/O thread into the connection's reused
+    /// buffer at submit (a gRPC call's); nil when `headerBlock` holds them.
+    package var head: HTTP2RequestHead?
     /// The whole request body, sent in DATA frames; the last one carries END_STREAM (an empty
     /// body is one empty DATA frame with END_STREAM).
     package var body: [UInt8]
@@ -21,6 +25,21 @@ package struct HTTP2Request: Sendable {
         maxResponseBodyBytes: Int = .max
     ) {
         self.headerBlock = headerBlock
+        self.head = nil
+        self.body = body
+        self.deadline = deadline
+        self.maxResponseBodyBytes = maxResponseBodyBytes
+    }
+
+    /// A request whose header fields are laid out from `head` when it is submitted.
+    package init(
+        head: HTTP2RequestHead,
+        body: [UInt8],
+        deadline: ContinuousClock.Instant? = nil,
+        maxResponseBodyBytes: Int = .max
+    ) {
+        self.headerBlock = HTTP2HeaderBlock()
+        self.head = head
         self.body = body
         self.deadline = deadline
         self.maxResponseBodyBytes = maxResponseBodyBytes

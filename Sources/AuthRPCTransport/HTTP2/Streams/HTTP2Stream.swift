@@ -12,7 +12,7 @@ final class HTTP2Stream: @unchecked Sendable {
     /// the calling task reads nothing of the stream after it resumes (the resume is ordered by
     /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see).
     typealias Completion = UnsafeContinuation<Answer, Never>
-    typealias Answer = (result: Result<HTTP2Response, TransportFailure>, afterHeaders: Bool)
+    typealias Answer = HTTP2Exchange.Answer
 
     /// The request; its header block is let go once submitted, its body once nghttp2 has taken
     /// all of it.
@@ -105,6 +105,7 @@ final class HTTP2Stream: @unchecked Sendable {
     /// nghttp2 has copied the header block: the stream need not hold it while the call waits.
     func headerBlockSubmitted() {
         request.headerBlock = HTTP2HeaderBlock()
+        request.head = nil
     }
 
     /// nghttp2 has taken the whole request body and will not ask for it again.

@@ -1,0 +1,45 @@
+/// A request on a stream of its own, taken by the calling task and not yet submitted.
+///
+/// ``answer()`` submits it and waits. A caller that cannot afford that async frame does what it
+/// does in its own: inside `withTaskCancellationHandler`, ``submit(answeringTo:)`` exactly once
+/// from the operation's `withUnsafeContinuation`, and ``cancel()`` from the cancellation
+/// handler. The I/O thread resumes the continuation exactly once: with the response, the
+/// stream's failure, or ``TransportFailure/cancelled`` after a cancel.
+package struct HTTP2Exchange: Sendable {
+    /// The answer, and whether the response's final header block had arrived by then (after a
+    /// failure, `true` means the server certainly processed the request).
+    package typealias Answer = (result: Result<HTTP2Response, TransportFailure>, afterHeaders: Bool)
+
+    let loop: ConnectionLoop
+    let stream: HTTP2Stream
+    /// The exchange the stream carries for this caller: a cancel that comes after the stream
+    /// has moved on to another exchange names an older generation and is ignored.
+    let generation: UInt32
+
+    /// Submits the request and waits for the answer; a cancelled task's stream is reset with
+    /// CANCEL and the answer is ``TransportFailure/cancelled``.
+    nonisolated(nonsending) package func answer() async -> Answer {
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { submit(answeringTo: $0) }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,
+    /// with the refusal, when the connection no longer takes streams).
+    package func submit(answeringTo continuation: UnsafeContinuation<Answer, Never>) {
+        // The stream is still the calling task's alone: set before the inbox's lock orders it
+        // before anything the I/O thread does with the stream.
+        stream.completion = continuation
+        if let refusal = loop.enqueue(.submit(stream)) {
+            stream.finish(.failure(refusal))
+        }
+    }
+
+    /// Asks the I/O thread to reset the stream with CANCEL and answer with
+    /// ``TransportFailure/cancelled`` (nothing, when the exchange has already been answered).
+    package func cancel() {
+        _ = loop.enqueue(.cancel(stream, generation: generation))
+    }
+}

@@ -1,0 +1,55 @@
+/// A gRPC request's header fields as the parts they are made of, in the order they go on the
+/// wire: `leading` (`:method`, `:scheme`), `:path`, `:authority`, `grpc-timeout`, `common`,
+/// `grpc-previous-rpc-attempts`, `authorization: Bearer <token>`, then `trailing`.
+///
+/// The I/O thread lays the parts out into the connection's one reused header buffer when it
+/// submits the stream, so a call builds no header block of its own: the blocks are ones built
+/// once and shared (or empty), and the strings are the call's own.
+package struct HTTP2RequestHead: Sendable {
+    /// The fields before `:path`, a block built once.
+    package var leading: HTTP2HeaderBlock
+    package var path: String
+    package var authority: String
+    /// The value of `grpc-timeout`; none when nil.
+    package var timeout: String?
+    /// The fields after `grpc-timeout`, usually a block built once.
+    package var common: HTTP2HeaderBlock
+    /// The value of `grpc-previous-rpc-attempts`; none when nil.
+    package var previousAttempts: String?
+    /// The bearer token sent as `authorization` (never indexed by HPACK); none when nil.
+    package var bearerToken: String?
+    /// The caller's own fields, last.
+    package var trailing: HTTP2HeaderBlock
+
+    package init(
+        leading: HTTP2HeaderBlock,
+        path: String,
+        authority: String,
+        timeout: String?,
+        common: HTTP2HeaderBlock,
+        previousAttempts: String?,
+        bearerToken: String?,
+        trailing: HTTP2HeaderBlock
+    ) {
+        self.leading = leading
+        self.path = path
+        self.authority = authority
+        self.timeout = timeout
+        self.common = common
+        self.previousAttempts = previousAttempts
+        self.bearerToken = bearerToken
+        self.trailing = trailing
+    }
+
+    /// Appends every field, in wire order, to `block`.
+    func write(into block: inout HTTP2HeaderBlock) {
+        block.append(contentsOf: leading)
+        block.append(name: ":path", value: path)
+        block.append(name: ":authority", value: authority)
+        if let timeout { block.append(name: "grpc-timeout", value: timeout) }
+        block.append(contentsOf: common)
+        if let previousAttempts { block.append(name: "grpc-previous-rpc-attempts", value: previousAttempts) }
+        if let bearerToken { block.append(name: "authorization", value: "Bearer ", valueSuffix: bearerToken) }
+        block.append(contentsOf: trailing)
+    }
+}
