@@ -203,7 +203,8 @@ class ExamplePackageTest(unittest.TestCase):
                       self.generated("sandbox_test_service.authrpc.swift"))
         broken = self.edited_build({CONFIG: config}, {path: text.replace('"5s"', '"5 seconds"')})
         self.assertNotEqual(broken.returncode, 0)
-        self.assertIn(f'ServiceConfig={path} has methodConfig[0].timeout "5 seconds", which is not a duration such as',
+        self.assertIn(f'ServiceConfig={path} is not a valid service config: methodConfig[0].timeout: must be a '
+                      'duration such as "1.5s" (seconds, up to nine fractional digits, then s), not "5 seconds"',
                       broken.stdout + broken.stderr)
 
     def test_a_proto_name_protoc_would_read_as_a_flag_is_refused(self):
