@@ -1,3 +1,5 @@
+import AuthRPCSyntax
+
 /// gRPC metadata: an ordered multimap of lowercase keys to text or binary values.
 ///
 /// Keys ending in `-bin` carry bytes (base64 on the wire); all other keys carry printable ASCII.
@@ -21,7 +23,7 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
         public var description: String {
             switch self {
             case .string(let text): return text
-            case .binary(let bytes): return Base64.encode(bytes, padded: true)
+            case .binary(let bytes): return Base64Codec.standard.encode(bytes, padded: true)
             }
         }
     }
@@ -210,7 +212,7 @@ extension Metadata {
     static func wireValue(_ value: Value) -> String {
         switch value {
         case .string(let text): return text
-        case .binary(let bytes): return Base64.encode(bytes, padded: false)
+        case .binary(let bytes): return Base64Codec.standard.encode(bytes, padded: false)
         }
     }
 
@@ -226,7 +228,7 @@ extension Metadata {
             }
             for part in field.value.split(separator: ",", omittingEmptySubsequences: false) {
                 let trimmed = part.trimmingSpaces()
-                if let bytes = Base64.decode(trimmed) {
+                if let bytes = Base64Codec.standard.decode(trimmed) {
                     elements.append((key: field.name, value: .binary(bytes)))
                 } else {
                     elements.append((key: field.name, value: .string(String(trimmed))))

@@ -1,3 +1,4 @@
+import AuthRPCSyntax
 import Testing
 
 @testable import AuthRPC
@@ -104,13 +105,13 @@ struct Base64Tests {
     func roundTrip() {
         for length in 0..<40 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            #expect(Base64.decode(Base64.encode(bytes, padded: true)) == bytes)
-            #expect(Base64.decode(Base64.encode(bytes, padded: false)) == bytes)
+            #expect(Base64Codec.standard.decode(Base64Codec.standard.encode(bytes, padded: true)) == bytes)
+            #expect(Base64Codec.standard.decode(Base64Codec.standard.encode(bytes, padded: false)) == bytes)
         }
     }
 
     @Test("rejects what is not base64", arguments: ["A", "AB=C", "****", "AAAAA"])
     func rejects(text: String) {
-        #expect(Base64.decode(text) == nil)
+        #expect(Base64Codec.standard.decode(text) == nil)
     }
 }

@@ -62,7 +62,7 @@ struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The `Proxy-Authorization` value (RFC 7617 Basic), when there are credentials.
     var authorization: String? {
-        credentials.map { "Basic " + Base64.encode($0, padded: true) }
+        credentials.map { "Basic " + Base64Codec.standard.encode($0, padded: true) }
     }
 
     /// `http://host:port`, without credentials.
