@@ -146,7 +146,9 @@ extension Channel {
         serializer: Serializer,
         options: CallOptions?
     ) throws(RPCError) -> [UInt8] {
-        try frame(request, serializer: serializer, compression: (options ?? defaultCallOptions).compression)
+        // The field alone: `(options ?? defaultCallOptions)` would copy (and retain) all of the options.
+        let compression = if let options { options.compression } else { defaultCallOptions.compression }
+        return try frame(request, serializer: serializer, compression: compression)
     }
 
     /// Settles everything a call sends before anything is awaited: options (with the service
@@ -163,7 +165,8 @@ extension Channel {
         started: CallStart,
         checkingCancellation: Bool
     ) throws(RPCError) -> PreparedCall {
-        var options = (options ?? defaultCallOptions).addingProviderMetadata()
+        var options = options ?? defaultCallOptions
+        options.addProviderMetadata()
         if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
             options.applyDefaults(from: config)
         }

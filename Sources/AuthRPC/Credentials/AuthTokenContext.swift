@@ -39,17 +39,15 @@ extension AuthTokenProvider {
 }
 
 extension CallOptions {
-    /// These options with the provider's ``AuthTokenProvider/requestMetadata`` after the caller's
-    /// metadata, except keys the caller set (the caller's values win). The result is checked like
-    /// any caller metadata before anything is sent.
-    func addingProviderMetadata() -> CallOptions {
-        guard let provider = credentials?.provider else { return self }
+    /// Adds the provider's ``AuthTokenProvider/requestMetadata`` after the caller's metadata,
+    /// except keys the caller set (the caller's values win). The result is checked like any caller
+    /// metadata before anything is sent. In place: the options are not copied when there is none.
+    mutating func addProviderMetadata() {
+        guard let provider = credentials?.provider else { return }
         let extra = provider.requestMetadata
-        guard !extra.isEmpty else { return self }
-        var options = self
-        for (key, value) in extra where !initialMetadata.contains(key: key) {
-            options.initialMetadata.add(value, forKey: key)
+        let callers = initialMetadata
+        for (key, value) in extra where !callers.contains(key: key) {
+            initialMetadata.add(value, forKey: key)
         }
-        return options
     }
 }
