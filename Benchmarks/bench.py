@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import budget, callgrind, plots, profile, regression, report  # noqa: E402
+from benchkit import budget, callgrind, plots, profile, regression, report, wake  # noqa: E402
 from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
@@ -215,6 +215,7 @@ def quick(arguments, runner, server):
         print(f"{client:15} {transport:9} {concurrency:9} {cpu:12.1f} {switches:9.2f} {p50:8.0f} {rate:8.0f} "
               f"{counted['mallocs_per_call']:8.2f} {counted['malloc_bytes_per_call']:8.0f}")
     print_retry_policy_cost(rows)
+    print_wake_cost(rows, ccore_rows)
     own = quick_memory(arguments, runner, server)
     over = settle_budget(arguments, mallocs, server.name)
     if arguments.update_budget:
@@ -223,6 +224,29 @@ def quick(arguments, runner, server):
     memory_over, lines = budget.check_memory(own, server.name)
     print("  " + "\n  ".join(lines))
     return over + memory_over
+
+
+def print_wake_cost(rows, ccore_rows):
+    """At 1 in flight: the context switches a call makes beyond C-core's CQ client and a call on
+    Channel.executor, priced at this machine's cost of one thread wake, measured now."""
+    figures = wake.measure(wake.build())
+    print(f"\nthread wakes (WakeCost/wake_cost.c, {figures['handoffs']:.0f} handoffs between two threads now): one wake "
+          f"costs {figures['cpu_us_per_handoff']:.2f} µs CPU, {figures['wall_us_per_handoff']:.2f} µs wall, "
+          f"{figures['context_switches_per_handoff']:.2f} switches")
+    references = {(client, transport): (cpu, switches)
+                  for client, transport, concurrency, cpu, switches, *_ in ccore_rows if concurrency == 1}
+    references.update({(client, transport): (cpu, switches)
+                       for client, transport, concurrency, cpu, _, switches, *_ in rows if concurrency == 1})
+    for transport in TRANSPORTS:
+        if ("authrpc", transport) not in references:
+            continue
+        mine, switches = references[("authrpc", transport)]
+        for name in ("ccore-cq", "authrpc-io"):
+            if (name, transport) not in references:
+                continue
+            extra, priced, difference = wake.explained(mine, switches, *references[(name, transport)], figures)
+            print(f"  {transport} 1 in flight: authrpc makes {extra:.2f} more switches per call than {name}: "
+                  f"{priced:.1f} µs of the {difference:.1f} µs CPU between them")
 
 
 def quick_memory(arguments, runner, server):

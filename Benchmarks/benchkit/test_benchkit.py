@@ -12,7 +12,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from . import async_frames, budget, callgrind, clients, frames, regression, report
+from . import async_frames, budget, callgrind, clients, frames, regression, report, wake
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -167,6 +167,29 @@ class AsyncFrameTests(unittest.TestCase):
     def test_refuses_a_file_that_is_not_elf(self):
         with self.assertRaises(ValueError):
             async_frames.sections(b"#!/bin/sh\n" + bytes(64))
+
+
+class WakeCostTests(unittest.TestCase):
+    """wake_cost really hands off between two threads, and the arithmetic prices the extra wakes."""
+
+    def test_each_handoff_is_one_context_switch_with_a_cost(self):
+        figures = wake.measure(wake.build(), handoffs=2000)
+        self.assertEqual(figures["handoffs"], 2000)
+        # Each handoff puts a thread to sleep: close to one switch each (never none, as a spin would).
+        self.assertGreater(figures["context_switches_per_handoff"], 0.5)
+        self.assertGreater(figures["cpu_us_per_handoff"], 0)
+        self.assertGreater(figures["wall_us_per_handoff"], 0)
+
+    def test_refuses_fewer_than_two_handoffs(self):
+        with self.assertRaises(subprocess.CalledProcessError):
+            wake.measure(wake.build(), handoffs=1)
+
+    def test_prices_only_the_extra_switches(self):
+        extra, priced, difference = wake.explained(60.0, 3.3, 40.0, 1.1, {"cpu_us_per_handoff": 4.0})
+        self.assertAlmostEqual(extra, 2.2)
+        self.assertAlmostEqual(priced, 8.8)
+        self.assertAlmostEqual(difference, 20.0)
+        self.assertEqual(wake.explained(30.0, 1.0, 40.0, 1.1, {"cpu_us_per_handoff": 4.0})[:2], (0.0, 0.0))
 
 
 class BudgetTests(unittest.TestCase):
