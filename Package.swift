@@ -328,7 +328,7 @@ let package = Package(
         .testTarget(
             name: "AuthRPCXDSTests",
             dependencies: [
-                "AuthRPCXDS", "AuthRPC", "AuthRPCTransport", "TestSupport",
+                "AuthRPCXDS", "AuthRPC", "AuthRPCTransport", "AuthSampleService", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings

@@ -111,8 +111,8 @@ package final class HTTP2BidirectionalStream: Sendable {
         _ = loop.enqueue(.streaming(.cancel(call)))
     }
 
-    /// Received messages waiting to be read, and whether the stream has ended: what tests read
-    /// to see flow control hold a server back.
+    /// Received messages waiting to be read: what tests read to see flow control hold a server
+    /// back.
     package var queuedMessages: Int {
         call.mailbox.withLock { $0.queuedMessages }
     }
