@@ -12,7 +12,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from . import budget, callgrind, clients, frames, regression, report
+from . import async_frames, budget, callgrind, clients, frames, regression, report
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -118,6 +118,55 @@ class FrameTests(unittest.TestCase):
             response.payload.body = bytes(response_bytes)
             self.assertEqual(frames.min_response_frame_size(response_bytes), 5 + len(response.SerializeToString()))
         self.assertEqual(frames.min_response_frame_size(0), 5)
+
+
+class AsyncFrameTests(unittest.TestCase):
+    """async_frames reads each async function's context size from a real Swift binary."""
+
+    SOURCE = textwrap.dedent("""
+        @inline(never) func pause() async { await Task.yield() }
+        @inline(never) func word(_ index: Int) -> Int { Int(CommandLine.arguments.count) &* index }
+        @inline(never) func sum(_ words: (Int, Int, Int, Int, Int, Int, Int, Int)) -> Int {
+            words.0 &+ words.1 &+ words.2 &+ words.3 &+ words.4 &+ words.5 &+ words.6 &+ words.7
+        }
+        @inline(never) func small() async -> Int { await pause(); return 1 }
+        // Sixty-four opaque words live across the await: the context must hold them.
+        @inline(never) func large(_ seed: Int) async -> Int {
+            var rows: [(Int, Int, Int, Int, Int, Int, Int, Int)] = []
+            for row in 0..<8 {
+                let base = seed &+ row &* 8
+                rows.append((word(base), word(base &+ 1), word(base &+ 2), word(base &+ 3),
+                             word(base &+ 4), word(base &+ 5), word(base &+ 6), word(base &+ 7)))
+            }
+            let (a, b, c, d) = (rows[0], rows[1], rows[2], rows[3])
+            let (e, f, g, h) = (rows[4], rows[5], rows[6], rows[7])
+            rows = []
+            await pause()
+            return sum(a) &+ sum(b) &+ sum(c) &+ sum(d) &+ sum(e) &+ sum(f) &+ sum(g) &+ sum(h) &+ rows.count
+        }
+        print(await small() + large(Int(CommandLine.arguments.count)))
+        """)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="async-frames-test-")
+        source = os.path.join(cls.work, "main.swift")
+        with open(source, "w") as handle:
+            handle.write(cls.SOURCE)
+        cls.binary = os.path.join(cls.work, "probe")
+        subprocess.run(["swiftc", "-O", source, "-o", cls.binary],
+                       check=True, capture_output=True)
+
+    def test_reads_the_context_size_of_each_async_function(self):
+        sizes = {name: size for name, size in async_frames.async_function_pointers(self.binary)}
+        small = next(size for name, size in sizes.items() if name.endswith("small()"))
+        large = next(size for name, size in sizes.items() if name.endswith("large(_:)"))
+        self.assertGreaterEqual(large, 64 * 8)
+        self.assertLess(small, 128)
+
+    def test_refuses_a_file_that_is_not_elf(self):
+        with self.assertRaises(ValueError):
+            async_frames.sections(b"#!/bin/sh\n" + bytes(64))
 
 
 class BudgetTests(unittest.TestCase):
