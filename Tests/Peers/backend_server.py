@@ -122,6 +122,8 @@ def make_stream_handler(recorder):
                 context.abort(status, text.decode("ascii", "replace"))
             else:
                 yield message
+        if not context.is_active():
+            return  # the client cancelled: the callback records it
         if call_id:
             recorder.record(call_id + ":halfclosed")
         ended.set()
