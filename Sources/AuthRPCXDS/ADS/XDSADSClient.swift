@@ -28,8 +28,6 @@ actor XDSADSClient {
     private var stream: HTTP2BidirectionalStream?
     private var runner: Task<Void, Never>?
     private var timer: Task<Void, Never>?
-    private var watchers: [Int: AsyncStream<XDSADSState.Change>.Continuation] = [:]
-    private var nextWatcher = 0
     /// How many streams have been started (a test sees the client come back).
     private(set) var streamsStarted = 0
     /// Why the last stream ended, if one has.
@@ -58,8 +56,6 @@ actor XDSADSClient {
         timer = nil
         stream?.cancel()
         stream = nil
-        for watcher in watchers.values { watcher.finish() }
-        watchers = [:]
     }
 
     /// Asks for `name` (nothing when already asked for).
@@ -82,23 +78,6 @@ actor XDSADSClient {
     /// The version last ACKed for `type`.
     func ackedVersion(_ type: XDSResourceType) -> String? {
         state.types[type]?.ackedVersion
-    }
-
-    /// Every change from now on, until ``stop()``.
-    func changes() -> AsyncStream<XDSADSState.Change> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: XDSADSState.Change.self,
-            bufferingPolicy: .bufferingNewest(1024)
-        )
-        let id = nextWatcher
-        nextWatcher += 1
-        watchers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.dropWatcher(id) } }
-        return stream
-    }
-
-    private func dropWatcher(_ id: Int) {
-        watchers[id] = nil
     }
 
     // MARK: - The stream
@@ -147,15 +126,15 @@ actor XDSADSClient {
                     } catch {
                         throw XDSADSFailure("a DiscoveryResponse that does not decode: \(error)")
                     }
-                    let answer: (request: Envoy_Service_Discovery_V3_DiscoveryRequest?, changes: [XDSADSState.Change])
+                    let answer: Envoy_Service_Discovery_V3_DiscoveryRequest?
                     do throws(XDSResourceError) {
-                        answer = try state.receive(response)
+                        answer = try state.receive(response).request
                     } catch {
                         throw XDSADSFailure("a DiscoveryResponse out of bounds: \(error)")
                     }
                     sawResponse = true
-                    if let request = answer.request { send(request) }
-                    publish(answer.changes)
+                    // Watchers read the cache (XDSNameResolver): the changes need no telling.
+                    if let answer { send(answer) }
                     armTimer()
                 case .trailers(let fields):
                     let status = fields.first { $0.name == "grpc-status" }?.value ?? "none"
@@ -187,12 +166,6 @@ actor XDSADSClient {
         }
     }
 
-    private func publish(_ changes: [XDSADSState.Change]) {
-        for change in changes {
-            for watcher in watchers.values { watcher.yield(change) }
-        }
-    }
-
     /// Runs the does-not-exist timer to the state's next deadline.
     private func armTimer() {
         timer?.cancel()
@@ -209,7 +182,7 @@ actor XDSADSClient {
 
     private func expire() {
         guard stream != nil else { return }
-        publish(state.expire(now: .now))
+        _ = state.expire(now: .now)
         armTimer()
     }
 
