@@ -37,14 +37,7 @@ struct XDSChannelTests {
             "op": "basic", "listener": "svc", "route": "svc-routes", "cluster": "c1", "eds": "c1-eds",
             "backends": [["127.0.0.2", String(port)], ["127.0.0.3", String(port)]],
         ])
-        let bootstrap = try XDSBootstrap(
-            json: """
-                {"xds_servers": [{"server_uri": "127.0.0.1:\(plane.port)", "channel_creds": [{"type": "insecure"}],
-                  "server_features": ["xds_v3"]}],
-                 "node": {"id": "xds-channel-test"}}
-                """
-        )
-        XDSScheme.register(bootstrap: bootstrap)
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
         let channel = try Channel(target: "xds:///svc", transportSecurity: .plaintext)
         defer { channel.close() }
         var ran: [String: Int] = [:]
@@ -66,6 +59,24 @@ struct XDSChannelTests {
         #expect(afterKill == ["b1": 5, "b2": 5])
     }
 
+    @Test("a listener the control plane does not have fails calls UNAVAILABLE, naming it")
+    func missingListener() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        defer { plane.process.stop() }
+        try plane.command([
+            "op": "basic", "listener": "svc", "route": "svc-routes", "cluster": "c1", "eds": "c1-eds",
+            "backends": [["127.0.0.2", "1"]],
+        ])
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
+        let channel = try Channel(target: "xds:///nowhere", transportSecurity: .plaintext)
+        defer { channel.close() }
+        await #expect {
+            _ = try await Self.call(channel, id: "missing")
+        } throws: { error in
+            (error as? RPCError)?.code == .unavailable && "\(error)".contains("no listener 'nowhere'")
+        }
+    }
+
     @Test("a bad xds target or a bootstrap the client cannot use fails the channel's creation, naming why")
     func badTargetsAndBootstraps() throws {
         let tls = try XDSBootstrap(
@@ -84,6 +95,16 @@ struct XDSChannelTests {
         } throws: { error in
             (error as? RPCError)?.code == .invalidArgument && "\(error)".contains("xds:///NAME")
         }
+    }
+
+    static func bootstrap(_ plane: ControlPlaneProcess) throws -> XDSBootstrap {
+        try XDSBootstrap(
+            json: """
+                {"xds_servers": [{"server_uri": "127.0.0.1:\(plane.port)", "channel_creds": [{"type": "insecure"}],
+                  "server_features": ["xds_v3"]}],
+                 "node": {"id": "xds-channel-test"}}
+                """
+        )
     }
 
     static func call(_ channel: Channel, id: String) async throws -> String {
