@@ -239,7 +239,9 @@ struct BidirectionalStreamTests {
 
     /// Whether the backend recorded `line`, waiting for it (bounded).
     static func serverRecorded(_ line: String, _ backend: BackendInfo) async throws -> Bool {
-        try await waitUntil { backend.ranIDs.contains(line) }
+        do { try await waitUntil { backend.ranIDs.contains(line) } } catch {
+            throw PeerError("\(line) not in \(backend.ranIDs)")
+        }
         return true
     }
 
