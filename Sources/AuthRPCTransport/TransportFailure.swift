@@ -3,29 +3,32 @@
 ///
 /// Every case says enough for a person to act on it and never carries request or response
 /// contents (which may hold credentials).
+///
+/// The cases that carry more than one string are indirect: every waiting call's frame has room
+/// for an answer that may be a failure, and a failure can afford the box that a success never pays.
 package enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host name did not resolve.
-    case resolutionFailed(host: String, reason: String)
+    indirect case resolutionFailed(host: String, reason: String)
     /// No usable connection could be made: TCP failed for every resolved address, or the peer
     /// did not speak HTTP/2.
-    case connectFailed(target: String, reason: String, kind: ConnectFailureKind)
+    indirect case connectFailed(target: String, reason: String, kind: ConnectFailureKind)
     /// The HTTP proxy did not open a tunnel to the target: it refused `CONNECT` (the reason
     /// holds its status line), answered something that is not HTTP or is over the bounds, closed
     /// the connection, or did not answer in time. Nothing reached the target.
-    case proxyFailed(proxy: String, target: String, reason: String)
+    indirect case proxyFailed(proxy: String, target: String, reason: String)
     /// An address that cannot be used (not an IP literal, a unix socket path too long).
     case invalidAddress(String)
     /// An HTTP/1.1 request that cannot be written as asked (a header value with a line break);
     /// nothing was sent.
     case invalidRequest(String)
     /// The TLS handshake failed, or the server is not acceptable.
-    case tls(TLSFailure)
+    indirect case tls(TLSFailure)
     /// The connection ended. `streamWasSent` is `false` when this stream's HEADERS never left,
     /// so the server cannot have processed it and the request is safe to retry.
-    case connectionClosed(reason: String, streamWasSent: Bool)
+    indirect case connectionClosed(reason: String, streamWasSent: Bool)
     /// The server sent GOAWAY and did not process this stream (its id was above `last_stream_id`),
     /// or the connection stopped taking new streams. Always safe to retry on a new connection.
-    case goaway(errorCode: UInt32, debugData: String)
+    indirect case goaway(errorCode: UInt32, debugData: String)
     /// The server reset the stream with an HTTP/2 error code.
     case streamReset(errorCode: UInt32)
     /// The request's deadline passed; the stream was reset with CANCEL.
@@ -35,7 +38,7 @@ package enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertib
     /// The response body grew past the request's limit; the stream was reset with CANCEL.
     case responseBodyTooLarge(limit: Int)
     /// The request's header block is larger than the peer accepts (SETTINGS_MAX_HEADER_LIST_SIZE).
-    case headerListTooLarge(size: Int, limit: Int)
+    indirect case headerListTooLarge(size: Int, limit: Int)
     /// A response header block (headers, a 1xx block or trailers) grew past the client's limit
     /// (name + value + 32 per field); the stream was reset without decoding the rest.
     case responseHeaderListTooLarge(limit: Int)

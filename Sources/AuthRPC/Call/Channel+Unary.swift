@@ -160,14 +160,14 @@ extension Channel {
         options: CallOptions?,
         serviceConfig defaults: ServiceConfig?,
         observers: CallObservers?,
-        started: ContinuousClock.Instant,
+        started: CallStart,
         checkingCancellation: Bool
     ) throws(RPCError) -> PreparedCall {
         var options = (options ?? defaultCallOptions).addingProviderMetadata()
         if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
             options.applyDefaults(from: config)
         }
-        let deadline = options.timeout.map { started + min($0, CallOptions.longestTimeout) }
+        let deadline = options.timeout.map { started.instant() + min($0, CallOptions.longestTimeout) }
         if checkingCancellation, Task.isCancelled {
             throw RPCError(code: .cancelled, message: "the call was cancelled before it started")
         }
@@ -208,7 +208,7 @@ extension Channel {
         // included: it stays out of this frame and the caller's), and the general loop is called
         // from one place: an async frame keeps every local of its function (and every argument of
         // each call site), so this one holds little more than what crosses the send.
-        let started = ContinuousClock.now
+        let started = CallStart.now()
         let start: AttemptsStart
         switch try firstStep(method, body, options, serviceConfig, observers, started) {
         case .send(let exchange, let token, let acceptance):
@@ -243,15 +243,19 @@ extension Channel {
     }
 
     /// Where `performAttempts` takes the call up.
+    ///
+    /// The cases with a payload are indirect: a box is made only for a call that does not
+    /// succeed at once, and the enum is one word in `perform`'s frame (part of what keeps that
+    /// frame, the cancellation handler and its closure within one 984-byte task-allocator slab).
     private enum AttemptsStart {
         /// From the beginning.
         case fresh
         /// The token is known; no connection was ready: the change to wait for.
-        case waiting(token: String?, for: ChangeSignal)
+        indirect case waiting(token: String?, for: ChangeSignal)
         /// The provider had no token at hand: it is asked (and not looked up again).
-        case asking(any AuthTokenProvider)
+        indirect case asking(any AuthTokenProvider)
         /// The first attempt went out with `token`; its answer is to be settled.
-        case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
+        indirect case settle(token: String?, result: Result<HTTP2Response, TransportFailure>, headersReceived: Bool)
     }
 
     /// The call prepared, and whether nothing stands before its first send: no interceptors, no
@@ -264,7 +268,7 @@ extension Channel {
         _ options: CallOptions?,
         _ serviceConfig: ServiceConfig?,
         _ observers: CallObservers?,
-        _ started: ContinuousClock.Instant
+        _ started: CallStart
     ) throws(RPCError) -> FirstStep {
         let call = try prepare(
             method,
@@ -344,7 +348,7 @@ extension Channel {
         _ options: CallOptions?,
         _ serviceConfig: ServiceConfig?,
         _ observers: CallObservers?,
-        _ started: ContinuousClock.Instant,
+        _ started: CallStart,
         from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
         // Settled again from the same inputs (so with the same deadline), as `firstStep` did.
