@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "AuthRPCXDS",
             dependencies: [
-                "AuthRPC", "AuthRPCSystem",
+                "AuthRPC", "AuthRPCSystem", "AuthRPCTransport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -328,7 +328,7 @@ let package = Package(
         .testTarget(
             name: "AuthRPCXDSTests",
             dependencies: [
-                "AuthRPCXDS", "AuthRPC", "TestSupport",
+                "AuthRPCXDS", "AuthRPC", "AuthRPCTransport", "AuthSampleService", "TestSupport",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings

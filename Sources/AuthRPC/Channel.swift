@@ -212,7 +212,8 @@ public final class Channel: Sendable {
             serverName: parsed.serverName,
             configuration: configuration,
             machine: ChannelStateMachine.Configuration(
-                loadBalancing: loadBalancing,
+                // A registered scheme's resolver gives a set of equals (xDS: one cluster's endpoints).
+                loadBalancing: parsed.isResolvedByRegisteredScheme ? .roundRobin : loadBalancing,
                 backoff: connectionBackoff,
                 resolutionInterval: Self.defaultResolutionInterval,
                 idleTimeout: configuration.idleTimeout

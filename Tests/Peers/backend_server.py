@@ -9,6 +9,9 @@ call and that no call ran twice, even on a backend killed while calls were in fl
 `username` is the backend's --name. The file is opened in append mode: a backend restarted on
 the same address may be given the same file or a new one.
 
+It also serves `authrpc.testing.Stream/Echo`, a bidirectional stream of raw bytes for the
+transport's streaming tests (see `make_stream_handler`).
+
 Plaintext HTTP/2 only. Writes `<state-dir>/backend.json` ({"pid", "name", "listen", "port",
 "ids_file"}), prints `BACKEND READY <path>` once listening, and exits on SIGTERM/SIGINT, or with
 --exit-with-stdin when standard input reaches EOF.
@@ -78,6 +81,61 @@ def make_servicer(pb, pbg, name, recorder):
     return Servicer()
 
 
+STREAM_MAX_REPLY = 64 << 20
+STREAM_MAX_FLOOD = 100_000
+
+
+def make_stream_handler(recorder):
+    """`authrpc.testing.Stream/Echo`: bidirectional, raw bytes (no protobuf) each way.
+
+    Every request message is echoed back as it came, except these commands (ASCII):
+    `big:N` answers one message of N bytes of `a`; `flood:COUNT:SIZE` answers COUNT messages of
+    SIZE bytes, the i-th filled with byte i % 256; `fail:CODE:TEXT` ends the call with that status.
+    When the client half-closes, a last message `end:<messages received>` and status OK. With
+    `x-call-id` metadata, `<id>:open`, `<id>:flooded:<count>` after each flood message written,
+    `<id>:halfclosed` once the answer to a half-close was written, and `<id>:cancelled` go to the
+    ids file, so a test sees the server's side.
+    """
+    def echo(request_iterator, context):
+        call_id = None
+        for key, value in context.invocation_metadata() or ():
+            if key == ID_KEY:
+                call_id = printable_id(value)
+        ended = threading.Event()  # set once the handler ends the call itself
+        if call_id:
+            recorder.record(call_id + ":open")
+            context.add_callback(lambda: ended.is_set() or recorder.record(call_id + ":cancelled"))
+        received = 0
+        for message in request_iterator:
+            received += 1
+            if message.startswith(b"big:"):
+                yield b"a" * min(int(message[4:]), STREAM_MAX_REPLY)
+            elif message.startswith(b"flood:"):
+                count, size = (int(part) for part in message[6:].split(b":"))
+                for index in range(min(count, STREAM_MAX_FLOOD)):
+                    yield bytes([index % 256]) * min(size, STREAM_MAX_REPLY)
+                    if call_id:
+                        recorder.record(f"{call_id}:flooded:{index + 1}")
+            elif message.startswith(b"fail:"):
+                code, text = message[5:].split(b":", 1)
+                status = next(s for s in grpc.StatusCode if s.value[0] == int(code))
+                ended.set()
+                context.abort(status, text.decode("ascii", "replace"))
+            else:
+                yield message
+        # The request iterator also ends when the client resets the stream (grpcio may see the
+        # reset as the end of the requests before it marks the call cancelled): only a written
+        # answer proves a half-close. A cancelled call never resumes here, and its callback records
+        # the cancel.
+        yield f"end:{received}".encode("ascii")
+        ended.set()
+        if call_id:
+            recorder.record(call_id + ":halfclosed")
+
+    return grpc.method_handlers_generic_handler(
+        "authrpc.testing.Stream", {"Echo": grpc.stream_stream_rpc_method_handler(echo)})
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state-dir", required=True, help="where backend.json is written")
@@ -103,6 +161,7 @@ def main(argv=None):
                          maximum_concurrent_rpcs=None,
                          options=[("grpc.so_reuseport", 0), ("grpc.max_concurrent_streams", 1000)])
     pbg.add_TestServiceServicer_to_server(make_servicer(pb, pbg, arguments.name, recorder), server)
+    server.add_generic_rpc_handlers((make_stream_handler(recorder),))
     port = server.add_insecure_port(arguments.listen)
     if port == 0:
         print(f"cannot listen on {arguments.listen}", file=sys.stderr)

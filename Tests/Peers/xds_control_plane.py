@@ -14,7 +14,9 @@ its only clients are the tests' (grpcio's xDS client as the reference, and ours)
 
 import argparse
 import base64
+import http.server
 import json
+import os
 import sys
 import threading
 from concurrent import futures
@@ -129,6 +131,7 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
         self._raw = {}  # type_url -> [Any]: sent as is instead of _resources (invalid updates)
         self._versions = {type_url: 1 for type_url in TYPE_URLS}
         self._requests = []
+        self._sent = []  # (type_url, version_info, nonce) of every response sent
         self._nonce = 0
         self._server = None
         self.port = None
@@ -176,6 +179,10 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
             self._lock.wait_for(check, timeout=timeout)
             return found[0] if found else None
 
+    def sent(self):
+        with self._lock:
+            return list(self._sent)
+
     # The ADS stream.
 
     def StreamAggregatedResources(self, request_iterator, context):
@@ -221,6 +228,8 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
                         version_info=str(self._versions[type_url]), resources=resources, type_url=type_url,
                         nonce=str(self._nonce)))
                     sent[type_url] = (self._versions[type_url], frozenset(names))
+                    if len(self._sent) < MAX_RECORDED_REQUESTS:
+                        self._sent.append((type_url, str(self._versions[type_url]), str(self._nonce)))
             yield from responses
 
     # Life cycle.
@@ -282,15 +291,109 @@ def sample_responses():
     return responses
 
 
+# --- Serving, for the Swift tests -----------------------------------------------------------
+
+def request_json(request):
+    detail = None
+    if request.HasField("error_detail"):
+        detail = {"code": request.error_detail.code, "message": request.error_detail.message}
+    return {"type_url": request.type_url, "version_info": request.version_info,
+            "response_nonce": request.response_nonce, "resource_names": list(request.resource_names),
+            "error_detail": detail, "node_id": request.node.id if request.HasField("node") else None}
+
+
+def apply_command(plane, command):
+    """One change a test asks for (a JSON object, `op` naming it)."""
+    op = command.get("op")
+    if op == "basic":
+        # listener -> RDS route configuration -> cluster -> EDS endpoints (one HEALTHY locality).
+        backends = [(host, int(port), "HEALTHY") for host, port in command["backends"]]
+        plane.set(ENDPOINTS, endpoints(command["eds"], [(0, 1, "a", backends)]))
+        plane.set(CLUSTER, cluster(command["cluster"], service_name=command["eds"]))
+        plane.set(ROUTE_CONFIGURATION, route_configuration(
+            command["route"], [command["listener"]], [route(cluster=command["cluster"], prefix="/")]))
+        plane.set(LISTENER, listener(command["listener"], route_config_name=command["route"]))
+    elif op == "ring_hash_cluster":
+        # An update the client must NACK (gRFC A27: only ROUND_ROBIN), sent instead of every cluster.
+        plane.set_raw(CLUSTER, [packed(cluster(command["cluster"], service_name=command["eds"],
+                                               lb_policy=cluster_pb2.Cluster.RING_HASH))])
+    elif op == "cluster":
+        plane.set(CLUSTER, cluster(command["cluster"], service_name=command["eds"]))
+    else:
+        raise ValueError(f"unknown op {op!r}")
+
+
+def serve(arguments):
+    """Runs the control plane on 127.0.0.1 and a small HTTP admin port beside it: POST /command
+    (JSON, see apply_command), GET /requests (every request recorded), GET /sent (every response)."""
+    plane = ControlPlane()
+    port = plane.start(port=arguments.port)
+
+    class Admin(http.server.BaseHTTPRequestHandler):
+        def answer(self, status, value):
+            body = json.dumps(value).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path == "/requests":
+                self.answer(200, [request_json(r) for r in plane.requests()])
+            elif self.path == "/sent":
+                self.answer(200, [list(entry) for entry in plane.sent()])
+            else:
+                self.answer(404, {"error": "no such path"})
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= 1 << 16:
+                self.answer(400, {"error": "bad length"})
+                return
+            try:
+                apply_command(plane, json.loads(self.rfile.read(length)))
+            except (ValueError, KeyError, TypeError) as error:
+                self.answer(400, {"error": str(error)})
+                return
+            self.answer(200, {"ok": True})
+
+        def log_message(self, *_):
+            pass
+
+    admin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Admin)
+    threading.Thread(target=admin.serve_forever, daemon=True).start()
+    info = {"pid": os.getpid(), "port": port, "admin_port": admin.server_address[1]}
+    path = os.path.join(arguments.state_dir, "control_plane.json")
+    with open(path + ".partial", "w") as handle:
+        json.dump(info, handle)
+    os.replace(path + ".partial", path)
+    print(f"XDS_CONTROL_PLANE READY {path}", flush=True)
+    if arguments.exit_with_stdin:
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
+    else:
+        threading.Event().wait()
+    admin.shutdown()
+    plane.stop()
+    return 0
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="the test xDS control plane's sample responses")
+    parser = argparse.ArgumentParser(description="the test xDS control plane")
     parser.add_argument("--sample-responses", action="store_true",
                         help="print one encoded DiscoveryResponse per type as JSON {type_url: base64}")
+    parser.add_argument("--state-dir", help="serve: where control_plane.json is written")
+    parser.add_argument("--port", type=int, default=0, help="serve: the ADS port on 127.0.0.1 (0: any free)")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="serve: exit when standard input ends")
     arguments = parser.parse_args(argv)
-    if not arguments.sample_responses:
-        parser.error("nothing to do: --sample-responses")
-    json.dump(sample_responses(), sys.stdout)
-    return 0
+    if arguments.sample_responses:
+        json.dump(sample_responses(), sys.stdout)
+        return 0
+    if arguments.state_dir:
+        return serve(arguments)
+    parser.error("nothing to do: --sample-responses or --state-dir")
 
 
 if __name__ == "__main__":

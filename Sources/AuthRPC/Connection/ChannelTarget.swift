@@ -18,9 +18,26 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
         case name(HostAndPort)
         /// Addresses the target gave in full, in its order.
         case addresses([SocketAddress])
+        /// Addresses a registered resolver gives (``ChannelResolvers``).
+        case resolver(any ChannelResolver)
+
+        static func == (lhs: Endpoint, rhs: Endpoint) -> Bool {
+            switch (lhs, rhs) {
+            case (.name(let a), .name(let b)): return a == b
+            case (.addresses(let a), .addresses(let b)): return a == b
+            case (.resolver(let a), .resolver(let b)): return a === b
+            default: return false
+            }
+        }
     }
 
     let endpoint: Endpoint
+    /// Whether a registered resolver gives the addresses (calls then go round robin).
+    var isResolvedByRegisteredScheme: Bool {
+        if case .resolver = endpoint { return true }
+        return false
+    }
+
     /// `host:port` for a name, else the target as written.
     let description: String
     /// The default `:authority`: `host:port` for a name, the first address for an address
@@ -118,6 +135,19 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
                 ipTargets: []
             )
         default:
+            if let factory = ChannelResolvers.factory(for: scheme) {
+                let resolver = try factory(String(rest))
+                // The authority is the name after `scheme:///` (gRFC A27: the listener's name).
+                let name = rest.hasPrefix("///") ? String(rest.dropFirst(3)) : String(rest)
+                self.init(
+                    endpoint: .resolver(resolver),
+                    description: text,
+                    authority: name,
+                    serverName: name,
+                    ipTargets: []
+                )
+                return
+            }
             // host:port, unless what precedes the colon can only be a scheme nobody knows.
             if rest.isEmpty || rest.allSatisfy(\.isASCIIDigit) || !Self.isScheme(scheme) {
                 try self.init(name: try Self.hostAndPort(Substring(text), invalid))
@@ -166,6 +196,9 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
             return zip(addresses, ipTargets).map { address, target in
                 proxy.proxy(for: target).map { .proxied($0, target: target) } ?? .address(address)
             }
+        case .resolver:
+            // Resolved by the channel, each address direct.
+            return nil
         }
     }
 

@@ -286,6 +286,13 @@ final class ConnectionManager: Sendable {
     /// Looks the name up on a thread of its own, which also hands the answer to the state
     /// machine: no task takes part, so a busy cooperative pool never delays a connection.
     private func resolve(_ id: Int) {
+        if case .resolver(let resolver) = target.endpoint {
+            Task { [weak self] in
+                let result = await resolver.resolve()
+                self?.resolution(id, finished: result)
+            }
+            return
+        }
         // The machine resolves only a channel made with a name.
         guard case .name(let name) = target.endpoint else { return }
         logger.debug("resolving", metadata: ["target": "\(target)"])

@@ -13,7 +13,7 @@ import Darwin
 /// to it and suspends until the response is complete, the stream fails, its deadline passes, or
 /// the calling task is cancelled (the stream is then reset with CANCEL).
 package final class HTTP2Connection: Sendable {
-    private let loop: ConnectionLoop
+    let loop: ConnectionLoop
 
     /// How this connection reached its server.
     package var route: ConnectionRoute { loop.route }

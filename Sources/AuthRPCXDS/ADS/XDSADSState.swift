@@ -45,13 +45,21 @@ struct XDSADSState {
 
     let node: Envoy_Config_Core_V3_Node
     let ignoresResourceDeletion: Bool
+    /// How long a subscribed resource may go unheard of before it is declared not to exist
+    /// (``doesNotExistTimeout``; tests shorten it).
+    let doesNotExistTimeout: Duration
     private(set) var types: [XDSResourceType: TypeState] = [:]
     /// Whether this stream's first request (the one that carries the node) has been made.
     private var sentNode = false
 
-    init(node: Envoy_Config_Core_V3_Node, ignoresResourceDeletion: Bool) {
+    init(
+        node: Envoy_Config_Core_V3_Node,
+        ignoresResourceDeletion: Bool,
+        doesNotExistTimeout: Duration = Self.doesNotExistTimeout
+    ) {
         self.node = node
         self.ignoresResourceDeletion = ignoresResourceDeletion
+        self.doesNotExistTimeout = doesNotExistTimeout
     }
 
     /// A watcher wants `name`: the request that adds it, or nil when it was already subscribed.
@@ -64,7 +72,7 @@ struct XDSADSState {
     {
         guard types[type, default: TypeState()].names.insert(name).inserted else { return nil }
         if types[type]?.entries[name] == nil {
-            types[type]?.pending[name] = now + Self.doesNotExistTimeout
+            types[type]?.pending[name] = now + doesNotExistTimeout
         }
         return request(for: type)
     }
@@ -86,7 +94,7 @@ struct XDSADSState {
             guard var state = types[type], !state.names.isEmpty else { continue }
             state.nonce = ""
             for name in state.names where state.entries[name] == nil {
-                state.pending[name] = now + Self.doesNotExistTimeout
+                state.pending[name] = now + doesNotExistTimeout
             }
             types[type] = state
             requests.append(request(for: type))

@@ -91,7 +91,8 @@ struct ChannelTargetTests {
             ("[::1", "']'"),
             ("a b:1", "expected host:port"),
             ("https://x:1", "unknown scheme 'https'"),
-            ("xds:///backend", "unknown scheme 'xds'"),
+            // `xds` is not here: AuthRPCXDS registers it (XDSScheme), in the same test process.
+            ("grpclb:///backend", "unknown scheme 'grpclb'"),
             ("dns://8.8.8.8/example.com:443", "DNS server"),
             ("dns:", "the host is empty"),
             ("ipv4:", "empty"),

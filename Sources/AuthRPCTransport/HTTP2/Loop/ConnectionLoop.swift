@@ -18,6 +18,8 @@ enum ConnectionCommand {
     case shutdown(graceful: Bool)
     /// Answer with what the I/O thread still holds.
     case reportFootprint(UnsafeContinuation<HTTP2ConnectionFootprint, Never>)
+    /// Work for a bidirectional stream (ConnectionLoop+Streaming).
+    case streaming(StreamingCommand)
 }
 
 /// What the connection tells its owner (a channel) from the I/O thread.
@@ -61,11 +63,15 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private var socket: StreamSocket?
     private var tls: TLSSession?
-    private var session: OpaquePointer?
+    private(set) var session: OpaquePointer?
     /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
     /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
     /// unretained, so a stream must outlive every callback that can reach it.
     private var streams: [Int32: HTTP2Stream] = [:]
+    /// The open bidirectional streams, owned as `streams` owns the unary ones.
+    var streamingCalls: [Int32: StreamingCall] = [:]
+    /// No stream of either kind is open.
+    private var noStreamOpen: Bool { streams.isEmpty && streamingCalls.isEmpty }
     private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
     private var takenCommands: [ConnectionCommand] = []
@@ -87,7 +93,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private var receivedSettings = false
     private var goawayLastStreamID: Int32?
-    private var goawayError: TransportFailure?
+    private(set) var goawayError: TransportFailure?
     private var gracefulShutdown = false
     /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
     private var protocolFailure: String?
@@ -100,7 +106,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// The socket and the wake-up descriptor, as `poll` takes them: one array for the
     /// connection's life, refilled each turn, so the loop allocates nothing to wait.
     private var pollSet = [pollfd](repeating: pollfd(), count: 2)
-    private var closeReason: TransportFailure?
+    private(set) var closeReason: TransportFailure?
     private var lastReceive = ContinuousClock.now
     private var pingSentAt: ContinuousClock.Instant?
     /// Since when no stream has been open (with an idle timeout only).
@@ -137,7 +143,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Returns the error to fail with when the connection no longer takes streams.
     func enqueue(_ command: ConnectionCommand) -> TransportFailure? {
         let (refusal, wake, answerEmpty): (TransportFailure?, Bool, Bool) = inbox.withLock { inbox in
-            if case .submit = command {
+            if command.opensStream {
                 switch inbox.phase {
                 case .draining(let error), .closed(let error):
                     return (Self.notSent(error), false, false)
@@ -383,7 +389,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// forever.
     private func pollTimeout() -> Int32 {
         var next = deadlines.nextDeadline
-        if let interval = configuration.keepaliveInterval, !streams.isEmpty {
+        if let interval = configuration.keepaliveInterval, !noStreamOpen {
             let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
             next = next.map { min($0, event) } ?? event
         }
@@ -397,13 +403,13 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func shouldStop() -> Bool {
         guard let session else { return true }
-        if gracefulShutdown && streams.isEmpty {
+        if gracefulShutdown && noStreamOpen {
             nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
             try? flush()
             closeReason = nil
             return true
         }
-        if goawayLastStreamID != nil && streams.isEmpty && output.isEmpty {
+        if goawayLastStreamID != nil && noStreamOpen && output.isEmpty {
             return true
         }
         return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && output.isEmpty
@@ -433,6 +439,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 }
             case .reportFootprint(let continuation):
                 continuation.resume(returning: footprint())
+            case .streaming(let command):
+                handle(command)
             }
         }
         takenCommands.removeAll(keepingCapacity: true)
@@ -452,7 +460,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// is seen; the clock is read only while no stream is open.
     private func checkIdle() {
         guard let timeout = configuration.idleTimeout, !gracefulShutdown else { return }
-        guard streams.isEmpty else {
+        guard noStreamOpen else {
             idleSince = nil
             return
         }
@@ -475,6 +483,7 @@ final class ConnectionLoop: @unchecked Sendable {
             switch command {
             case .submit(let stream): stream.finish(.failure(Self.notSent(error)))
             case .reportFootprint(let continuation): continuation.resume(returning: .empty)
+            case .streaming(let command): Self.refuse(command, with: error)
             case .cancel, .shutdown: break
             }
         }
@@ -491,7 +500,7 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// The error for a stream that never left: the same cause, marked safe to retry.
-    private static func notSent(_ error: TransportFailure) -> TransportFailure {
+    static func notSent(_ error: TransportFailure) -> TransportFailure {
         switch error {
         case .connectionClosed(let reason, _), .protocolError(let reason):
             return .connectionClosed(reason: reason, streamWasSent: false)
@@ -504,7 +513,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// request comes from the stream (did its HEADERS leave?), never from the error: a cause
     /// found while writing (a TLS write failure says "not sent") must not let a request the
     /// server already has be sent again.
-    private static func failure(_ error: TransportFailure, headersSent: Bool) -> TransportFailure {
+    static func failure(_ error: TransportFailure, headersSent: Bool) -> TransportFailure {
         guard headersSent else { return notSent(error) }
         if case .connectionClosed(let reason, _) = error {
             return .connectionClosed(reason: reason, streamWasSent: true)
@@ -645,7 +654,7 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     private func checkKeepalive() {
-        guard let interval = configuration.keepaliveInterval, let session, !streams.isEmpty else { return }
+        guard let interval = configuration.keepaliveInterval, let session, !noStreamOpen else { return }
         let now = ContinuousClock.now
         if let sent = pingSentAt {
             if now - sent >= configuration.keepaliveTimeout {
@@ -784,6 +793,10 @@ final class ConnectionLoop: @unchecked Sendable {
         defer { nghttp2_option_del(option) }
         // Until the server's SETTINGS arrive, assume the RFC's recommended minimum.
         nghttp2_option_set_peer_max_concurrent_streams(option, 100)
+        // Windows are given back by hand (nghttp2_session_consume*), so a bidirectional stream's
+        // reader can hold its server back (ConnectionLoop+Streaming); unary DATA is consumed on
+        // arrival, as nghttp2 would.
+        nghttp2_option_set_no_auto_window_update(option, 1)
         // What a server can make the session do is bounded by nghttp2's defaults, kept as they
         // are: at most 1000 unsent PING/SETTINGS acknowledgements (max_outbound_ack), 32 entries
         // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
@@ -836,6 +849,7 @@ final class ConnectionLoop: @unchecked Sendable {
         for stream in streams.values {
             stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
         }
+        failStreamingCalls(error)
         deadlines.removeAll()
         pendingResets.removeAll()
     }
@@ -856,6 +870,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         // nghttp2 is gone, and with it every pointer to these streams.
         streams.removeAll()
+        streamingCalls.removeAll()
         let spares = inbox.withLock { inbox -> [HTTP2Stream] in
             defer { inbox.spareStreams = [] }
             return inbox.spareStreams

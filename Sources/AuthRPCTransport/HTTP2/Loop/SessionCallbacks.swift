@@ -55,6 +55,14 @@ enum SessionCallbacks {
         userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
+        if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
+            let kept = loop.streamingHeader(
+                call,
+                name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength)
+            )
+            return kept ? 0 : stopHeaderBlock
+        }
         guard let stream = loop.stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
         // Every block counts, 1xx ones included, as RFC 9113 section 6.5.2 sizes a header list.
         stream.headerBlockSize += nameLength + valueLength + 32
@@ -98,6 +106,15 @@ enum SessionCallbacks {
         let loop = loop(userData)
         let header = frame.pointee.hd
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        if let call = loop.streamingCall(header.stream_id) {
+            switch Int(header.type) {
+            case Int(NGHTTP2_HEADERS.rawValue): loop.streamingHeadersEnded(call, endsStream: endsStream)
+            case Int(NGHTTP2_DATA.rawValue): if endsStream { loop.streamingDataEnded(call) }
+            case Int(NGHTTP2_RST_STREAM.rawValue): call.resetByServer = true
+            default: break
+            }
+            return 0
+        }
         switch Int(header.type) {
         case Int(NGHTTP2_HEADERS.rawValue):
             guard let stream = loop.stream(header.stream_id) else { return 0 }
@@ -138,8 +155,20 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+    private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = {
+        session,
+        _,
+        streamID,
+        data,
+        length,
+        userData in
         let loop = loop(userData)
+        if let call = loop.streamingCall(streamID) {
+            loop.streamingData(call, UnsafeRawBufferPointer(start: data, count: length))
+            return 0
+        }
+        // A unary response is read whole: its window is given back as it arrives.
+        nghttp2_session_consume(session, streamID, length)
         if let stream = loop.stream(streamID) {
             loop.didReceiveData(UnsafeRawBufferPointer(start: data, count: length), for: stream)
         }
@@ -147,7 +176,12 @@ enum SessionCallbacks {
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-        loop(userData).streamDidClose(streamID, errorCode: errorCode)
+        let loop = loop(userData)
+        if let call = loop.streamingCall(streamID) {
+            loop.streamingDidClose(call, errorCode: errorCode)
+            return 0
+        }
+        loop.streamDidClose(streamID, errorCode: errorCode)
         return 0
     }
 
@@ -178,6 +212,9 @@ enum SessionCallbacks {
     private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, errorCode, userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
+        if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
+            loop.streamingHeadersNotSent(call, reason: errorCode)
+        }
         if let stream = loop.stream(frame.pointee.hd.stream_id) {
             loop.headersNotSent(for: stream, reason: errorCode)
         }
@@ -185,6 +222,11 @@ enum SessionCallbacks {
     }
 
     private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
+        if let frame, let call = loop(userData).streamingCall(frame.pointee.hd.stream_id) {
+            call.protocolViolation =
+                "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
+            return 0
+        }
         guard let frame, let stream = loop(userData).stream(frame.pointee.hd.stream_id) else { return 0 }
         stream.protocolViolation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
         return 0

@@ -1,0 +1,30 @@
+import AuthRPCSystem
+package import AuthRPCTransport
+
+/// Resolves a target whose scheme a module above AuthRPC registered (AuthRPCXDS registers
+/// `xds`): AuthRPC cannot depend on those modules, so they fill this hook instead.
+///
+/// The channel asks ``resolve()`` whenever it would look a name up (first call, after a failure,
+/// at its resolution interval) and spreads calls over the addresses with round robin.
+package protocol ChannelResolver: AnyObject, Sendable {
+    /// The addresses calls go to now, or why there are none.
+    func resolve() async -> Result<[SocketAddress], TransportFailure>
+}
+
+/// The resolvers registered per scheme.
+package enum ChannelResolvers {
+    /// Makes the resolver for one channel from the target's text after `scheme:`; throws an
+    /// `invalidArgument` naming what is wrong with the target or the resolver's configuration.
+    package typealias Factory = @Sendable (_ rest: String) throws(RPCError) -> any ChannelResolver
+
+    private static let factories = Locked<[String: Factory]>([:])
+
+    /// Registers (or replaces) the resolver of `scheme` (lowercase) for channels made from now on.
+    package static func register(scheme: String, _ factory: @escaping Factory) {
+        factories.withLock { $0[scheme.lowercased()] = factory }
+    }
+
+    static func factory(for scheme: String) -> Factory? {
+        factories.withLock { $0[scheme] }
+    }
+}

@@ -1,0 +1,199 @@
+internal import AuthRPCTransport
+internal import SwiftProtobuf
+
+/// The live ADS stream: `StreamAggregatedResources` (state of the world, xDS v3) on the
+/// transport's bidirectional stream, driving ``XDSADSState``.
+///
+/// One stream at a time to the bootstrap's first server; every response is answered with the
+/// ACK or NACK the state makes of it. When the stream fails, the client connects again after a
+/// backoff, and meanwhile keeps every resource it had: watchers go on being served from the cache
+/// (gRFC A27). Subscriptions made while no stream is up go out with the next one. The
+/// does-not-exist timers run only while a stream is up.
+actor XDSADSClient {
+    /// Where and how the client reaches the control plane.
+    struct Settings: Sendable {
+        var server: HostAndPort
+        var node: Envoy_Config_Core_V3_Node
+        var ignoresResourceDeletion: Bool
+        var doesNotExistTimeout: Duration = XDSADSState.doesNotExistTimeout
+        var backoff = XDSADSBackoff()
+        var connection = HTTP2ConnectionConfiguration()
+        var limits = HTTP2StreamLimits()
+    }
+
+    static let path = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
+
+    private let settings: Settings
+    private var state: XDSADSState
+    private var stream: HTTP2BidirectionalStream?
+    private var runner: Task<Void, Never>?
+    private var timer: Task<Void, Never>?
+    /// How many streams have been started (a test sees the client come back).
+    private(set) var streamsStarted = 0
+    /// Why the last stream ended, if one has.
+    private(set) var lastStreamFailure: String?
+
+    init(settings: Settings) {
+        self.settings = settings
+        self.state = XDSADSState(
+            node: settings.node,
+            ignoresResourceDeletion: settings.ignoresResourceDeletion,
+            doesNotExistTimeout: settings.doesNotExistTimeout
+        )
+    }
+
+    /// Starts the stream (and keeps one up until ``stop()``).
+    func start() {
+        guard runner == nil else { return }
+        runner = Task { await self.run() }
+    }
+
+    /// Ends the stream for good.
+    func stop() {
+        runner?.cancel()
+        runner = nil
+        timer?.cancel()
+        timer = nil
+        stream?.cancel()
+        stream = nil
+    }
+
+    /// Asks for `name` (nothing when already asked for).
+    func subscribe(_ type: XDSResourceType, _ name: String) {
+        guard let request = state.subscribe(type, name, now: .now) else { return }
+        send(request)
+    }
+
+    /// Stops asking for `name`; the cache forgets it.
+    func unsubscribe(_ type: XDSResourceType, _ name: String) {
+        guard let request = state.unsubscribe(type, name) else { return }
+        send(request)
+    }
+
+    /// What the client holds for `name`.
+    func entry(_ type: XDSResourceType, _ name: String) -> XDSADSState.Entry? {
+        state.types[type]?.entries[name]
+    }
+
+    /// The version last ACKed for `type`.
+    func ackedVersion(_ type: XDSResourceType) -> String? {
+        state.types[type]?.ackedVersion
+    }
+
+    // MARK: - The stream
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            let worked = await runStream()
+            if Task.isCancelled { return }
+            attempt = worked ? 0 : attempt + 1
+            try? await Task.sleep(for: settings.backoff.delay(attempt: attempt))
+        }
+    }
+
+    /// One stream, from connecting to its end; whether a response came on it (the backoff then
+    /// starts over).
+    private func runStream() async -> Bool {
+        var sawResponse = false
+        let connection: HTTP2Connection
+        do {
+            connection = try await HTTP2Connection.connect(to: settings.server, configuration: settings.connection)
+        } catch {
+            lastStreamFailure = "connecting to \(settings.server): \(error)"
+            return false
+        }
+        defer { connection.close() }
+        let stream = connection.openStream(headers: Self.headers(authority: settings.server.description))
+        self.stream = stream
+        streamsStarted += 1
+        defer {
+            self.stream = nil
+            timer?.cancel()
+            timer = nil
+        }
+        for request in state.streamStarted(now: .now) { send(request) }
+        armTimer()
+        do throws(XDSADSFailure) {
+            while let event = try await Self.next(stream) {
+                switch event {
+                case .headers(let status, _):
+                    guard status == 200 else { throw XDSADSFailure("the control plane answered HTTP \(status)") }
+                case .message(let bytes):
+                    let response: Envoy_Service_Discovery_V3_DiscoveryResponse
+                    do {
+                        response = try Envoy_Service_Discovery_V3_DiscoveryResponse(serializedBytes: bytes)
+                    } catch {
+                        throw XDSADSFailure("a DiscoveryResponse that does not decode: \(error)")
+                    }
+                    let answer: Envoy_Service_Discovery_V3_DiscoveryRequest?
+                    do throws(XDSResourceError) {
+                        answer = try state.receive(response).request
+                    } catch {
+                        throw XDSADSFailure("a DiscoveryResponse out of bounds: \(error)")
+                    }
+                    sawResponse = true
+                    // Watchers read the cache (XDSNameResolver): the changes need no telling.
+                    if let answer { send(answer) }
+                    armTimer()
+                case .trailers(let fields):
+                    let status = fields.first { $0.name == "grpc-status" }?.value ?? "none"
+                    throw XDSADSFailure("the control plane ended the stream (grpc-status \(status))")
+                }
+            }
+        } catch {
+            stream.cancel()
+            lastStreamFailure = error.description
+        }
+        return sawResponse
+    }
+
+    private static func next(_ stream: HTTP2BidirectionalStream) async throws(XDSADSFailure) -> HTTP2StreamEvent? {
+        do {
+            return try await stream.next()
+        } catch {
+            throw XDSADSFailure("the stream failed: \(error)")
+        }
+    }
+
+    private func send(_ request: Envoy_Service_Discovery_V3_DiscoveryRequest) {
+        guard let stream else { return }  // goes out with the next stream's first requests
+        do {
+            try stream.send(try request.serializedBytes())
+        } catch {
+            // The stream has failed: its reader sees why and starts another.
+            stream.cancel()
+        }
+    }
+
+    /// Runs the does-not-exist timer to the state's next deadline.
+    private func armTimer() {
+        timer?.cancel()
+        guard let deadline = state.nextDeadline else {
+            timer = nil
+            return
+        }
+        timer = Task {
+            try? await Task.sleep(until: deadline)
+            guard !Task.isCancelled else { return }
+            await self.expire()
+        }
+    }
+
+    private func expire() {
+        guard stream != nil else { return }
+        _ = state.expire(now: .now)
+        armTimer()
+    }
+
+    static func headers(authority: String) -> HTTP2HeaderBlock {
+        var block = HTTP2HeaderBlock()
+        block.append(name: ":method", value: "POST")
+        block.append(name: ":scheme", value: "http")
+        block.append(name: ":path", value: path)
+        block.append(name: ":authority", value: authority)
+        block.append(name: "content-type", value: "application/grpc")
+        block.append(name: "te", value: "trailers")
+        return block
+    }
+}
