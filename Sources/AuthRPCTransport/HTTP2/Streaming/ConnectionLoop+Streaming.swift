@@ -8,7 +8,12 @@ internal import CNGHTTP2
 /// stream's DATA is consumed as it arrives (SessionCallbacks), a bidirectional stream's at the
 /// connection level as it arrives and at the stream level only once its reader takes the message.
 extension ConnectionLoop {
-    func streamingCall(_ id: Int32) -> StreamingCall? { streamingCalls[id] }
+    /// The bidirectional stream with this id, if any. Asked by every session callback before the
+    /// unary path: a connection with none open (every connection of a unary channel) pays a count
+    /// check, not a hash.
+    func streamingCall(_ id: Int32) -> StreamingCall? {
+        streamingCalls.isEmpty ? nil : streamingCalls[id]
+    }
 
     func handle(_ command: StreamingCommand) {
         switch command {
