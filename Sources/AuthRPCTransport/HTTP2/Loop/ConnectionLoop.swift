@@ -942,12 +942,14 @@ final class ConnectionLoop: @unchecked Sendable {
         end(stream, .failure(error))
     }
 
-    func streamDidClose(_ id: Int32, errorCode: UInt32) {
-        guard let stream = streams.removeValue(forKey: id) else { return }
+    /// Returns whether the id was a unary stream's.
+    @discardableResult
+    func streamDidClose(_ id: Int32, errorCode: UInt32) -> Bool {
+        guard let stream = streams.removeValue(forKey: id) else { return false }
         // nghttp2 is done with the stream (its body provider included): once its caller has been
         // answered it can carry another exchange.
         defer { recycle(stream) }
-        guard !stream.isFinished else { return }
+        guard !stream.isFinished else { return true }
         deadlines.remove(stream)
         if stream.remoteEnded {
             stream.finishWithResponse()
@@ -969,6 +971,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 )
             )
         }
+        return true
     }
 
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.

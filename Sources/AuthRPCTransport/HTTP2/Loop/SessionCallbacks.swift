@@ -55,7 +55,10 @@ enum SessionCallbacks {
         userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
-        if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
+        // Unary streams first, in this callback and the others: they are the hot path, and a
+        // bidirectional stream is looked up only when the id is not a unary one.
+        guard let stream = loop.stream(frame.pointee.hd.stream_id) else {
+            guard let call = loop.streamingCall(frame.pointee.hd.stream_id) else { return 0 }
             let kept = loop.streamingHeader(
                 call,
                 name: UnsafeBufferPointer(start: name, count: nameLength),
@@ -63,7 +66,7 @@ enum SessionCallbacks {
             )
             return kept ? 0 : stopHeaderBlock
         }
-        guard let stream = loop.stream(frame.pointee.hd.stream_id), !stream.isFinished else { return 0 }
+        guard !stream.isFinished else { return 0 }
         // Every block counts, 1xx ones included, as RFC 9113 section 6.5.2 sizes a header list.
         stream.headerBlockSize += nameLength + valueLength + 32
         if stream.headerBlockSize > loop.maxHeaderListSize {
@@ -106,18 +109,14 @@ enum SessionCallbacks {
         let loop = loop(userData)
         let header = frame.pointee.hd
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        if let call = loop.streamingCall(header.stream_id) {
-            switch Int(header.type) {
-            case Int(NGHTTP2_HEADERS.rawValue): loop.streamingHeadersEnded(call, endsStream: endsStream)
-            case Int(NGHTTP2_DATA.rawValue): if endsStream { loop.streamingDataEnded(call) }
-            case Int(NGHTTP2_RST_STREAM.rawValue): call.resetByServer = true
-            default: break
-            }
-            return 0
-        }
         switch Int(header.type) {
         case Int(NGHTTP2_HEADERS.rawValue):
-            guard let stream = loop.stream(header.stream_id) else { return 0 }
+            guard let stream = loop.stream(header.stream_id) else {
+                if let call = loop.streamingCall(header.stream_id) {
+                    loop.streamingHeadersEnded(call, endsStream: endsStream)
+                }
+                return 0
+            }
             stream.headerBlockSize = 0
             if stream.inInformationalBlock {
                 // A 1xx block is skipped whole; the final response comes in the next block.
@@ -132,9 +131,18 @@ enum SessionCallbacks {
             }
             if endsStream { stream.remoteEnded = true }
         case Int(NGHTTP2_DATA.rawValue):
-            if endsStream, let stream = loop.stream(header.stream_id) { stream.remoteEnded = true }
+            guard endsStream else { return 0 }
+            if let stream = loop.stream(header.stream_id) {
+                stream.remoteEnded = true
+            } else if let call = loop.streamingCall(header.stream_id) {
+                loop.streamingDataEnded(call)
+            }
         case Int(NGHTTP2_RST_STREAM.rawValue):
-            loop.stream(header.stream_id)?.resetByServer = true
+            if let stream = loop.stream(header.stream_id) {
+                stream.resetByServer = true
+            } else {
+                loop.streamingCall(header.stream_id)?.resetByServer = true
+            }
         case Int(NGHTTP2_SETTINGS.rawValue):
             if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { loop.didReceiveSettings() }
         case Int(NGHTTP2_PING.rawValue):
@@ -163,25 +171,24 @@ enum SessionCallbacks {
         length,
         userData in
         let loop = loop(userData)
-        if let call = loop.streamingCall(streamID) {
-            loop.streamingData(call, UnsafeRawBufferPointer(start: data, count: length))
-            return 0
-        }
-        // A unary response is read whole: its window is given back as it arrives.
-        nghttp2_session_consume(session, streamID, length)
         if let stream = loop.stream(streamID) {
+            // A unary response is read whole: its window is given back as it arrives.
+            nghttp2_session_consume(session, streamID, length)
             loop.didReceiveData(UnsafeRawBufferPointer(start: data, count: length), for: stream)
+        } else if let call = loop.streamingCall(streamID) {
+            loop.streamingData(call, UnsafeRawBufferPointer(start: data, count: length))
+        } else {
+            // A stream the loop no longer tracks: its bytes still count against the connection.
+            nghttp2_session_consume(session, streamID, length)
         }
         return 0
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
         let loop = loop(userData)
-        if let call = loop.streamingCall(streamID) {
+        if !loop.streamDidClose(streamID, errorCode: errorCode), let call = loop.streamingCall(streamID) {
             loop.streamingDidClose(call, errorCode: errorCode)
-            return 0
         }
-        loop.streamDidClose(streamID, errorCode: errorCode)
         return 0
     }
 
@@ -212,23 +219,22 @@ enum SessionCallbacks {
     private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, errorCode, userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
-        if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
-            loop.streamingHeadersNotSent(call, reason: errorCode)
-        }
         if let stream = loop.stream(frame.pointee.hd.stream_id) {
             loop.headersNotSent(for: stream, reason: errorCode)
+        } else if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
+            loop.streamingHeadersNotSent(call, reason: errorCode)
         }
         return 0
     }
 
     private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
-        if let frame, let call = loop(userData).streamingCall(frame.pointee.hd.stream_id) {
-            call.protocolViolation =
-                "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
-            return 0
+        guard let frame else { return 0 }
+        let violation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
+        if let stream = loop(userData).stream(frame.pointee.hd.stream_id) {
+            stream.protocolViolation = violation
+        } else {
+            loop(userData).streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = violation
         }
-        guard let frame, let stream = loop(userData).stream(frame.pointee.hd.stream_id) else { return 0 }
-        stream.protocolViolation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
         return 0
     }
 }
