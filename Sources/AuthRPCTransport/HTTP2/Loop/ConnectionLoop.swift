@@ -573,14 +573,32 @@ final class ConnectionLoop: @unchecked Sendable {
         return submitHeaders(headerScratch, stream: stream, provider: &provider, session: session)
     }
 
-    /// Submits `block` as the stream's HEADERS, after checking it against the server's header
-    /// list limit.
+    /// Submits `block` as the stream's HEADERS, or answers the stream when it is over the
+    /// server's header list limit.
     private func submitHeaders(
         _ block: HTTP2HeaderBlock,
         stream: HTTP2Stream,
         provider: inout nghttp2_data_provider,
         session: OpaquePointer
     ) -> Int32 {
+        switch submitRequestHeaders(block, provider: &provider, session: session) {
+        case .success(let id):
+            return id
+        case .failure(let failure):
+            stream.finish(.failure(failure))
+            return -1
+        }
+    }
+
+    /// Lays `block` out as nghttp2's name/value list (in one array the loop reuses) and submits
+    /// it as a request's HEADERS with `provider`: nghttp2's stream id or error code, or, without
+    /// submitting anything, `headerListTooLarge` when the block is over the server's header list
+    /// limit. Unary and bidirectional streams both open here.
+    func submitRequestHeaders(
+        _ block: HTTP2HeaderBlock,
+        provider: inout nghttp2_data_provider,
+        session: OpaquePointer
+    ) -> Result<Int32, TransportFailure> {
         var listSize = 0
         headerFields.removeAll(keepingCapacity: true)
         return block.withFields { fields in
@@ -601,11 +619,10 @@ final class ConnectionLoop: @unchecked Sendable {
                 )
             }
             let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
-            if UInt64(listSize) > UInt64(limit) {
-                stream.finish(.failure(.headerListTooLarge(size: listSize, limit: Int(limit))))
-                return -1
+            guard UInt64(listSize) <= UInt64(limit) else {
+                return .failure(.headerListTooLarge(size: listSize, limit: Int(limit)))
             }
-            return nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil)
+            return .success(nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil))
         }
     }
 

@@ -52,35 +52,16 @@ extension ConnectionLoop {
         var provider = nghttp2_data_provider()
         provider.source.ptr = Unmanaged.passUnretained(call).toOpaque()
         provider.read_callback = Self.readStreamingBody
-        var nameValues: [nghttp2_nv] = []
-        var listSize = 0
-        let id = call.headerBlock.withFields { fields -> Int32 in
-            for field in fields {
-                listSize += field.name.count + field.value.count + 32
-                nameValues.append(
-                    nghttp2_nv(
-                        name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
-                        value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
-                        namelen: field.name.count,
-                        valuelen: field.value.count,
-                        flags: field.sensitive
-                            ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-                    )
-                )
-            }
-            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
-            guard UInt64(listSize) <= UInt64(limit) else { return -1 }
-            return nghttp2_submit_request(session, nil, nameValues, nameValues.count, &provider, nil)
+        let id: Int32
+        switch submitRequestHeaders(call.headerBlock, provider: &provider, session: session) {
+        case .success(let submitted):
+            id = submitted
+        case .failure(let failure):
+            call.finish(.failure(failure))
+            return
         }
         guard id > 0 else {
-            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
-            call.finish(
-                .failure(
-                    id == -1
-                        ? .headerListTooLarge(size: listSize, limit: Int(limit))
-                        : .protocolError(String(cString: nghttp2_strerror(id)))
-                )
-            )
+            call.finish(.failure(.protocolError(String(cString: nghttp2_strerror(id)))))
             return
         }
         call.id = id
