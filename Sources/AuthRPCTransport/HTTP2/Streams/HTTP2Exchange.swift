@@ -1,9 +1,11 @@
+import AuthRPCSystem
+
 /// A request on a stream of its own, taken by the calling task and not yet submitted.
 ///
 /// ``answer()`` submits it and waits. A caller that cannot afford that async frame does what it
 /// does in its own: inside `withTaskCancellationHandler`, ``submit(answeringTo:)`` exactly once
 /// from the operation's `withUnsafeContinuation`, and ``cancel()`` from the cancellation
-/// handler. The I/O thread resumes the continuation exactly once: with the response, the
+/// handler, and passes what the continuation returned through ``received(_:)``. The I/O thread resumes the continuation exactly once: with the response, the
 /// stream's failure, or ``TransportFailure/cancelled`` after a cancel.
 package struct HTTP2Exchange: Sendable {
     /// The answer, and whether the response's final header block had arrived by then (after a
@@ -19,11 +21,22 @@ package struct HTTP2Exchange: Sendable {
     /// Submits the request and waits for the answer; a cancelled task's stream is reset with
     /// CANCEL and the answer is ``TransportFailure/cancelled``.
     nonisolated(nonsending) package func answer() async -> Answer {
-        await withTaskCancellationHandler {
-            await withUnsafeContinuation { submit(answeringTo: $0) }
-        } onCancel: {
-            cancel()
-        }
+        received(
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { submit(answeringTo: $0) }
+            } onCancel: {
+                cancel()
+            }
+        )
+    }
+
+    /// The answer the continuation returned, once ThreadSanitizer has been shown that what the
+    /// I/O thread wrote for it (a failure's payload, the response's buffers) came first: a resume
+    /// that overtakes the task's suspension is ordered only inside the concurrency runtime.
+    @inline(__always)
+    package func received(_ answer: Answer) -> Answer {
+        ThreadSanitizerHandoff.receive(stream)
+        return answer
     }
 
     /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,

@@ -1,3 +1,5 @@
+import AuthRPCSystem
+
 /// One request/response exchange on the connection.
 ///
 /// Taken by the calling task (new, or a spare one the I/O thread reset and left in the inbox,
@@ -10,7 +12,8 @@
 final class HTTP2Stream: @unchecked Sendable {
     /// The answer and whether the final header block had arrived by then, handed over together:
     /// the calling task reads nothing of the stream after it resumes (the resume is ordered by
-    /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see).
+    /// atomics inside the concurrency runtime, which ThreadSanitizer cannot see: ``finish(_:)``
+    /// and ``HTTP2Exchange/received(_:)`` show it the hand-off).
     typealias Completion = UnsafeContinuation<Answer, Never>
     typealias Answer = HTTP2Exchange.Answer
 
@@ -87,6 +90,7 @@ final class HTTP2Stream: @unchecked Sendable {
         self.completion = nil
         fields = []
         body = []
+        ThreadSanitizerHandoff.publish(self)
         completion.resume(returning: (result, sawFinalHeaders))
     }
 
