@@ -50,6 +50,9 @@ struct HTTP1ResponseParser {
     private let isHeadRequest: Bool
     private var state = State.statusLine
     private var buffer: [UInt8] = []
+    /// How many bytes of the unfinished line at the start of `buffer` are known to hold no line
+    /// feed: a line trickled in a byte at a time is searched once, not once per byte.
+    private var searchedLineBytes = 0
     private var informational = 0
     private var fields = 0
     private var headerBytes = 0
@@ -148,11 +151,16 @@ struct HTTP1ResponseParser {
 
     /// The next line (without its CR LF or LF) and the offset after it, or nil when it is not
     /// all here yet.
-    private func nextLine(from offset: Int) throws(TransportFailure) -> (ArraySlice<UInt8>, Int)? {
-        guard let newline = buffer[offset...].firstIndex(of: UInt8(ascii: "\n")) else {
+    private mutating func nextLine(from offset: Int) throws(TransportFailure) -> (ArraySlice<UInt8>, Int)? {
+        // Only a call that starts at the line `searchedLineBytes` describes may skip them: the
+        // unfinished line is always at offset 0 of the next `receive`.
+        let searchFrom = offset == 0 ? searchedLineBytes : offset
+        guard let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.count - offset > limits.maximumLineBytes { throw lineTooLong() }
+            searchedLineBytes = buffer.count - offset
             return nil
         }
+        searchedLineBytes = 0
         var end = newline
         if end > offset && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         if end - offset > limits.maximumLineBytes { throw lineTooLong() }
