@@ -35,12 +35,14 @@ interop: deps venv
 ## build directory of its own; any report fails the run. Tests run one at a time: the sanitizers'
 ## slowdown on top of the whole suite at once would stretch the tests' time windows (a 3 s issuer
 ## outage, 20 s lock waits) past their ends. Tests/tsan-suppressions.txt says what TSan cannot
-## see and why. LeakSanitizer stays off: the Swift
+## see and why. TSan's exit pause (atexit_sleep_ms, 1 s by default, a wait for late reports from
+## threads still running) is off: every auth_sample and interop_client the suites start would pay
+## it, several hundred seconds in all. LeakSanitizer stays off: the Swift
 ## runtime's and Foundation's process-lifetime caches show up as leaks at exit in every
 ## process (the test runner and each auth_sample it starts), which would drown real reports.
 test-sanitize: deps venv
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel
+	TSAN_OPTIONS="halt_on_error=1 atexit_sleep_ms=0 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel
 	swift build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan --no-parallel
 
