@@ -4,7 +4,9 @@
 It serves envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources on one
 loopback address and holds a set of resources per type URL (LDS, RDS, CDS, EDS), which a test
 changes at any time (`ControlPlane.set`, `.remove`, `.set_raw`); every open stream is then sent
-the new state of the types it subscribes to. Every request a client sends is recorded (type URL,
+the new state of the types it subscribes to. `ControlPlane.inject` plays a hostile control plane:
+it sends exactly the messages it is given (bytes that are no DiscoveryResponse, one over the
+client's size bound, a flood of updates) to the streams open at the time, once. Every request a client sends is recorded (type URL,
 version_info, response_nonce, resource names, error_detail), so a test can see its ACKs and NACKs.
 
 The builders below (`listener`, `route_configuration`, `cluster`, `endpoints`) make the resources
@@ -29,7 +31,7 @@ from envoy.config.listener.v3 import api_listener_pb2, listener_pb2
 from envoy.config.route.v3 import route_components_pb2, route_pb2
 from envoy.extensions.filters.http.router.v3 import router_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import http_connection_manager_pb2 as hcm_pb2
-from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
+from envoy.service.discovery.v3 import discovery_pb2
 from google.protobuf import any_pb2, duration_pb2, wrappers_pb2
 from envoy.type.matcher.v3 import string_pb2
 
@@ -38,6 +40,7 @@ ROUTE_CONFIGURATION = "type.googleapis.com/envoy.config.route.v3.RouteConfigurat
 CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 ENDPOINTS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 TYPE_URLS = (LISTENER, ROUTE_CONFIGURATION, CLUSTER, ENDPOINTS)
+ADS_SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService"
 
 # Bounds on what one client may make the control plane hold.
 MAX_NAMES_PER_REQUEST = 10_000
@@ -122,7 +125,7 @@ def endpoints(cluster_name, localities):
 
 # --- The server -----------------------------------------------------------------------------
 
-class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
+class ControlPlane:
     """The resources, the open streams, and the record of every request."""
 
     def __init__(self):
@@ -133,6 +136,7 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
         self._requests = []
         self._sent = []  # (type_url, version_info, nonce) of every response sent
         self._nonce = 0
+        self._injected = []  # messages (DiscoveryResponse or raw bytes) for the streams open when added
         self._server = None
         self.port = None
 
@@ -156,6 +160,21 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
         with self._lock:
             self._raw[type_url] = list(anys)
             self._bump(type_url)
+
+    def inject(self, messages, answered=True):
+        """Sends `messages` (DiscoveryResponse, or bytes sent as the message as they are) once, in
+        order, on every stream open now; a stream opened later is not sent them. Responses are
+        recorded as sent (for a test to find their ACKs) unless the client is not to answer them
+        (`answered=False`: it must end the stream instead)."""
+        with self._lock:
+            for message in messages:
+                if isinstance(message, discovery_pb2.DiscoveryResponse):
+                    self._nonce += 1
+                    message.nonce = str(self._nonce)
+                    if answered and len(self._sent) < MAX_RECORDED_REQUESTS:
+                        self._sent.append((message.type_url, message.version_info, message.nonce))
+                self._injected.append(message)
+            self._lock.notify_all()
 
     def _bump(self, type_url):
         self._versions[type_url] += 1
@@ -207,16 +226,20 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
                     self._lock.notify_all()
 
         threading.Thread(target=read, daemon=True).start()
+        with self._lock:
+            injected = len(self._injected)  # what was injected before this stream is not for it
         while context.is_active():
             with self._lock:
                 due = [t for t in TYPE_URLS if t in subscriptions
                        and sent.get(t) != (self._versions[t], frozenset(subscriptions[t]))]
-                if not due:
+                hostile = self._injected[injected:]
+                injected = len(self._injected)
+                if not due and not hostile:
                     if closed:
                         return
                     self._lock.wait(timeout=0.5)
                     continue
-                responses = []
+                responses = list(hostile)
                 for type_url in due:
                     names = subscriptions[type_url]
                     if type_url in self._raw:
@@ -236,7 +259,14 @@ class ControlPlane(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
 
     def start(self, host="127.0.0.1", port=0):
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
-        ads_pb2_grpc.add_AggregatedDiscoveryServiceServicer_to_server(self, self._server)
+        # Registered by hand rather than through ads_pb2_grpc so that injected bytes go out as they are.
+        handler = grpc.method_handlers_generic_handler(ADS_SERVICE, {
+            "StreamAggregatedResources": grpc.stream_stream_rpc_method_handler(
+                self.StreamAggregatedResources,
+                request_deserializer=discovery_pb2.DiscoveryRequest.FromString,
+                response_serializer=lambda m: m if isinstance(m, bytes) else m.SerializeToString()),
+        })
+        self._server.add_generic_rpc_handlers((handler,))
         self.port = self._server.add_insecure_port(f"{host}:{port}")
         if self.port == 0:
             raise RuntimeError(f"cannot listen on {host}:{port}")
@@ -319,6 +349,29 @@ def apply_command(plane, command):
                                                lb_policy=cluster_pb2.Cluster.RING_HASH))])
     elif op == "cluster":
         plane.set(CLUSTER, cluster(command["cluster"], service_name=command["eds"]))
+    # A hostile control plane, on the streams open now (see ControlPlane.inject); sizes and counts
+    # bounded so that a mistyped command cannot exhaust the machine.
+    elif op in ("oversize", "too_many", "flood") and not 0 < int(command.get("bytes", command.get("count", 0))) <= 1 << 26:
+        raise ValueError(f"{op}: the size or count must be between 1 and {1 << 26}")
+    elif op == "garbage":
+        # Field 0 with wire type 7: bytes no protobuf parser accepts.
+        plane.inject([b"\xff" * 64])
+    elif op == "oversize":
+        # A DiscoveryResponse of about `bytes` bytes: one CDS resource of junk.
+        filler = any_pb2.Any(type_url=CLUSTER, value=b"\x00" * int(command["bytes"]))
+        plane.inject([discovery_pb2.DiscoveryResponse(version_info="big", type_url=CLUSTER, resources=[filler])],
+                     answered=False)
+    elif op == "too_many":
+        # `count` empty CDS resources in one response.
+        empty = any_pb2.Any(type_url=CLUSTER)
+        plane.inject([discovery_pb2.DiscoveryResponse(
+            version_info="many", type_url=CLUSTER, resources=[empty] * int(command["count"]))], answered=False)
+    elif op == "flood":
+        # `count` CDS updates back to back, each the same good cluster under a new version.
+        good = packed(cluster(command["cluster"], service_name=command["eds"]))
+        plane.inject([discovery_pb2.DiscoveryResponse(version_info=f"flood-{index}", type_url=CLUSTER,
+                                                      resources=[good])
+                      for index in range(1, int(command["count"]) + 1)])
     else:
         raise ValueError(f"unknown op {op!r}")
 

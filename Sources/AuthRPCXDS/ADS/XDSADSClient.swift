@@ -18,7 +18,15 @@ actor XDSADSClient {
         var doesNotExistTimeout: Duration = XDSADSState.doesNotExistTimeout
         var backoff = XDSADSBackoff()
         var connection = HTTP2ConnectionConfiguration()
-        var limits = HTTP2StreamLimits()
+        /// The stream's bounds: a response over ``XDSLimits/responseBytes`` resets the stream
+        /// (the cache is kept and the client connects again).
+        var limits = Settings.defaultLimits
+
+        static var defaultLimits: HTTP2StreamLimits {
+            var limits = HTTP2StreamLimits()
+            limits.maxMessageBytes = XDSLimits.responseBytes
+            return limits
+        }
     }
 
     static let path = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
@@ -104,7 +112,10 @@ actor XDSADSClient {
             return false
         }
         defer { connection.close() }
-        let stream = connection.openStream(headers: Self.headers(authority: settings.server.description))
+        let stream = connection.openStream(
+            headers: Self.headers(authority: settings.server.description),
+            limits: settings.limits
+        )
         self.stream = stream
         streamsStarted += 1
         defer {

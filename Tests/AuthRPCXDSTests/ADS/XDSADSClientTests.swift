@@ -142,7 +142,11 @@ struct XDSADSClientTests {
         (.listener, "svc"), (.routeConfiguration, "svc-routes"), (.cluster, "c1"), (.endpoints, "c1-eds"),
     ]
 
-    static func client(_ plane: ControlPlaneProcess, doesNotExistTimeout: Duration = .seconds(15)) -> XDSADSClient {
+    static func client(
+        _ plane: ControlPlaneProcess,
+        doesNotExistTimeout: Duration = .seconds(15),
+        limits: HTTP2StreamLimits = XDSADSClient.Settings.defaultLimits
+    ) -> XDSADSClient {
         var backoff = XDSADSBackoff()
         backoff.initial = .milliseconds(100)
         backoff.maximum = .milliseconds(500)
@@ -152,7 +156,8 @@ struct XDSADSClientTests {
                 node: XDSNode(id: "xds-live-test").envoyNode,
                 ignoresResourceDeletion: false,
                 doesNotExistTimeout: doesNotExistTimeout,
-                backoff: backoff
+                backoff: backoff,
+                limits: limits
             )
         )
     }
