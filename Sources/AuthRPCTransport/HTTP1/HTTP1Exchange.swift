@@ -64,6 +64,7 @@ package enum HTTP1Exchange {
                     }
                     // Before the caller goes on: a program may exit as soon as it has the answer.
                     TLSSession.releaseThreadState()
+                    ThreadSanitizerHandoff.publish(wakeup)
                     continuation.resume(returning: result)
                 }
                 thread.name = "authrpc-http1 \(route)"
@@ -72,6 +73,8 @@ package enum HTTP1Exchange {
         } onCancel: {
             wakeup.signal()
         }
+        // The answer was made on the exchange's thread (ThreadSanitizerHandoff says why this).
+        ThreadSanitizerHandoff.receive(wakeup)
         if case .failure = result, Task.isCancelled { throw .cancelled }
         return try result.get()
     }

@@ -316,8 +316,8 @@ package final class TokenEngine: Sendable {
     /// fetch is cancelled and its late answer dropped (a token it hands the engine is still held).
     private func watched(_ fetch: @escaping @Sendable (UInt64) async -> Outcome, generation: UInt64) async -> Outcome {
         let timeout = fetchTimeout
-        return await withUnsafeContinuation { continuation in
-            let watch = FetchWatch(continuation)
+        let outcome = await withUnsafeContinuation { continuation in
+            let watch = FetchWatch(continuation, publishingTo: self)
             let worker = Task { watch.finish(await fetch(generation)) }
             watch.setTimer(
                 Task { [clock] in
@@ -330,6 +330,10 @@ package final class TokenEngine: Sendable {
                 }
             )
         }
+        // A fetch that fails at once can resume the continuation before this task has suspended
+        // (ThreadSanitizerHandoff says what TSan then cannot see).
+        ThreadSanitizerHandoff.receive(self)
+        return outcome
     }
 
     private func backsOff(after error: OAuthError) -> Bool {
@@ -433,8 +437,12 @@ private final class FetchWatch: Sendable {
     private let state:
         Locked<(continuation: UnsafeContinuation<TokenEngine.Outcome, Never>?, timer: Task<Void, Never>?)>
 
-    init(_ continuation: UnsafeContinuation<TokenEngine.Outcome, Never>) {
+    /// The engine the outcome is handed to, for ThreadSanitizerHandoff.
+    private let engine: TokenEngine
+
+    init(_ continuation: UnsafeContinuation<TokenEngine.Outcome, Never>, publishingTo engine: TokenEngine) {
         state = Locked((continuation, nil))
+        self.engine = engine
     }
 
     /// Keeps the watchdog's task, to cancel it when the fetch answers first.
@@ -458,6 +466,7 @@ private final class FetchWatch: Sendable {
         }
         timer?.cancel()
         guard let continuation else { return false }
+        ThreadSanitizerHandoff.publish(engine)
         continuation.resume(returning: outcome)
         return true
     }
