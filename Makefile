@@ -37,7 +37,7 @@ interop: deps venv
 ## outage, 20 s lock waits) past their ends. Tests/tsan-suppressions.txt says what TSan cannot
 ## see and why. TSan's exit pause (atexit_sleep_ms, 1 s by default, a wait for late reports from
 ## threads still running) is off: every auth_sample and interop_client the suites start would pay
-## it, several hundred seconds in all. LeakSanitizer stays off: the Swift
+## it. LeakSanitizer stays off: the Swift
 ## runtime's and Foundation's process-lifetime caches show up as leaks at exit in every
 ## process (the test runner and each auth_sample it starts), which would drown real reports.
 test-sanitize: deps venv
