@@ -26,14 +26,12 @@ package enum ThreadSanitizerHandoff {
 
     /// Everything this thread wrote so far happens before what follows a ``receive(_:)`` of
     /// `object` on another thread.
-    @inline(__always)
     package static func publish(_ object: AnyObject) {
         release?(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()))
     }
 
     /// What the thread that called ``publish(_:)`` on `object` wrote before it happens before
     /// what follows here.
-    @inline(__always)
     package static func receive(_ object: AnyObject) {
         acquire?(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()))
     }

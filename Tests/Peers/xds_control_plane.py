@@ -6,8 +6,9 @@ loopback address and holds a set of resources per type URL (LDS, RDS, CDS, EDS),
 changes at any time (`ControlPlane.set`, `.remove`, `.set_raw`); every open stream is then sent
 the new state of the types it subscribes to. `ControlPlane.inject` plays a hostile control plane:
 it sends exactly the messages it is given (bytes that are no DiscoveryResponse, one over the
-client's size bound, a flood of updates) to the streams open at the time, once. Every request a client sends is recorded (type URL,
-version_info, response_nonce, resource names, error_detail), so a test can see its ACKs and NACKs.
+client's size bound, a flood of updates) to the streams open at the time, once. Every request a
+client sends is recorded (type URL, version_info, response_nonce, resource names, error_detail),
+so a test can see its ACKs and NACKs.
 
 The builders below (`listener`, `route_configuration`, `cluster`, `endpoints`) make the resources
 the scenarios use, with the real type URLs. The test control plane is one of the project's own:
@@ -332,6 +333,14 @@ def request_json(request):
             "error_detail": detail, "node_id": request.node.id if request.HasField("node") else None}
 
 
+def bounded(command, key, limit=1 << 26):
+    """The command's size or count `key`: a mistyped command must not exhaust the machine."""
+    value = int(command[key])
+    if not 0 < value <= limit:
+        raise ValueError(f"{key} must be between 1 and {limit}")
+    return value
+
+
 def apply_command(plane, command):
     """One change a test asks for (a JSON object, `op` naming it)."""
     op = command.get("op")
@@ -349,29 +358,26 @@ def apply_command(plane, command):
                                                lb_policy=cluster_pb2.Cluster.RING_HASH))])
     elif op == "cluster":
         plane.set(CLUSTER, cluster(command["cluster"], service_name=command["eds"]))
-    # A hostile control plane, on the streams open now (see ControlPlane.inject); sizes and counts
-    # bounded so that a mistyped command cannot exhaust the machine.
-    elif op in ("oversize", "too_many", "flood") and not 0 < int(command.get("bytes", command.get("count", 0))) <= 1 << 26:
-        raise ValueError(f"{op}: the size or count must be between 1 and {1 << 26}")
+    # A hostile control plane, on the streams open now (see ControlPlane.inject).
     elif op == "garbage":
         # Field 0 with wire type 7: bytes no protobuf parser accepts.
         plane.inject([b"\xff" * 64])
     elif op == "oversize":
         # A DiscoveryResponse of about `bytes` bytes: one CDS resource of junk.
-        filler = any_pb2.Any(type_url=CLUSTER, value=b"\x00" * int(command["bytes"]))
+        filler = any_pb2.Any(type_url=CLUSTER, value=b"\x00" * bounded(command, "bytes"))
         plane.inject([discovery_pb2.DiscoveryResponse(version_info="big", type_url=CLUSTER, resources=[filler])],
                      answered=False)
     elif op == "too_many":
         # `count` empty CDS resources in one response.
         empty = any_pb2.Any(type_url=CLUSTER)
         plane.inject([discovery_pb2.DiscoveryResponse(
-            version_info="many", type_url=CLUSTER, resources=[empty] * int(command["count"]))], answered=False)
+            version_info="many", type_url=CLUSTER, resources=[empty] * bounded(command, "count"))], answered=False)
     elif op == "flood":
         # `count` CDS updates back to back, each the same good cluster under a new version.
         good = packed(cluster(command["cluster"], service_name=command["eds"]))
         plane.inject([discovery_pb2.DiscoveryResponse(version_info=f"flood-{index}", type_url=CLUSTER,
                                                       resources=[good])
-                      for index in range(1, int(command["count"]) + 1)])
+                      for index in range(1, bounded(command, "count") + 1)])
     else:
         raise ValueError(f"unknown op {op!r}")
 
