@@ -42,6 +42,8 @@ enum ProxyConnectAnswerTarget {
 enum HTTP1ResponseTarget {
     static let limit = 1000
     static let lineLimit = 200
+    /// The most the parser may hold unread: a line at the limit and the CR of its CR LF.
+    static let heldLimit = lineLimit + 1
 
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         guard let first = bytes.first else { return }
@@ -75,15 +77,15 @@ enum HTTP1ResponseTarget {
             while offset < bytes.count, !complete {
                 complete = try parser.receive(bytes[offset..<min(offset + pieceSize, bytes.count)]) == .complete
                 offset += pieceSize
-                guard parser.unreadBytes <= lineLimit, parser.body.count <= limit else { break }
+                guard parser.unreadBytes <= heldLimit, parser.body.count <= limit else { break }
             }
-            if !complete, parser.unreadBytes <= lineLimit { try parser.finish() }
+            if !complete, parser.unreadBytes <= heldLimit { try parser.finish() }
         } catch {
             return .failure(error)
         }
         try require(
-            parser.unreadBytes <= lineLimit,
-            "\(parser.unreadBytes) bytes held unread after a read (the longest line is \(lineLimit))"
+            parser.unreadBytes <= heldLimit,
+            "\(parser.unreadBytes) bytes held unread after a read (the longest line is \(lineLimit), then CR)"
         )
         return .success(parser)
     }

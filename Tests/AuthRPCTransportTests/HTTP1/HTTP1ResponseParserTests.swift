@@ -172,6 +172,29 @@ struct HTTP1ResponseParserTests {
         }
     }
 
+    @Test("a line exactly at the limit is taken whole and a byte at a time alike; one byte more is refused both ways")
+    func lineAtTheLimit() {
+        // Found by the http1-response fuzz target: a byte at a time, the line and its CR were
+        // held before the LF came, and that one byte over the limit refused the line.
+        var limits = Self.limits
+        limits.maximumLineBytes = 40
+        let atLimit = "HTTP/1.1 200 " + String(repeating: "k", count: 27)
+        for byteByByte in [false, true] {
+            let answer = parse(atLimit + "\r\nContent-Length: 2\r\n\r\nok", byteByByte: byteByByte, limits: limits)
+            guard case .success(let parser) = answer else {
+                Issue.record("a 40-byte status line (byte by byte: \(byteByByte)): \(answer)")
+                continue
+            }
+            #expect(parser.status == 200 && parser.body == Array("ok".utf8))
+            let over = parse(atLimit + "k\r\nContent-Length: 2\r\n\r\nok", byteByByte: byteByByte, limits: limits)
+            guard case .failure(.protocolError(let reason)) = over else {
+                Issue.record("a 41-byte status line (byte by byte: \(byteByByte)): \(over)")
+                continue
+            }
+            #expect(reason.contains("longer than 40 bytes"))
+        }
+    }
+
     @Test("header bounds: the bytes of the fields, their number, one endless line, and endless 1xx answers")
     func headerBounds() {
         var limits = Self.limits
