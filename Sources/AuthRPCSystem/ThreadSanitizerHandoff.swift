@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// Shows ThreadSanitizer a hand-off that the Swift concurrency runtime orders but TSan cannot see.
 ///
 /// A continuation resumed on one thread before its task has finished suspending lets the task run
@@ -18,8 +12,8 @@ internal import Darwin
 package enum ThreadSanitizerHandoff {
     private typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
 
-    private static let release = annotation(named: "__tsan_release")
-    private static let acquire = annotation(named: "__tsan_acquire")
+    private static let release = SanitizerRuntime.symbol(named: "__tsan_release", as: Annotation.self)
+    private static let acquire = SanitizerRuntime.symbol(named: "__tsan_acquire", as: Annotation.self)
 
     /// The process runs under ThreadSanitizer and the annotations were found.
     package static var isActive: Bool { release != nil && acquire != nil }
@@ -34,16 +28,5 @@ package enum ThreadSanitizerHandoff {
     /// what follows here.
     package static func receive(_ object: AnyObject) {
         acquire?(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()))
-    }
-
-    /// TSan's runtime exports its annotation entry points from the executable it is linked into.
-    private static func annotation(named name: String) -> Annotation? {
-        #if canImport(Darwin)
-        let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
-        #else
-        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
-        #endif
-        guard let symbol = dlsym(everywhere, name) else { return nil }
-        return unsafeBitCast(symbol, to: Annotation.self)
     }
 }

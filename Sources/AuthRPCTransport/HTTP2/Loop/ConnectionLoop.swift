@@ -64,6 +64,9 @@ final class ConnectionLoop: @unchecked Sendable {
     private var socket: StreamSocket?
     private var tls: TLSSession?
     private(set) var session: OpaquePointer?
+    /// What the session allocates from. It ends with the loop, after `teardown()` has deleted
+    /// the session.
+    private let memory = SessionMemory()
     /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
     /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
     /// unretained, so a stream must outlive every callback that can reach it.
@@ -819,11 +822,13 @@ final class ConnectionLoop: @unchecked Sendable {
         // per SETTINGS frame (max_settings) and, from 1.52.0-1+deb12u2 (CVE-2024-28182) and
         // upstream 1.61, 8 CONTINUATION frames per header block; ControlFloodTests check them.
         var session: OpaquePointer?
-        let created = nghttp2_session_client_new2(
+        var allocator = memory.allocator
+        let created = nghttp2_session_client_new3(
             &session,
             callbacks,
             Unmanaged.passUnretained(self).toOpaque(),
-            option
+            option,
+            &allocator
         )
         guard created == 0, let session else {
             throw .protocolError("nghttp2 session: \(String(cString: nghttp2_strerror(created)))")

@@ -1,0 +1,174 @@
+import AuthRPCSystem
+internal import CNGHTTP2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The memory one nghttp2 session allocates: its small blocks come from per-size free lists the
+/// session keeps, so a call's stream record and outbound items (four mallocs per call otherwise)
+/// reuse the blocks earlier calls gave back.
+///
+/// Only the connection's I/O thread calls it: nghttp2 allocates and frees only inside the calls
+/// the loop makes, and the loop is the only caller of the session (``ConnectionLoop``). So no
+/// lock. The cache is bounded: at most ``retainedBytesPerClass`` of free blocks per size class,
+/// 192 KiB in all, reached only after a burst of that many calls at once (the connection's own
+/// buffers are 448 KiB); a block past that goes back to `free` at once, and every cached block
+/// goes back when this value ends, which its owner lets happen only after `nghttp2_session_del`.
+///
+/// Under AddressSanitizer a cached block, and the part of a handed-out block past the size asked
+/// for, are poisoned (``AddressSanitizerPoisoning``): nghttp2 reaching them is reported as a use
+/// after free or an overflow, as it would be without the cache.
+struct SessionMemory: ~Copyable {
+    /// One size class's free blocks, linked through their first word.
+    struct FreeList {
+        var head: UnsafeMutableRawPointer?
+        var count: Int
+    }
+
+    /// Bytes in front of each block nghttp2 gets: its size class (or `-1`: allocated for its
+    /// size alone), then the size asked for. Sixteen, so the block keeps `malloc`'s alignment.
+    static let headerBytes = 16
+    /// Block sizes (header included): 64, 128, ..., 2,048 bytes. nghttp2's per-call blocks are
+    /// 150 to 750 bytes; larger ones (its tables and buffers) come once per session.
+    static let classCount = 6
+    static let smallestBlock = 64
+    /// Room for the blocks a turn of the loop frees at 100 calls in flight: with 16 KiB, 0.7
+    /// mallocs per call more came back at 100 in flight (h2c, `make bench-quick`'s counter).
+    static let retainedBytesPerClass = 32 << 10
+
+    /// The free lists, which nghttp2 carries as its `mem_user_data`.
+    let lists: UnsafeMutablePointer<FreeList>
+
+    init() {
+        lists = .allocate(capacity: Self.classCount)
+        lists.initialize(repeating: FreeList(head: nil, count: 0), count: Self.classCount)
+    }
+
+    /// What `nghttp2_session_client_new3` takes; nghttp2 copies it into the session.
+    var allocator: nghttp2_mem {
+        nghttp2_mem(
+            mem_user_data: UnsafeMutableRawPointer(lists),
+            malloc: { size, lists in SessionMemory.allocate(size, lists!.assumingMemoryBound(to: FreeList.self)) },
+            free: { block, lists in SessionMemory.free(block, lists!.assumingMemoryBound(to: FreeList.self)) },
+            calloc: { count, size, lists in
+                SessionMemory.allocateZeroed(count, size, lists!.assumingMemoryBound(to: FreeList.self))
+            },
+            realloc: { block, size, lists in
+                SessionMemory.reallocate(block, size, lists!.assumingMemoryBound(to: FreeList.self))
+            }
+        )
+    }
+
+    deinit {
+        for index in 0..<Self.classCount {
+            var block = lists[index].head
+            while let current = block {
+                AddressSanitizerPoisoning.unpoison(current + Self.headerBytes, byteCount: 8)
+                block = current.load(fromByteOffset: Self.headerBytes, as: UnsafeMutableRawPointer?.self)
+                systemFree(current)
+            }
+        }
+        lists.deinitialize(count: Self.classCount)
+        lists.deallocate()
+    }
+
+    // MARK: - The four entry points
+
+    /// The size class whose blocks hold `size` bytes after the header, or nil when none does.
+    static func sizeClass(for size: Int) -> Int? {
+        let needed = size + headerBytes
+        guard needed > smallestBlock else { return 0 }
+        // ceil(log2(needed)) - log2(smallestBlock)
+        let index = (Int.bitWidth - (needed - 1).leadingZeroBitCount) - smallestBlock.trailingZeroBitCount
+        return index < classCount ? index : nil
+    }
+
+    /// The most cached blocks of class `index`.
+    static func retainedLimit(ofClass index: Int) -> Int {
+        retainedBytesPerClass / (smallestBlock << index)
+    }
+
+    static func allocate(_ size: Int, _ lists: UnsafeMutablePointer<FreeList>) -> UnsafeMutableRawPointer? {
+        guard size <= Int.max - headerBytes else { return nil }
+        guard let index = sizeClass(for: size) else {
+            guard let block = malloc(size + headerBytes) else { return nil }
+            block.storeBytes(of: -1, as: Int.self)
+            block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
+            return block + headerBytes
+        }
+        let capacity = (smallestBlock << index) - headerBytes
+        if let block = lists[index].head {
+            AddressSanitizerPoisoning.unpoison(block + headerBytes, byteCount: size)
+            lists[index].head = block.load(fromByteOffset: headerBytes, as: UnsafeMutableRawPointer?.self)
+            lists[index].count -= 1
+            block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
+            return block + headerBytes
+        }
+        guard let block = malloc(smallestBlock << index) else { return nil }
+        block.storeBytes(of: index, as: Int.self)
+        block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
+        AddressSanitizerPoisoning.poison(block + headerBytes + size, byteCount: capacity - size)
+        return block + headerBytes
+    }
+
+    static func free(_ pointer: UnsafeMutableRawPointer?, _ lists: UnsafeMutablePointer<FreeList>) {
+        guard let pointer else { return }
+        let block = pointer - headerBytes
+        let index = block.load(as: Int.self)
+        guard index >= 0, lists[index].count < retainedLimit(ofClass: index) else {
+            systemFree(block)
+            return
+        }
+        // The link is written while the block is still addressable, then the whole block is off limits.
+        AddressSanitizerPoisoning.unpoison(pointer, byteCount: MemoryLayout<UnsafeMutableRawPointer?>.size)
+        pointer.storeBytes(of: lists[index].head, as: UnsafeMutableRawPointer?.self)
+        AddressSanitizerPoisoning.poison(pointer, byteCount: (smallestBlock << index) - headerBytes)
+        lists[index].head = block
+        lists[index].count += 1
+    }
+
+    static func allocateZeroed(
+        _ count: Int,
+        _ size: Int,
+        _ lists: UnsafeMutablePointer<FreeList>
+    ) -> UnsafeMutableRawPointer? {
+        let (total, overflow) = count.multipliedReportingOverflow(by: size)
+        guard !overflow, let pointer = allocate(total, lists) else { return nil }
+        memset(pointer, 0, total)
+        return pointer
+    }
+
+    /// As `realloc`: the block itself when it already holds `size` bytes; otherwise a new one
+    /// with the old contents, and the old one freed (kept, with nil returned, when none can be had).
+    static func reallocate(
+        _ pointer: UnsafeMutableRawPointer?,
+        _ size: Int,
+        _ lists: UnsafeMutablePointer<FreeList>
+    ) -> UnsafeMutableRawPointer? {
+        guard let pointer else { return allocate(size, lists) }
+        let block = pointer - headerBytes
+        let index = block.load(as: Int.self)
+        let used = block.load(fromByteOffset: 8, as: Int.self)
+        let capacity = index >= 0 ? (smallestBlock << index) - headerBytes : used
+        if size <= capacity {
+            if index >= 0 {
+                block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
+                AddressSanitizerPoisoning.unpoison(pointer, byteCount: size)
+                AddressSanitizerPoisoning.poison(pointer + size, byteCount: capacity - size)
+            }
+            return pointer
+        }
+        guard let moved = allocate(size, lists) else { return nil }
+        moved.copyMemory(from: pointer, byteCount: used)
+        free(pointer, lists)
+        return moved
+    }
+}
+
+/// The C library's `free`, by a name `SessionMemory.free` does not shadow.
+private func systemFree(_ block: UnsafeMutableRawPointer) {
+    free(block)
+}
