@@ -1,7 +1,8 @@
 import AuthRPCSystem
-@testable import AuthRPCTransport
 import Foundation
 import Testing
+
+@testable import AuthRPCTransport
 
 /// The allocator nghttp2 sessions use, through the same four entry points nghttp2 calls.
 @Suite("Session memory")
