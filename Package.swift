@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "GoogleAPICore", targets: ["GoogleAPICore"]),
         .library(name: "AuthRPCTracing", targets: ["AuthRPCTracing"]),
         .library(name: "AuthRPCMetrics", targets: ["AuthRPCMetrics"]),
+        .library(name: "AuthRPCXDS", targets: ["AuthRPCXDS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -110,8 +111,8 @@ let package = Package(
 
         // xDS (gRFC A27/A28): the bootstrap, the subset of Envoy's xDS v3 messages a proxyless
         // client decodes (Protos/xds, generated), and their validation into routes, clusters and
-        // endpoints. A target of its own so that AuthRPC's dependency graph stays as it is. Not a
-        // product until `xds:///` channels work (the ADS stream and the scheme are still to come).
+        // endpoints; the ADS stream, the `xds` scheme and the clients' status (XDSScheme). A target
+        // and product of its own so that AuthRPC's dependency graph stays as it is.
         .target(
             name: "AuthRPCXDS",
             dependencies: [
@@ -222,7 +223,7 @@ let package = Package(
         .executableTarget(
             name: "AuthSample",
             dependencies: [
-                "AuthRPC", "AuthSampleService", "OAuth2", "GoogleAuth", "AuthRPCSystem",
+                "AuthRPC", "AuthRPCXDS", "AuthSampleService", "OAuth2", "GoogleAuth", "AuthRPCSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

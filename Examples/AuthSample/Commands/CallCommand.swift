@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthRPC
+import AuthRPCXDS
 import AuthSampleService
 import Foundation
 import GoogleAuth
@@ -12,8 +13,19 @@ struct CallCommand: AsyncParsableCommand {
         abstract: "Call grpc.testing.TestService/UnaryCall and show the user and scope the server saw."
     )
 
-    @Option(name: .long, help: "The server, host:port.")
+    @Option(
+        name: .long,
+        help:
+            "The server: host:port, or xds:///NAME to take it from the xDS control plane that GRPC_XDS_BOOTSTRAP or GRPC_XDS_BOOTSTRAP_CONFIG names."
+    )
     var target = "grpc-test.sandbox.googleapis.com:443"
+
+    @Flag(
+        name: .long,
+        help:
+            "With an xds:/// target: after the call, print what the channel's xDS client holds (control plane, each resource's version, NACK reasons)."
+    )
+    var xdsStatus = false
 
     @Option(
         name: .long,
@@ -83,6 +95,9 @@ struct CallCommand: AsyncParsableCommand {
     static let tokenEnvironmentVariable = "AUTH_SAMPLE_ACCESS_TOKEN"
 
     func validate() throws {
+        if xdsStatus, !isXDSTarget {
+            throw ValidationError("--xds-status needs an xds:///NAME --target")
+        }
         guard [token != nil, tokenFile != nil, anonymous, google.isSelected].filter({ $0 }).count <= 1 else {
             throw ValidationError(
                 "give at most one of --token, --token-file, --anonymous, --adc, --service-account-key and --authorized-user"
@@ -136,12 +151,18 @@ struct CallCommand: AsyncParsableCommand {
         } catch {
             outcome = .failure(error)
         }
+        // Read while the channel is up: its xDS client goes with it.
+        let xds = xdsStatus ? await XDSScheme.clientStatus() : nil
         // The connection ends (GOAWAY, close_notify) before the tool prints and exits.
         await channel.shutdown()
         let response: UnaryResponse<AuthSample_Response>
         switch outcome {
-        case .success(let answer): response = answer
-        case .failure(let error): throw Failures.call(error, target: target, credentials: credentials)
+        case .success(let answer):
+            response = answer
+        case .failure(let error):
+            var failure = Failures.call(error, target: target, credentials: credentials)
+            failure.details += Output.xdsStatusLines(xds ?? [])
+            throw failure
         }
         let tokenAfter = await credentials.session?.state.accessToken
         let refreshed = credentials.session != nil && tokenBefore != tokenAfter
@@ -155,11 +176,14 @@ struct CallCommand: AsyncParsableCommand {
                 refreshed: refreshed,
                 tokenExpiresAt: expiry,
                 headers: response.headers,
-                trailers: response.trailers
+                trailers: response.trailers,
+                xdsStatus: xds
             ),
             json: json
         )
     }
+
+    private var isXDSTarget: Bool { target.lowercased().hasPrefix("xds:") }
 
     private func makeChannel() throws(ToolFailure) -> Channel {
         let security: TransportSecurity
@@ -179,6 +203,8 @@ struct CallCommand: AsyncParsableCommand {
             }
             security = .tls(tls)
         }
+        // The scheme reads the bootstrap from the environment when the channel is made.
+        if isXDSTarget { XDSScheme.register() }
         do throws(RPCError) {
             var channelOptions = CallOptions()
             channelOptions.authority = plaintext ? authority : nil

@@ -1,4 +1,5 @@
 import AuthRPC
+import AuthRPCXDS
 import Foundation
 
 /// The result of a successful call, as printed.
@@ -11,6 +12,8 @@ struct CallResult {
     var tokenExpiresAt: Date?
     var headers: Metadata
     var trailers: Metadata
+    /// What each xDS client held after the call (`--xds-status`), nil without the flag.
+    var xdsStatus: [XDSClientStatus]? = nil
 }
 
 /// Everything the tool prints: text for people, or one JSON object with --json.
@@ -57,6 +60,7 @@ enum Output {
             if let expiry = result.tokenExpiresAt {
                 object["token_expires_at"] = ISO8601DateFormatter().string(from: expiry)
             }
+            if let xds = result.xdsStatus { object["xds"] = xdsStatusJSON(xds) }
             printJSON(object)
             return
         }
@@ -71,6 +75,7 @@ enum Output {
         line(token)
         printMetadata("Response headers", result.headers)
         printMetadata("Response trailers", result.trailers)
+        for text in xdsStatusLines(result.xdsStatus ?? []) { line(text) }
     }
 
     /// A failure on stderr (text) or stdout (JSON).

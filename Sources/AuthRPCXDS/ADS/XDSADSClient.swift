@@ -88,6 +88,17 @@ actor XDSADSClient {
         state.types[type]?.ackedVersion
     }
 
+    /// The client's status for ``XDSScheme/clientStatus()``, under the channel's `target`.
+    func status(target: String) -> XDSClientStatus {
+        XDSClientStatus(
+            target: target,
+            server: settings.server.description,
+            streamsStarted: streamsStarted,
+            lastStreamFailure: lastStreamFailure,
+            resources: state.resourceStatuses
+        )
+    }
+
     // MARK: - The stream
 
     private func run() async {

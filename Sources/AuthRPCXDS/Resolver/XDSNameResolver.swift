@@ -19,9 +19,11 @@ final class XDSNameResolver: ChannelResolver {
         self.name = name
         self.client = XDSADSClient(settings: settings)
         self.patience = settings.doesNotExistTimeout + .seconds(10)
+        Self.remember(self)
     }
 
     deinit {
+        Self.forget(ObjectIdentifier(self))
         let client = self.client
         Task { await client.stop() }
     }

@@ -17,21 +17,7 @@ struct XDSChannelTests {
     )
     func basicRoutingAndCache() async throws {
         let plane = try await ControlPlaneProcess.launch()
-        var backends: [BackendInfo] = []
-        var port = 0
-        for attempt in 0..<5 {
-            port = Ports.closed()
-            do {
-                backends = [
-                    try await Peers.launchBackend(listen: "127.0.0.2:\(port)", name: "b1"),
-                    try await Peers.launchBackend(listen: "127.0.0.3:\(port)", name: "b2"),
-                ]
-                break
-            } catch  where attempt < 4 {
-                for backend in backends { backend.process.stop() }
-                backends = []
-            }
-        }
+        let (backends, port) = try await Self.backends(["b1": "127.0.0.2", "b2": "127.0.0.3"])
         defer { for backend in backends { backend.process.stop() } }
         try plane.command([
             "op": "basic", "listener": "svc", "route": "svc-routes", "cluster": "c1", "eds": "c1-eds",
@@ -95,6 +81,124 @@ struct XDSChannelTests {
         } throws: { error in
             (error as? RPCError)?.code == .invalidArgument && "\(error)".contains("xds:///NAME")
         }
+    }
+
+    @Test(
+        "XDSScheme.clientStatus() shows each resource ACKed with its version, then a refused update NACKed with its reason while the old version serves"
+    )
+    func clientStatus() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["s1": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "status-svc", "route": "status-routes", "cluster": "status-c",
+            "eds": "status-eds", "backends": [["127.0.0.2", String(port)]],
+        ])
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
+        let channel = try Channel(target: "xds:///status-svc", transportSecurity: .plaintext)
+        defer { channel.close() }
+        #expect(try await Self.call(channel, id: "status-1") == "s1")
+
+        let acked = try #require(await XDSScheme.clientStatus().first { $0.target == "status-svc" })
+        #expect(acked.server == "127.0.0.1:\(plane.port)")
+        #expect(acked.streamsStarted == 1)
+        #expect(acked.lastStreamFailure == nil)
+        #expect(acked.resources.map(\.name) == ["status-svc", "status-routes", "status-c", "status-eds"])
+        #expect(acked.resources.map(\.typeURL) == XDSResourceType.allCases.map(\.typeURL))
+        #expect(acked.resources.allSatisfy { $0.state == .acked && !$0.version.isEmpty && $0.nackReason == nil })
+        let clusterVersion = acked.resources[2].version
+
+        // A RING_HASH cluster: the client refuses it and keeps the ROUND_ROBIN one it had.
+        try plane.command(["op": "ring_hash_cluster", "cluster": "status-c", "eds": "status-eds"])
+        // Polled until the NACK shows (at most 10 s): the update reaches the client on its own.
+        var nacked: XDSResourceStatus?
+        for _ in 0..<500 where nacked == nil {
+            let status = await XDSScheme.clientStatus().first { $0.target == "status-svc" }
+            nacked = status?.resources.first { $0.name == "status-c" && $0.state == .nacked }
+            if nacked == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let refused = try #require(nacked)
+        #expect(refused.version == clusterVersion)
+        #expect(refused.nackReason?.contains("lb_policy") == true)
+        #expect(try await Self.call(channel, id: "status-2") == "s1")
+    }
+
+    @Test(
+        "auth_sample call --target xds:///NAME reaches the cluster's backend, and --xds-status prints what the client holds, after a success and after a failure"
+    )
+    func authSampleCall() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["cli-backend": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "cli-svc", "route": "cli-routes", "cluster": "cli-c", "eds": "cli-eds",
+            "backends": [["127.0.0.2", String(port)]],
+        ])
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("xds-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let bootstrap =
+            #"{"xds_servers": [{"server_uri": "127.0.0.1:PORT", "channel_creds": [{"type": "insecure"}]}], "node": {"id": "auth-sample-cli"}}"#
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": home.path, "XDG_CONFIG_HOME": home.path,
+            "GRPC_XDS_BOOTSTRAP_CONFIG": bootstrap.replacingOccurrences(of: "PORT", with: String(plane.port)),
+        ]
+        func run(_ arguments: [String]) async throws -> (code: Int32?, stdout: String, stderr: String) {
+            let capture = try await ChildProcess.capture(
+                PackageRoot.builtProduct("auth_sample"),
+                ["call", "--plaintext", "--anonymous", "--xds-status"] + arguments,
+                environment: environment,
+                timeout: .seconds(60)
+            )
+            return (
+                capture.exit?.code, String(decoding: capture.stdout, as: UTF8.self),
+                String(decoding: capture.stderr, as: UTF8.self)
+            )
+        }
+
+        let text = try await run(["--target", "xds:///cli-svc"])
+        #expect(text.code == 0, "\(text)")
+        #expect(text.stdout.contains("on behalf of user cli-backend"), "\(text)")
+        let heading = "xDS client for xds:///cli-svc (control plane 127.0.0.1:\(plane.port), 1 ADS stream started):"
+        #expect(text.stdout.contains(heading), "\(text)")
+        for line in [
+            "listener cli-svc: acked, version", "route configuration cli-routes: acked, version",
+            "cluster cli-c: acked, version", "endpoints cli-eds: acked, version",
+        ] {
+            #expect(text.stdout.contains(line), "\(text)")
+        }
+
+        let json = try await run(["--target", "xds:///cli-svc", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let xds = try #require((object?["xds"] as? [[String: Any]])?.first, "\(json)")
+        #expect(xds["target"] as? String == "cli-svc")
+        let states = (xds["resources"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+        #expect(states == ["acked", "acked", "acked", "acked"])
+
+        // A listener the control plane does not have: the call fails, and the status says why.
+        let missing = try await run(["--target", "xds:///nowhere"])
+        #expect(missing.code != 0)
+        #expect(missing.stderr.contains("listener nowhere: does not exist"), "\(missing)")
+    }
+
+    /// grpcio backends named by their keys, on the addresses their values give, all on one port.
+    static func backends(_ addresses: [String: String]) async throws -> ([BackendInfo], port: Int) {
+        var backends: [BackendInfo] = []
+        for attempt in 0..<5 {
+            let port = Ports.closed()
+            do {
+                for (name, host) in addresses.sorted(by: { $0.key < $1.key }) {
+                    backends.append(try await Peers.launchBackend(listen: "\(host):\(port)", name: name))
+                }
+                return (backends, port)
+            } catch  where attempt < 4 {
+                for backend in backends { backend.process.stop() }
+                backends = []
+            }
+        }
+        throw RPCError(code: .unavailable, message: "no free port for the backends")
     }
 
     static func bootstrap(_ plane: ControlPlaneProcess) throws -> XDSBootstrap {
