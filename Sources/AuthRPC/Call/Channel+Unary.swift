@@ -218,13 +218,12 @@ extension Channel {
             // `exchange.answer()`, written out: the call waits on this one continuation, which the
             // connection's I/O thread resumes exactly once (with the answer, or with `cancelled`
             // after the handler's cancel), in no async frame of the transport's.
-            let answer = exchange.received(
-                await withTaskCancellationHandler {
-                    await withUnsafeContinuation { exchange.submit(answeringTo: $0) }
-                } onCancel: {
-                    exchange.cancel()
-                }
-            )
+            let answer = await withTaskCancellationHandler {
+                await withUnsafeContinuation { exchange.submit(answeringTo: $0) }
+            } onCancel: {
+                exchange.cancel()
+            }
+            exchange.received()
             if let payload = acceptedAtOnce(acceptance, answer.result) {
                 return payload
             }

@@ -5,7 +5,7 @@ import AuthRPCSystem
 /// ``answer()`` submits it and waits. A caller that cannot afford that async frame does what it
 /// does in its own: inside `withTaskCancellationHandler`, ``submit(answeringTo:)`` exactly once
 /// from the operation's `withUnsafeContinuation`, and ``cancel()`` from the cancellation
-/// handler; what the continuation returns goes through ``received(_:)``. The I/O thread resumes
+/// handler; right after the continuation returns, ``received()``. The I/O thread resumes
 /// the continuation exactly once: with the response, the stream's failure, or
 /// ``TransportFailure/cancelled`` after a cancel.
 package struct HTTP2Exchange: Sendable {
@@ -22,22 +22,25 @@ package struct HTTP2Exchange: Sendable {
     /// Submits the request and waits for the answer; a cancelled task's stream is reset with
     /// CANCEL and the answer is ``TransportFailure/cancelled``.
     nonisolated(nonsending) package func answer() async -> Answer {
-        received(
-            await withTaskCancellationHandler {
-                await withUnsafeContinuation { submit(answeringTo: $0) }
-            } onCancel: {
-                cancel()
-            }
-        )
+        let answer = await withTaskCancellationHandler {
+            await withUnsafeContinuation { submit(answeringTo: $0) }
+        } onCancel: {
+            cancel()
+        }
+        received()
+        return answer
     }
 
-    /// The answer the continuation returned, once ThreadSanitizer has been shown that what the
-    /// I/O thread wrote for it (a failure's payload, the response's buffers) came first: a resume
-    /// that overtakes the task's suspension is ordered only inside the concurrency runtime.
+    /// Shows ThreadSanitizer that what the I/O thread wrote for the answer the continuation just
+    /// returned (a failure's payload, the response's buffers) came first: a resume that overtakes
+    /// the task's suspension is ordered only inside the concurrency runtime. Call it right after
+    /// the continuation returns. It takes and gives back no answer: passing the answer through
+    /// a call around the `await` kept a second copy of it in the caller's async frame, which
+    /// grew `Channel.perform`'s from 560 to 608 bytes and cost every waiting call another
+    /// task-allocator slab (about 1 KiB).
     @inline(__always)
-    package func received(_ answer: Answer) -> Answer {
+    package func received() {
         ThreadSanitizerHandoff.receive(stream)
-        return answer
     }
 
     /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,
