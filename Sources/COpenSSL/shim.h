@@ -23,10 +23,6 @@ static inline int copenssl_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
 }
 
-static inline long copenssl_ctx_set_mode(SSL_CTX *ctx, long mode) {
-    return SSL_CTX_set_mode(ctx, mode);
-}
-
 static inline long copenssl_ctx_set_options(SSL_CTX *ctx, long options) {
     return (long)SSL_CTX_set_options(ctx, (uint64_t)options);
 }
@@ -35,9 +31,6 @@ static inline int copenssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) 
     return (int)SSL_CTX_add1_chain_cert(ctx, certificate);
 }
 
-static inline long copenssl_mode_release_buffers(void) { return SSL_MODE_RELEASE_BUFFERS; }
-static inline long copenssl_mode_partial_write(void) { return SSL_MODE_ENABLE_PARTIAL_WRITE; }
-static inline long copenssl_mode_moving_write_buffer(void) { return SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER; }
 static inline long copenssl_op_no_compression(void) { return (long)SSL_OP_NO_COMPRESSION; }
 static inline long copenssl_op_no_renegotiation(void) { return (long)SSL_OP_NO_RENEGOTIATION; }
 
