@@ -18,9 +18,10 @@ import Darwin
 /// buffers are 448 KiB); a block past that goes back to `free` at once, and every cached block
 /// goes back when this value ends, which its owner lets happen only after `nghttp2_session_del`.
 ///
-/// Under AddressSanitizer a cached block, and the part of a handed-out block past the size asked
-/// for, are poisoned (``AddressSanitizerPoisoning``): nghttp2 reaching them is reported as a use
-/// after free or an overflow, as it would be without the cache.
+/// Under AddressSanitizer a cached block (all but its first word, the free list's link), and the
+/// part of a handed-out block past the size asked for, are poisoned
+/// (``AddressSanitizerPoisoning``): nghttp2 reaching them is reported as a use after free or an
+/// overflow, as it would be without the cache.
 struct SessionMemory: ~Copyable {
     /// One size class's free blocks, linked through their first word.
     struct FreeList {
@@ -66,7 +67,6 @@ struct SessionMemory: ~Copyable {
         for index in 0..<Self.classCount {
             var block = lists[index].head
             while let current = block {
-                AddressSanitizerPoisoning.unpoison(current + Self.headerBytes, byteCount: 8)
                 block = current.load(fromByteOffset: Self.headerBytes, as: UnsafeMutableRawPointer?.self)
                 systemFree(current)
             }
@@ -122,10 +122,13 @@ struct SessionMemory: ~Copyable {
             systemFree(block)
             return
         }
-        // The link is written while the block is still addressable, then the whole block is off limits.
-        AddressSanitizerPoisoning.unpoison(pointer, byteCount: MemoryLayout<UnsafeMutableRawPointer?>.size)
+        // The link stays addressable and the rest of the block goes off limits: LeakSanitizer
+        // ignores pointers kept in poisoned memory, so a poisoned link would make every cached
+        // block but the first look leaked.
+        let link = MemoryLayout<UnsafeMutableRawPointer?>.size
+        AddressSanitizerPoisoning.unpoison(pointer, byteCount: link)
         pointer.storeBytes(of: lists[index].head, as: UnsafeMutableRawPointer?.self)
-        AddressSanitizerPoisoning.poison(pointer, byteCount: (smallestBlock << index) - headerBytes)
+        AddressSanitizerPoisoning.poison(pointer + link, byteCount: (smallestBlock << index) - headerBytes - link)
         lists[index].head = block
         lists[index].count += 1
     }
