@@ -107,7 +107,9 @@ struct SessionMemoryPoisoningTests {
         #expect(AddressSanitizerPoisoning.isActive == underASan)
     }
 
-    @Test("a cached block past its link word, and a block's bytes past the size asked for, are poisoned; handed out again, they are not")
+    @Test(
+        "a cached block past its link word, and a block's bytes past the size asked for, are poisoned; handed out again, they are not"
+    )
     func poisoned() {
         let memory = SessionMemory()
         let lists = memory.lists
