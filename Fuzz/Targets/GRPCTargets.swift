@@ -38,8 +38,15 @@ enum GRPCResponseTarget {
         _ deserializer: D,
         limit: Int
     ) throws(OracleViolation) where D.Message: Sendable {
+        // The metadata as the eager decoder builds it, pair by pair: what the shared storage the
+        // decoder keeps (Metadata.Storage.received) must read as.
+        func eager(_ fields: [HTTP2HeaderField]) -> Metadata {
+            Metadata(receivedFields: fields.lazy.map { (name: $0.name, value: $0.value) })
+        }
         let block = response.endedWithHeaders ? response.headers : response.trailers
-        let statusFields = Metadata(receivedFields: block).strings(forKey: "grpc-status")
+        let trailers = eager(block)
+        let headers = response.endedWithHeaders ? Metadata() : eager(response.headers)
+        let statusFields = trailers.strings(forKey: "grpc-status")
         switch ResponseDecoder.decode(response, deserializer: deserializer, maxMessageBytes: limit) {
         case .success(let unary):
             try require(
@@ -54,6 +61,13 @@ enum GRPCResponseTarget {
             if let raw = unary.message as? [UInt8] {
                 try require(raw.count <= limit, "an OK message of \(raw.count) bytes passed the limit of \(limit)")
             }
+            try require(
+                unary.headers == headers && unary.trailers == trailers
+                    && Array(unary.trailers).elementsEqual(trailers, by: { $0.key == $1.key && $0.value == $1.value })
+                    && unary.headers.description == headers.description
+                    && unary.trailers.hashValue == trailers.hashValue,
+                "the response's metadata reads differently from the pairs it was received as"
+            )
             _ = unary.headers.description + unary.trailers.description
         case .failure(let error):
             try require(error.code != .ok, "a failure carried status OK")

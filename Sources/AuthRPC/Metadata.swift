@@ -31,16 +31,37 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     /// One key-value pair.
     public typealias Element = (key: String, value: Value)
 
-    private var elements: [Element]
+    /// Where the pairs live: added ones, or a received header block's fields (``Storage``).
+    private(set) var storage: Storage
+
+    /// The pairs, for reading.
+    private var elements: Pairs { Pairs(storage: storage) }
 
     /// Empty metadata.
     public init() {
-        elements = []
+        storage = .pairs([])
     }
 
     /// Metadata from a literal: `["x-request-id": "42", "trace-bin": .binary([1, 2])]`.
     public init(dictionaryLiteral pairs: (String, Value)...) {
-        elements = pairs.map { (key: $0.0, value: $0.1) }
+        storage = .pairs(pairs.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// Metadata over `storage` as it is.
+    init(storage: Storage) {
+        self.storage = storage
+    }
+
+    /// Changes the pairs in place, copying received ones out first.
+    private mutating func modify<Result>(_ body: (inout [Element]) -> Result) -> Result {
+        var pairs: [Element]
+        switch storage {
+        case .pairs(let stored): pairs = stored
+        case .received: pairs = Array(elements)
+        }
+        storage = .pairs([])  // so that `pairs` is the array's only reference, changed in place
+        defer { storage = .pairs(pairs) }
+        return body(&pairs)
     }
 
     /// The number of pairs.
@@ -50,22 +71,22 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
 
     /// Appends a text value.
     public mutating func addString(_ value: String, forKey key: String) {
-        elements.append((key: key, value: .string(value)))
+        modify { $0.append((key: key, value: .string(value))) }
     }
 
     /// Appends a binary value (the key must end in `-bin`).
     public mutating func addBinary(_ value: [UInt8], forKey key: String) {
-        elements.append((key: key, value: .binary(value)))
+        modify { $0.append((key: key, value: .binary(value))) }
     }
 
     /// Appends a value of either kind.
     public mutating func add(_ value: Value, forKey key: String) {
-        elements.append((key: key, value: value))
+        modify { $0.append((key: key, value: value)) }
     }
 
     /// Removes every value under `key`.
     public mutating func removeAll(forKey key: String) {
-        elements.removeAll { $0.key == key }
+        modify { $0.removeAll { $0.key == key } }
     }
 
     /// Replaces every value under `key` with one text value.
@@ -118,7 +139,10 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
 
     /// The pairs in order, duplicates included.
     public func makeIterator() -> IndexingIterator<[Element]> {
-        elements.makeIterator()
+        switch storage {
+        case .pairs(let pairs): pairs.makeIterator()
+        case .received: Array(elements).makeIterator()
+        }
     }
 
     /// `true` when both hold the same pairs in the same order.
@@ -219,22 +243,23 @@ extension Metadata {
     /// Builds metadata from received header fields: `-bin` values split on `,` and base64-decoded
     /// (padded or not); a value that is not valid base64 is kept as text rather than failing the call.
     init<Fields: Sequence>(receivedFields fields: Fields) where Fields.Element == (name: String, value: String) {
-        self.init()
-        elements.reserveCapacity(fields.underestimatedCount)
+        var pairs: [Element] = []
+        pairs.reserveCapacity(fields.underestimatedCount)
         for field in fields {
             guard field.name.hasSuffix("-bin") else {
-                elements.append((key: field.name, value: .string(field.value)))
+                pairs.append((key: field.name, value: .string(field.value)))
                 continue
             }
             for part in field.value.split(separator: ",", omittingEmptySubsequences: false) {
                 let trimmed = part.trimmingSpaces()
                 if let bytes = Base64Codec.standard.decode(trimmed) {
-                    elements.append((key: field.name, value: .binary(bytes)))
+                    pairs.append((key: field.name, value: .binary(bytes)))
                 } else {
-                    elements.append((key: field.name, value: .string(String(trimmed))))
+                    pairs.append((key: field.name, value: .string(String(trimmed))))
                 }
             }
         }
+        self.init(storage: .pairs(pairs))
     }
 }
 

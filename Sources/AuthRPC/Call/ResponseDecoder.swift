@@ -21,10 +21,9 @@ enum ResponseDecoder {
     /// `unauthenticated` answer) before any message type is involved.
     static func payload(of response: HTTP2Response, maxMessageBytes: Int) -> Result<ResponsePayload, RPCError> {
         // Trailers-Only: the one header block is the trailers, and there were no headers.
-        let headers = response.endedWithHeaders ? Metadata() : Metadata(receivedFields: response.headers)
-        let trailers =
-            response.endedWithHeaders
-            ? Metadata(receivedFields: response.headers) : Metadata(receivedFields: response.trailers)
+        // Each keeps its block's field array as received (Metadata.Storage.received).
+        let headers = response.endedWithHeaders ? Metadata() : Metadata(received: response.headers)
+        let trailers = Metadata(received: response.endedWithHeaders ? response.headers : response.trailers)
         func failure(
             _ code: StatusCode,
             _ message: String,
@@ -157,12 +156,5 @@ struct ResponsePayload {
                 )
             )
         }
-    }
-}
-
-extension Metadata {
-    /// Metadata from received HTTP/2 fields.
-    init(receivedFields fields: ArraySlice<HTTP2HeaderField>) {
-        self.init(receivedFields: fields.lazy.map { (name: $0.name, value: $0.value) })
     }
 }

@@ -126,7 +126,6 @@ enum SessionCallbacks {
             }
             if !stream.sawFinalHeaders {
                 stream.sawFinalHeaders = true
-                stream.trailersStart = stream.fields.count
                 stream.endedWithHeaders = endsStream
             }
             if endsStream { stream.remoteEnded = true }

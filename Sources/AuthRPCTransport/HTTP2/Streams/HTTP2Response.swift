@@ -2,36 +2,17 @@
 package struct HTTP2Response: Sendable {
     /// The `:status` of the final (non-1xx) header block.
     package var status: Int
-    /// The final header block's regular fields (pseudo-headers removed), then the trailing
-    /// block's, each in received order: both blocks share one buffer, so a response costs one
-    /// allocation for its fields rather than one per block.
-    package var fields: [HTTP2HeaderField]
-    /// Where the trailing block starts in ``fields`` (`fields.count` when there is none).
-    package var trailersStart: Int
+    /// The final header block's regular fields (pseudo-headers removed), in received order.
+    ///
+    /// Each block has an array of its own, so that the caller can keep either whole as it is
+    /// (gRPC's response metadata shares it) rather than copy its part out of one buffer.
+    package var headers: [HTTP2HeaderField]
     /// Every DATA byte received, concatenated.
     package var body: [UInt8]
+    /// The trailing header block, empty when the response ended without one.
+    package var trailers: [HTTP2HeaderField]
     /// `true` when the final header block also ended the stream (no body, no trailers).
     package var endedWithHeaders: Bool
-
-    /// The final header block's regular fields, in received order.
-    package var headers: ArraySlice<HTTP2HeaderField> { fields[..<trailersStart] }
-    /// The trailing header block, empty when the response ended without one.
-    package var trailers: ArraySlice<HTTP2HeaderField> { fields[trailersStart...] }
-
-    package init(
-        status: Int,
-        fields: [HTTP2HeaderField],
-        trailersStart: Int,
-        body: [UInt8],
-        endedWithHeaders: Bool
-    ) {
-        precondition((0...fields.count).contains(trailersStart), "the trailers start inside the fields")
-        self.status = status
-        self.fields = fields
-        self.trailersStart = trailersStart
-        self.body = body
-        self.endedWithHeaders = endedWithHeaders
-    }
 
     package init(
         status: Int,
@@ -40,12 +21,10 @@ package struct HTTP2Response: Sendable {
         trailers: [HTTP2HeaderField],
         endedWithHeaders: Bool
     ) {
-        self.init(
-            status: status,
-            fields: headers + trailers,
-            trailersStart: headers.count,
-            body: body,
-            endedWithHeaders: endedWithHeaders
-        )
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.trailers = trailers
+        self.endedWithHeaders = endedWithHeaders
     }
 }

@@ -46,17 +46,16 @@ final class HTTP2Stream: @unchecked Sendable {
     /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
     var resetByServer = false
 
-    /// Room made on the first field for the headers and the trailers together, so a typical
-    /// gRPC response (content-type, grpc-accept-encoding, ...; grpc-status, grpc-message) fills
-    /// one buffer instead of growing through several.
-    static let expectedFieldCount = 6
+    /// Room made on a block's first field, so a typical gRPC block (content-type,
+    /// grpc-accept-encoding; grpc-status, grpc-message) fills one buffer without growing.
+    static let expectedFieldCount = 4
 
     // The response being assembled.
     var status = 0
-    /// The final header block's fields, then the trailers' (from `trailersStart`).
-    var fields: [HTTP2HeaderField] = []
-    /// Where the trailers start in `fields`: set when the final header block is complete.
-    var trailersStart = 0
+    /// The final header block's fields.
+    var headers: [HTTP2HeaderField] = []
+    /// The trailing block's fields.
+    var trailers: [HTTP2HeaderField] = []
     var body: [UInt8] = []
     /// The final (non-1xx) header block is complete; later fields are trailers.
     var sawFinalHeaders = false
@@ -77,7 +76,7 @@ final class HTTP2Stream: @unchecked Sendable {
         func size(_ fields: [HTTP2HeaderField]) -> Int {
             fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         }
-        return request.body.count + body.count + size(fields)
+        return request.body.count + body.count + size(headers) + size(trailers)
     }
 
     /// The caller has been answered.
@@ -88,7 +87,8 @@ final class HTTP2Stream: @unchecked Sendable {
     func finish(_ result: Result<HTTP2Response, TransportFailure>) {
         guard let completion else { return }
         self.completion = nil
-        fields = []
+        headers = []
+        trailers = []
         body = []
         ThreadSanitizerHandoff.publish(self)
         completion.resume(returning: (result, sawFinalHeaders))
@@ -98,9 +98,9 @@ final class HTTP2Stream: @unchecked Sendable {
     func finishWithResponse() {
         let response = HTTP2Response(
             status: status,
-            fields: fields,
-            trailersStart: sawFinalHeaders ? trailersStart : fields.count,
+            headers: headers,
             body: body,
+            trailers: trailers,
             endedWithHeaders: endedWithHeaders
         )
         finish(.success(response))
@@ -138,8 +138,8 @@ final class HTTP2Stream: @unchecked Sendable {
         protocolViolation = nil
         resetByServer = false
         status = 0
-        fields = []
-        trailersStart = 0
+        headers = []
+        trailers = []
         body = []
         sawFinalHeaders = false
         inInformationalBlock = false
@@ -150,7 +150,13 @@ final class HTTP2Stream: @unchecked Sendable {
 
     /// A received header field of the final block or of the trailers.
     func appendField(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        if fields.isEmpty { fields.reserveCapacity(Self.expectedFieldCount) }
-        fields.append(HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value)))
+        let field = HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value))
+        if sawFinalHeaders {
+            if trailers.isEmpty { trailers.reserveCapacity(Self.expectedFieldCount) }
+            trailers.append(field)
+        } else {
+            if headers.isEmpty { headers.reserveCapacity(Self.expectedFieldCount) }
+            headers.append(field)
+        }
     }
 }
