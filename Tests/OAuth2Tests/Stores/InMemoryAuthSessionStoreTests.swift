@@ -27,7 +27,10 @@ struct InMemoryAuthSessionStoreTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<20 {
                 group.addTask {
-                    try await store.withExclusiveAccess(timeout: .seconds(20)) { () async throws(OAuthError) in
+                    // The bound only ends a lost hand-off. The last of 20 waits for 19 hand-offs,
+                    // each a trip through the cooperative pool: at the start of a parallel run on
+                    // 2 cores that took over 20 s in CI.
+                    try await store.withExclusiveAccess(timeout: .seconds(300)) { () async throws(OAuthError) in
                         inside.enter()
                         guard var state = try store.retrieve() else {
                             throw OAuthError(.storage, "the session vanished")
