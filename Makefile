@@ -31,8 +31,9 @@ interop: deps venv
 	swift build --build-tests
 	swift test --skip-build --filter 'InteropClient'
 
-## test-sanitize: the Swift suites under ThreadSanitizer, then under AddressSanitizer, each in a
-## build directory of its own; any report fails the run. Tests run one at a time: the sanitizers'
+## test-sanitize: the Swift suites under ThreadSanitizer and under AddressSanitizer, each in a
+## build directory of its own, the two runs side by side (Scripts/test-sanitize.sh prefixes each
+## line with the run's name); any report fails the run. Tests run one at a time: the sanitizers'
 ## slowdown on top of the whole suite at once would stretch the tests' time windows (a 3 s issuer
 ## outage, 20 s lock waits) past their ends. Tests/tsan-suppressions.txt says what TSan cannot
 ## see and why. TSan's exit pause (atexit_sleep_ms, 1 s by default, a wait for late reports from
@@ -42,9 +43,8 @@ interop: deps venv
 ## process (the test runner and each auth_sample it starts), which would drown real reports.
 test-sanitize: deps venv
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1 atexit_sleep_ms=0 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" swift test --skip-build --sanitize=thread --scratch-path .build-tsan --no-parallel
 	swift build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan --no-parallel
+	Scripts/test-sanitize.sh
 
 ## api-check: the public API of every library product against the 0.1 baseline
 ## (swift package diagnose-api-breaking-changes); fails on a break CHANGELOG.md does not list
