@@ -41,6 +41,9 @@ public final class Channel: Sendable {
     public let serviceConfig: ServiceConfig?
 
     let connections: ConnectionManager
+    /// The connections of the groups a per-call router sends calls to (an `xds:///` target whose
+    /// routes name several clusters); nil when every call goes to ``connections``.
+    let routing: CallRouting?
     let scheme: String
     let defaultAuthority: String
     /// The name the server's certificate is verified for (TLS only): a call with another
@@ -206,21 +209,39 @@ public final class Channel: Sendable {
         self.interceptors = interceptors
         self.serviceConfig = serviceConfig
         self.retryThrottle = serviceConfig?.retryThrottling.map(RetryThrottle.init)
+        let machine = ChannelStateMachine<HTTP2Connection>.Configuration(
+            // A registered scheme's resolver gives a set of equals (xDS: one cluster's endpoints).
+            loadBalancing: parsed.isResolvedByRegisteredScheme ? .roundRobin : loadBalancing,
+            backoff: connectionBackoff,
+            resolutionInterval: Self.defaultResolutionInterval,
+            idleTimeout: configuration.idleTimeout
+        )
         self.connections = ConnectionManager(
             target: parsed,
             endpoints: parsed.endpoints(through: proxySettings),
             serverName: parsed.serverName,
             configuration: configuration,
-            machine: ChannelStateMachine.Configuration(
-                // A registered scheme's resolver gives a set of equals (xDS: one cluster's endpoints).
-                loadBalancing: parsed.isResolvedByRegisteredScheme ? .roundRobin : loadBalancing,
-                backoff: connectionBackoff,
-                resolutionInterval: Self.defaultResolutionInterval,
-                idleTimeout: configuration.idleTimeout
-            ),
+            machine: machine,
             executor: executor,
             logger: logger
         )
+        if case .resolver(let resolver) = parsed.endpoint, let router = resolver.callRouter {
+            let executor = self.executor
+            let configuration = configuration
+            self.routing = CallRouting(router: router) { group, groupResolver in
+                ConnectionManager(
+                    target: parsed.group(group, resolvedBy: groupResolver),
+                    endpoints: nil,
+                    serverName: parsed.serverName,
+                    configuration: configuration,
+                    machine: machine,
+                    executor: executor,
+                    logger: logger
+                )
+            }
+        } else {
+            self.routing = nil
+        }
     }
 
     /// Where the channel stands now.
@@ -242,7 +263,7 @@ public final class Channel: Sendable {
 
     /// How many of the channel's connections, made or being made, have not ended yet.
     package var openConnectionCount: Int {
-        connections.openConnectionCount
+        connections.openConnectionCount + (routing?.openConnectionCount ?? 0)
     }
 
     /// Looks a name up again after `interval` rather than gRPC's 30 seconds (tests shorten it).
@@ -255,6 +276,7 @@ public final class Channel: Sendable {
     /// ``ConnectivityState/shutdown``.
     public func close() {
         connections.close()
+        routing?.close()
     }
 
     /// Closes the channel as ``close()`` does, then returns once its connections have ended: calls
@@ -280,9 +302,11 @@ public final class Channel: Sendable {
     /// ```
     public func shutdown() async {
         await connections.shutdown()
+        await routing?.shutdown()
     }
 
     deinit {
         connections.close()
+        routing?.close()
     }
 }

@@ -41,6 +41,12 @@ struct PreparedCall {
     let checksAuthority: Bool
     /// The interceptors to tell what happens (nil for a call without interceptors).
     let observers: CallObservers?
+    /// The connections the call goes out on: the channel's own, or those of the group its
+    /// router sends it to.
+    let connections: ConnectionManager
+    /// Whether the channel's router does not know its routes yet: the call waits for them, then
+    /// is settled again.
+    let awaitsRoutes: Bool
 }
 
 extension Channel {
@@ -170,6 +176,11 @@ extension Channel {
         if let config = serviceConfig?.methodConfig(for: method) ?? defaults?.methodConfig(for: method) {
             options.applyDefaults(from: config)
         }
+        var connections = self.connections
+        var awaitsRoutes = false
+        if let routing {
+            awaitsRoutes = try route(method, &options, &connections, routing, started)
+        }
         let deadline = options.timeout.map { started.instant() + min($0, CallOptions.longestTimeout) }
         if checkingCancellation, Task.isCancelled {
             throw RPCError(code: .cancelled, message: "the call was cancelled before it started")
@@ -190,8 +201,38 @@ extension Channel {
             body: body,
             context: context,
             checksAuthority: authorityNeedsCheck(options.authority),
-            observers: observers
+            observers: observers,
+            connections: connections,
+            awaitsRoutes: awaitsRoutes
         )
+    }
+
+    /// Asks the channel's router where the call goes: sets `connections` to its group's, caps
+    /// the call's timeout at the route's longest duration (gRFC A31), and says whether the
+    /// routes are still to come (`connections` is then the channel's own).
+    private func route(
+        _ method: MethodDescriptor,
+        _ options: inout CallOptions,
+        _ connections: inout ConnectionManager,
+        _ routing: CallRouting,
+        _ started: CallStart
+    ) throws(RPCError) -> Bool {
+        let maxDuration: Duration?
+        switch routing.router.route(path: method.path, metadata: options.initialMetadata, roll: started.roll) {
+        case .pending:
+            return true
+        case .channel(let longest):
+            maxDuration = longest
+        case .group(let name, let longest):
+            connections = try routing.connections(forGroup: name)
+            maxDuration = longest
+        case .unavailable(let reason):
+            throw RPCError(code: .unavailable, message: reason)
+        }
+        if let maxDuration, maxDuration > .zero {
+            options.timeout = min(options.timeout ?? maxDuration, maxDuration)
+        }
+        return false
     }
 
     /// Runs the call: its first attempt from this small frame when nothing stands before the send
@@ -283,13 +324,13 @@ extension Channel {
             started: started,
             checkingCancellation: true
         )
-        guard call.observers == nil, !call.checksAuthority else { return .general(.fresh) }
+        guard call.observers == nil, !call.checksAuthority, !call.awaitsRoutes else { return .general(.fresh) }
         let token: String?
         switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
         case .resolved(let resolved): token = resolved
         case .ask(let provider): return .general(.asking(provider))
         }
-        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+        switch try call.connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection):
             guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
                 return .general(.settle(token: token, result: .failure(.cancelled), headersReceived: false))
@@ -356,7 +397,7 @@ extension Channel {
         from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
         // Settled again from the same inputs (so with the same deadline), as `firstStep` did.
-        let call = try prepare(
+        var call = try prepare(
             method,
             body: body,
             options: options,
@@ -365,6 +406,18 @@ extension Channel {
             started: started,
             checkingCancellation: false
         )
+        if call.awaitsRoutes {
+            try await awaitRoutes(deadline: call.deadline)
+            call = try prepare(
+                method,
+                body: body,
+                options: options,
+                serviceConfig: serviceConfig,
+                observers: observers,
+                started: started,
+                checkingCancellation: false
+            )
+        }
         var progress = CallProgress()
         switch start {
         case .fresh:
@@ -372,7 +425,7 @@ extension Channel {
         case .waiting(let token, let signal):
             progress.token = token
             progress.tokenResolved = true
-            try await connections.wait(for: signal, deadline: call.deadline)
+            try await call.connections.wait(for: signal, deadline: call.deadline)
         case .asking(let provider):
             // What `nextStep` does when the lookup finds no token, without looking up again.
             call.observers?.report(.tokenRequested, attempt: progress.attempt)
@@ -409,12 +462,30 @@ extension Channel {
                 progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
                 progress.tokenResolved = true
             case .waitForConnection(let signal):
-                try await connections.wait(for: signal, deadline: call.deadline)
+                try await call.connections.wait(for: signal, deadline: call.deadline)
             case .invalidate(let provider, let token):
                 try await TokenResolution.invalidate(token, of: provider, deadline: call.deadline)
             case .backOff(let instant):
                 try await Self.backOff(until: instant)
             }
+        }
+    }
+
+    /// Waits, until `deadline`, for the channel's router to know its routes (a call on an
+    /// `xds:///` channel made before the control plane's first answer).
+    @inline(never)
+    nonisolated(nonsending) private func awaitRoutes(deadline: ContinuousClock.Instant?) async throws(RPCError) {
+        guard let router = routing?.router else { return }
+        switch await race(deadline: deadline, { await router.routesKnown() }) {
+        case .value:
+            return
+        case .deadlineExceeded:
+            throw RPCError(
+                code: .deadlineExceeded,
+                message: "deadline exceeded while waiting for the routes of \(target)"
+            )
+        case .cancelled, .failed:
+            throw RPCError(code: .cancelled, message: "cancelled while waiting for the routes of \(target)")
         }
     }
 
@@ -444,7 +515,7 @@ extension Channel {
             // Before any provider is asked, a connection must prove the server holds the name a
             // token would be minted for (`send` checks each connection the call goes out on).
             if progress.connection == nil {
-                switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+                switch try call.connections.nextStep(waitForReady: call.options.waitForReady) {
                 case .use(let connection): progress.connection = connection
                 case .wait(let signal): return .waitForConnection(signal)
                 }
@@ -470,7 +541,7 @@ extension Channel {
         }
         // The load balancer's pick: each attempt (a retry too) asks again, so may go out on
         // another subchannel's connection, whose certificate `send` checks in turn.
-        switch try connections.nextStep(waitForReady: call.options.waitForReady) {
+        switch try call.connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection): return try send(call, on: connection, &progress)
         case .wait(let signal): return .waitForConnection(signal)
         }

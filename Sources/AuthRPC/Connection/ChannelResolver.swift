@@ -5,10 +5,27 @@ package import AuthRPCTransport
 /// `xds`): AuthRPC cannot depend on those modules, so they fill this hook instead.
 ///
 /// The channel asks ``resolve()`` whenever it would look a name up (first call, after a failure,
-/// at its resolution interval) and spreads calls over the addresses with round robin.
+/// at its resolution interval, and when the resolver says its answer changed) and spreads calls
+/// over the addresses with round robin.
 package protocol ChannelResolver: AnyObject, Sendable {
     /// The addresses calls go to now, or why there are none.
     func resolve() async -> Result<[SocketAddress], TransportFailure>
+
+    /// Registers `changed`, to be called whenever ``resolve()`` may answer differently (a control
+    /// plane pushed an update): the channel then resolves again at once rather than at its next
+    /// interval. A resolver that cannot tell does nothing (the default).
+    func observeChanges(_ changed: @escaping @Sendable () -> Void)
+
+    /// What sends each call to one of several groups of endpoints, when the target routes per
+    /// call (an xDS virtual host's routes); nil (the default) when every call goes to the
+    /// addresses ``resolve()`` gives.
+    var callRouter: (any ChannelCallRouter)? { get }
+}
+
+extension ChannelResolver {
+    package func observeChanges(_ changed: @escaping @Sendable () -> Void) {}
+
+    package var callRouter: (any ChannelCallRouter)? { nil }
 }
 
 /// The resolvers registered per scheme.

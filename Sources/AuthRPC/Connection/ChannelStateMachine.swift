@@ -107,6 +107,9 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// Where round-robin's next pick starts.
     private var cursor = 0
     private var nextID = 0
+    /// The resolver said its answer changed while a lookup was under way: look up again when
+    /// that one ends.
+    private var changedWhileResolving = false
     /// A call waits for a connection (set when one is told to wait, cleared when one is ready).
     private var picksWaiting = false
     /// When a call last found no ready connection.
@@ -195,7 +198,21 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             if picksWaiting || configuration.loadBalancing.spreadsOverAddresses { connectAsNeeded(now: now, &actions) }
             actions.schedule.append((.resolution, now + configuration.resolutionInterval))
         }
+        resolveAgainIfChanged(&actions)
         actions.wake = true
+        finish(&actions)
+    }
+
+    /// The resolver says its answer changed (a control plane pushed an update): look the name
+    /// up again now, or when the lookup under way ends. An idle channel looks up afresh when a
+    /// call comes anyway.
+    mutating func resolverChanged(_ actions: inout Actions) {
+        guard case .active = phase, resolvesName else { return }
+        if isResolving {
+            changedWhileResolving = true
+            return
+        }
+        startResolution(&actions)
         finish(&actions)
     }
 
@@ -221,8 +238,16 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             }
             actions.schedule.append((.resolution, now + min(wait, configuration.resolutionInterval)))
         }
+        resolveAgainIfChanged(&actions)
         actions.wake = true
         finish(&actions)
+    }
+
+    /// A change came while the lookup that just ended was under way: its answer may predate it.
+    private mutating func resolveAgainIfChanged(_ actions: inout Actions) {
+        guard changedWhileResolving else { return }
+        changedWhileResolving = false
+        if case .active = phase { startResolution(&actions) }
     }
 
     // MARK: - Connections

@@ -202,6 +202,18 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The target of one group of a target that routes per call (``ChannelCallRouter``): the
+    /// group's resolver, the same authority and server name.
+    func group(_ name: String, resolvedBy resolver: any ChannelResolver) -> ChannelTarget {
+        ChannelTarget(
+            endpoint: .resolver(resolver),
+            description: "\(description) (group '\(name)')",
+            authority: authority,
+            serverName: serverName,
+            ipTargets: []
+        )
+    }
+
     /// RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
     private static func isScheme(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, first.isASCIILetter else { return false }

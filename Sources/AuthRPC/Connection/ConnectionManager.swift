@@ -52,6 +52,11 @@ final class ConnectionManager: Sendable {
         self.executor = executor
         self.logger = logger
         guarded = Locked(Guarded(machine: Machine(configuration: machine, endpoints: endpoints)))
+        if case .resolver(let resolver) = target.endpoint {
+            resolver.observeChanges { [weak self] in
+                self?.handle { machine, actions in machine.resolverChanged(&actions) }
+            }
+        }
     }
 
     /// What a call should do to get a connection.

@@ -103,6 +103,12 @@ private struct Harness {
         record()
     }
 
+    mutating func resolverChanged() {
+        actions = Machine.Actions()
+        machine.resolverChanged(&actions)
+        record()
+    }
+
     mutating func fire(_ timer: Machine.Timer) {
         actions = Machine.Actions()
         machine.timerFired(timer, now: now, &actions)
@@ -246,6 +252,37 @@ struct ChannelStateMachineTests {
             #expect(picks.filter { $0 === connection }.count == 3)
         }
         #expect(picks[0] !== picks[1] && picks[1] !== picks[2] && picks[0] !== picks[2])
+    }
+
+    @Test(
+        "a resolver's change is looked up at once: a new address joins the rotation, a removed one leaves it; a change during a lookup is looked up after it; an idle channel waits for a call"
+    )
+    func resolverChangesArePushed() {
+        var idle = Harness(.roundRobin)
+        idle.resolverChanged()
+        #expect(idle.actions.resolve == nil, "nothing is looked up before a call comes")
+
+        var harness = Harness(.roundRobin)
+        _ = harness.pick()
+        harness.resolved([address(1)])
+        let first = harness.actions.connect
+        harness.connected(first[0], StandIn(address(1)))
+        harness.resolverChanged()
+        #expect(harness.actions.resolve != nil, "looked up at once, not after the 30 s interval")
+        harness.resolved([address(1), address(2)])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(2)]])
+        harness.connected(harness.actions.connect[0], StandIn(address(2)))
+        #expect(harness.machine.subchannels.count == 2)
+
+        // A change while a lookup is under way: that lookup's answer may predate it.
+        harness.resolverChanged()
+        let underWay = harness.actions
+        harness.resolverChanged()
+        #expect(harness.actions.resolve == nil, "one lookup at a time")
+        harness.actions = underWay
+        harness.resolved([address(2)])
+        #expect(harness.actions.resolve != nil, "looked up again once the first lookup ended")
+        #expect(harness.machine.subchannels.map(\.endpoints) == [[address(2)]])
     }
 
     @Test("round-robin: a lost connection is skipped, reconnected at once, backs off, and takes calls again when back")
