@@ -125,6 +125,33 @@ class XdsControlPlaneWithGrpcioTest(unittest.TestCase):
         self.assertEqual(self.counts(stub, 20, metadata=[("x-track", "canary")]), {b1.name: 20})
         self.assertEqual(self.counts(stub, 20, metadata=[("x-track", "Canary")]), {b0.name: 20})
 
+    def test_endpoints_added_and_removed_reach_the_client_and_no_call_fails(self):
+        b0, b1 = self.backends[0], self.backends[1]
+        self.serve("pushed", [xcp.route(cluster="pushed-c")], {"pushed-c": [(0, 1, "a", [b0.endpoint()])]})
+        stub = self.channel("pushed")
+        self.assertEqual(self.counts(stub, 10), {b0.name: 10})
+        self.control_plane.set(xcp.ENDPOINTS, xcp.endpoints("pushed-c", [(0, 1, "a", [b0.endpoint(), b1.endpoint()])]))
+        self.assertTrue(self.eventually(stub, b1.name, settled={b0.name, b1.name}))
+        self.control_plane.set(xcp.ENDPOINTS, xcp.endpoints("pushed-c", [(0, 1, "a", [b1.endpoint()])]))
+        # Every call above succeeded (a failure raises); after the removal only b1 serves.
+        self.assertTrue(self.eventually(stub, b1.name, settled={b1.name}, streak=20))
+
+    def test_max_stream_duration_caps_the_deadline(self):
+        b0 = self.backends[0]
+        # Capped only for calls marked x-capped: the first call, which waits for the config and
+        # a connection, is not. 2 s, not 1: grpcio 1.85 fails every call at once (DEADLINE_EXCEEDED
+        # in under a millisecond) when a route allows exactly 1 s; 2 and 3 s behave.
+        capped = [xcp.exact_header("x-capped", "yes")]
+        self.serve("capped", [xcp.route(cluster="capped-c", headers=capped, max_stream_duration=2),
+                              xcp.route(cluster="capped-c")],
+                   {"capped-c": [(0, 1, "a", [b0.endpoint()])]})
+        stub = self.channel("capped")
+        self.assertEqual(self.call(stub), b0.name)
+        self.assertEqual(self.call(stub, metadata=[("x-capped", "yes")]), b0.name)
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.call(stub, metadata=[("x-capped", "yes"), (backend_server.DELAY_KEY, "5000")])
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+
     def test_priority_failover_and_back(self):
         b0, b1 = self.backends[2], self.backends[3]
         self.serve("failover", [xcp.route(cluster="failover-c")],
@@ -140,11 +167,17 @@ class XdsControlPlaneWithGrpcioTest(unittest.TestCase):
             "failover-c", [(0, 1, "a", [b0.endpoint()]), (1, 1, "b", [b1.endpoint()])]))
         self.assertTrue(self.eventually(stub, b0.name))
 
-    def eventually(self, stub, name, calls=500):
-        """Whether calls reach `name` within `calls` calls (bounded, no clock), then 10 in a row do."""
+    def eventually(self, stub, name, calls=500, settled=None, streak=10):
+        """Whether calls reach `name` within `calls` calls (bounded, no clock), then `streak` calls
+        in a row reach exactly the backends named `settled` (`name` alone by default), in as many
+        tries."""
+        settled = settled or {name}
         for _ in range(calls):
             if self.call(stub) == name:
-                return self.counts(stub, 10) == {name: 10}
+                for _ in range(calls):
+                    if set(self.counts(stub, streak)) == settled:
+                        return True
+                return False
         return False
 
     def test_an_invalid_update_is_nacked_and_the_old_config_kept(self):

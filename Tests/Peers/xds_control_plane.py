@@ -352,6 +352,24 @@ def apply_command(plane, command):
         plane.set(ROUTE_CONFIGURATION, route_configuration(
             command["route"], [command["listener"]], [route(cluster=command["cluster"], prefix="/")]))
         plane.set(LISTENER, listener(command["listener"], route_config_name=command["route"]))
+    elif op == "routes":
+        # listener -> RDS routes, each to a cluster or a weighted set, matched by a prefix and
+        # exact header values, with an optional max_stream_duration (seconds); each cluster (EDS
+        # service NAME-eds) with localities [priority, weight, zone, [[host, port], ...]].
+        routes = []
+        for spec in command["routes"]:
+            headers = [exact_header(name, value) for name, value in spec.get("headers", [])]
+            weighted = [(name, int(weight)) for name, weight in spec["weighted"]] if "weighted" in spec else None
+            routes.append(route(cluster=spec.get("cluster"), weighted=weighted, prefix=spec.get("prefix", "/"),
+                                headers=headers, max_stream_duration=spec.get("max_stream_duration")))
+        plane.set(ENDPOINTS, *[
+            endpoints(f"{name}-eds", [(int(priority), int(weight), zone,
+                                       [(host, int(port), "HEALTHY") for host, port in backends])
+                                      for priority, weight, zone, backends in localities])
+            for name, localities in command["clusters"].items()])
+        plane.set(CLUSTER, *[cluster(name, service_name=f"{name}-eds") for name in command["clusters"]])
+        plane.set(ROUTE_CONFIGURATION, route_configuration(command["route"], [command["listener"]], routes))
+        plane.set(LISTENER, listener(command["listener"], route_config_name=command["route"]))
     elif op == "ring_hash_cluster":
         # An update the client must NACK (gRFC A27: only ROUND_ROBIN), sent instead of every cluster.
         plane.set_raw(CLUSTER, [packed(cluster(command["cluster"], service_name=command["eds"],

@@ -32,6 +32,8 @@ actor XDSADSClient {
     static let path = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
 
     private let settings: Settings
+    /// Told whenever a resource the client holds changes (updated, removed, known not to exist).
+    nonisolated let changes = XDSChangeObservers()
     private var state: XDSADSState
     private var stream: HTTP2BidirectionalStream?
     private var runner: Task<Void, Never>?
@@ -149,15 +151,19 @@ actor XDSADSClient {
                         throw XDSADSFailure("a DiscoveryResponse that does not decode: \(error)")
                     }
                     let answer: Envoy_Service_Discovery_V3_DiscoveryRequest?
+                    let changed: Bool
                     do throws(XDSResourceError) {
-                        answer = try state.receive(response).request
+                        let received = try state.receive(response)
+                        answer = received.request
+                        changed = received.changes.contains { !$0.isNACK }
                     } catch {
                         throw XDSADSFailure("a DiscoveryResponse out of bounds: \(error)")
                     }
                     sawResponse = true
-                    // Watchers read the cache (XDSNameResolver): the changes need no telling.
                     if let answer { send(answer) }
                     armTimer()
+                    // The resolvers read the cache again (a NACK leaves what they read as it was).
+                    if changed { changes.notify() }
                 case .trailers(let fields):
                     let status = fields.first { $0.name == "grpc-status" }?.value ?? "none"
                     throw XDSADSFailure("the control plane ended the stream (grpc-status \(status))")
@@ -204,8 +210,9 @@ actor XDSADSClient {
 
     private func expire() {
         guard stream != nil else { return }
-        _ = state.expire(now: .now)
+        let expired = state.expire(now: .now)
         armTimer()
+        if !expired.isEmpty { changes.notify() }
     }
 
     static func headers(authority: String) -> HTTP2HeaderBlock {

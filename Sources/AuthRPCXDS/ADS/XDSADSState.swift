@@ -19,6 +19,12 @@ struct XDSADSState {
         case removed(XDSResourceType, String)
         case doesNotExist(XDSResourceType, String)
         case nacked(XDSResourceType, String, XDSResourceError)
+
+        /// Whether this is a refused update (what the client holds stays as it was).
+        var isNACK: Bool {
+            if case .nacked = self { return true }
+            return false
+        }
     }
 
     /// One resource as the client holds it.

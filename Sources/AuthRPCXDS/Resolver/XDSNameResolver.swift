@@ -1,121 +1,144 @@
 package import AuthRPC
+internal import AuthRPCSystem
 package import AuthRPCTransport
 
 /// The `xds` scheme's resolver for one channel: follows the target's listener to its route
-/// configuration, the virtual host matching the name, the cluster its routes send calls to and
-/// that cluster's endpoints, all from its own ADS client, and gives the channel the addresses of
-/// the cluster's first priority that has endpoints (the channel spreads calls over them round
-/// robin).
+/// configuration and the virtual host matching the name, all from its own ADS client.
 ///
-/// Not yet: per-call route matching (a virtual host whose routes name more than one cluster is
-/// refused), locality weights, and priority failover by connectivity.
-final class XDSNameResolver: ChannelResolver {
+/// Each call is routed by the virtual host's routes (gRFC A28: path, headers, fraction; a
+/// cluster or a weighted pick among several; A31's `max_stream_duration` capping its deadline).
+/// The channel's own connections serve the first cluster the routes name (``resolve()`` gives
+/// its endpoints); each other cluster gets connections of its own (``XDSClusterResolver``). Every
+/// change the control plane sends makes the channel resolve again at once.
+///
+/// Not yet: locality weights and priority failover by connectivity (a cluster's first priority
+/// with endpoints serves, round robin over all its localities).
+final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
+    /// What the routes are known to be.
+    private enum Known {
+        case unknown
+        case routes(XDSRoutes)
+        case failed(String)
+    }
+
+    private struct RouteState {
+        var known = Known.unknown
+        /// Each walk's number, and the latest one whose result was kept: a walk that started
+        /// before another one finished never overwrites it.
+        var walksStarted = 0
+        var walkKept = 0
+    }
+
     let name: String
     let client: XDSADSClient
     /// How long one resolution may wait for the control plane (past the does-not-exist timer).
     let patience: Duration
+    private let state = Locked(RouteState())
+    private let observerKeys = Locked<[Int]>([])
 
     init(name: String, settings: XDSADSClient.Settings) {
         self.name = name
         self.client = XDSADSClient(settings: settings)
         self.patience = settings.doesNotExistTimeout + .seconds(10)
+        let key = client.changes.add { [weak self] in
+            guard let self else { return }
+            Task { await self.walkRoutes() }
+        }
+        observerKeys.withLock { $0.append(key) }
         Self.remember(self)
     }
 
     deinit {
         Self.forget(ObjectIdentifier(self))
+        for key in observerKeys.withLock({ $0 }) { client.changes.remove(key) }
         let client = self.client
         Task { await client.stop() }
     }
 
+    var callRouter: (any ChannelCallRouter)? { self }
+
+    func observeChanges(_ changed: @escaping @Sendable () -> Void) {
+        let key = client.changes.add(changed)
+        observerKeys.withLock { $0.append(key) }
+    }
+
+    /// The endpoints of the first cluster the routes name.
     func resolve() async -> Result<[SocketAddress], TransportFailure> {
         await client.start()
-        let deadline = ContinuousClock.now + patience
-        while true {
-            switch await step() {
-            case .addresses(let addresses):
-                return .success(addresses)
+        let outcome = await XDSWalk.settle(patience: patience) { () async -> XDSWalk.Step<[SocketAddress]> in
+            switch await walkRoutes() {
+            case .done(let routes): return await XDSWalk.addresses(ofCluster: routes.primaryCluster, client)
+            case .failed(let reason): return .failed(reason)
+            case .waiting(let what): return .waiting(what)
+            }
+        }
+        switch outcome {
+        case .value(let addresses): return .success(addresses)
+        case .failed(let reason): return .failure(.resolutionFailed(host: name, reason: reason))
+        }
+    }
+
+    // MARK: - Routing calls
+
+    func route(path: String, metadata: Metadata, roll: UInt64) -> ChannelCallRoute {
+        let routes: XDSRoutes
+        switch state.withLock({ $0.known }) {
+        case .unknown: return .pending
+        case .failed(let reason): return .unavailable(reason)
+        case .routes(let known): routes = known
+        }
+        var random = XDSCallRandom(roll: roll)
+        let decision = XDSCallRouting.decide(
+            routes.host,
+            path: path,
+            headerValues: { metadata.strings(forKey: $0) },
+            using: &random
+        )
+        switch decision {
+        case .cluster(let cluster, let maxStreamDuration):
+            return cluster == routes.primaryCluster
+                ? .channel(maxDuration: maxStreamDuration) : .group(cluster, maxDuration: maxStreamDuration)
+        case .unavailable(let reason):
+            return .unavailable(reason)
+        }
+    }
+
+    func routesKnown() async {
+        await client.start()
+        let outcome = await XDSWalk.settle(patience: patience) { await walkRoutes() }
+        if case .failed(let reason) = outcome {
+            state.withLock { state in
+                if case .unknown = state.known { state.known = .failed(reason) }
+            }
+        }
+    }
+
+    func resolver(forGroup name: String) -> any ChannelResolver {
+        XDSClusterResolver(cluster: name, client: client, patience: patience)
+    }
+
+    /// Walks to the virtual host and keeps what the walk found, unless a later walk already
+    /// kept its own. While a walk waits (a new route configuration not sent yet), the routes
+    /// known before stay in use.
+    @discardableResult
+    private func walkRoutes() async -> XDSWalk.Step<XDSRoutes> {
+        let number = state.withLock { state in
+            state.walksStarted += 1
+            return state.walksStarted
+        }
+        let step = await XDSWalk.virtualHost(name, client)
+        state.withLock { state in
+            guard number > state.walkKept else { return }
+            switch step {
+            case .done(let routes):
+                state.known = .routes(routes)
             case .failed(let reason):
-                return .failure(.resolutionFailed(host: name, reason: reason))
-            case .waiting(let what):
-                // The ADS client has asked; its answer, or its does-not-exist timer, comes.
-                guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(20))) != nil else {
-                    return .failure(
-                        .resolutionFailed(host: name, reason: "no answer from the control plane for \(what)")
-                    )
-                }
+                state.known = .failed(reason)
+            case .waiting:
+                return
             }
+            state.walkKept = number
         }
-    }
-
-    private enum Step {
-        case addresses([SocketAddress])
-        case failed(String)
-        case waiting(String)
-    }
-
-    /// One walk down the chain, subscribing to what it needs next.
-    private func step() async -> Step {
-        await client.subscribe(.listener, name)
-        guard let listenerEntry = await client.entry(.listener, name) else { return .waiting("listener '\(name)'") }
-        guard case .listener(let listener)? = listenerEntry.resource else {
-            return .failed("the control plane has no listener '\(name)'")
-        }
-        let routes: XDSRouteConfiguration
-        switch listener.routes {
-        case .inline(let inline):
-            routes = inline
-        case .rds(let routesName):
-            await client.subscribe(.routeConfiguration, routesName)
-            guard let entry = await client.entry(.routeConfiguration, routesName) else {
-                return .waiting("route configuration '\(routesName)'")
-            }
-            guard case .routeConfiguration(let found)? = entry.resource else {
-                return .failed("the control plane has no route configuration '\(routesName)'")
-            }
-            routes = found
-        }
-        guard let host = routes.virtualHost(for: name) else {
-            return .failed("no virtual host of route configuration '\(routes.name)' matches '\(name)'")
-        }
-        var clusters: Set<String> = []
-        for route in host.routes {
-            switch route.action {
-            case .cluster(let cluster): clusters.insert(cluster)
-            case .weightedClusters(let weighted): clusters.formUnion(weighted.map(\.name))
-            case .unsupported: break
-            }
-        }
-        guard clusters.count == 1, let clusterName = clusters.first else {
-            return .failed(
-                "virtual host '\(host.name)' routes to \(clusters.count) clusters; "
-                    + "per-call route matching is not supported yet (one cluster is)"
-            )
-        }
-        await client.subscribe(.cluster, clusterName)
-        guard let clusterEntry = await client.entry(.cluster, clusterName) else {
-            return .waiting("cluster '\(clusterName)'")
-        }
-        guard case .cluster(let cluster)? = clusterEntry.resource else {
-            return .failed("the control plane has no cluster '\(clusterName)'")
-        }
-        await client.subscribe(.endpoints, cluster.endpointsName)
-        guard let endpointsEntry = await client.entry(.endpoints, cluster.endpointsName) else {
-            return .waiting("endpoints '\(cluster.endpointsName)'")
-        }
-        guard case .endpoints(let endpoints)? = endpointsEntry.resource else {
-            return .failed("the control plane has no endpoints '\(cluster.endpointsName)'")
-        }
-        guard let localities = endpoints.priorities.first(where: { $0.contains { !$0.endpoints.isEmpty } }) else {
-            return .failed("cluster '\(clusterName)' has no endpoints")
-        }
-        var addresses: [SocketAddress] = []
-        for endpoint in localities.flatMap(\.endpoints) {
-            guard let address = try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) else {
-                return .failed("endpoint '\(endpoint.host)' of cluster '\(clusterName)' is not an IP address")
-            }
-            addresses.append(address)
-        }
-        return .addresses(addresses)
+        return step
     }
 }

@@ -2,12 +2,13 @@ internal import AuthRPC
 internal import AuthRPCTransport
 
 /// The `xds` target scheme: once registered, `Channel(target: "xds:///NAME")` takes the
-/// listener `NAME`, its routes, cluster and endpoints from the control plane the bootstrap names
-/// (gRFC A27), and spreads calls round robin over the cluster's endpoints.
+/// listener `NAME`, its routes, clusters and endpoints from the control plane the bootstrap names
+/// (gRFC A27), routes each call by the routes (gRFC A28, A31) and spreads the calls of each
+/// cluster round robin over its endpoints.
 ///
 /// AuthRPC does not depend on this module, so the scheme exists only after ``register(bootstrap:)``.
 /// Today the control plane is reached in plaintext (`insecure` channel credentials) at an IP
-/// address or host name and port, and a listener's routes must all send calls to one cluster.
+/// address or host name and port.
 public enum XDSScheme {
     /// Registers the `xds` scheme for channels made from now on.
     ///

@@ -23,11 +23,11 @@ struct XDSClusterBalancerTests {
     /// A balancer with a seeded generator, picking through one call.
     struct Harness {
         var balancer: XDSClusterBalancer
-        var random: SeededGenerator
+        var random: XDSCallRandom
 
         init(_ endpoints: XDSEndpoints, seed: UInt64 = 3) {
             balancer = XDSClusterBalancer(endpoints: endpoints)
-            random = SeededGenerator(state: seed)
+            random = XDSCallRandom(roll: seed)
         }
 
         mutating func pick(

@@ -211,9 +211,16 @@ struct XDSChannelTests {
         )
     }
 
-    static func call(_ channel: Channel, id: String) async throws -> String {
+    static func call(
+        _ channel: Channel,
+        id: String,
+        track: String? = nil,
+        delayMilliseconds: Int? = nil
+    ) async throws -> String {
         var options = CallOptions(timeout: .seconds(20))
         options.initialMetadata.addString(id, forKey: "x-call-id")
+        if let track { options.initialMetadata.addString(track, forKey: "x-track") }
+        if let delayMilliseconds { options.initialMetadata.addString(String(delayMilliseconds), forKey: "x-delay-ms") }
         return try await Grpc_Testing_TestServiceClient(channel: channel)
             .unaryCall(Grpc_Testing_SimpleRequest(), options: options).message.username
     }

@@ -3,19 +3,6 @@ import Testing
 
 @testable import AuthRPCXDS
 
-/// A seeded generator, so the weighted split is the same on every run (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("XDSCallRouting")
 struct XDSCallRoutingTests {
     static func host(_ routes: [RouteProto]) throws -> XDSVirtualHost {
@@ -28,7 +15,7 @@ struct XDSCallRoutingTests {
             RouteFixtures.route(cluster: "canary", headers: [RouteFixtures.header("x-track", .exactMatch("canary"))]),
             RouteFixtures.route(cluster: "stable"),
         ])
-        var random = SeededGenerator(state: 1)
+        var random = XDSCallRandom(roll: 1)
         let canary = XDSCallRouting.decide(
             host,
             path: "/a.S/M",
@@ -56,23 +43,21 @@ struct XDSCallRoutingTests {
         #expect(XDSCallRouting.header(named: "x-none", values) == nil)
     }
 
-    @Test("weighted clusters split 75/25 within 5 % over 2,000 calls")
+    @Test(
+        "weighted clusters split 75/25 within 5 % over 2,000 calls, each call drawing from its own roll (here the worst case: consecutive numbers); the same roll routes the same way"
+    )
     func weightedSplit() throws {
         var route = RouteFixtures.route()
         route.route.weightedClusters = RouteFixtures.weighted([("a", 75), ("b", 25)])
         let host = try Self.host([route])
-        var random = SeededGenerator(state: 42)
         var counts: [String: Int] = [:]
-        for _ in 0..<2000 {
-            guard
-                case .cluster(let name, _) = XDSCallRouting.decide(
-                    host,
-                    path: "/a/b",
-                    headerValues: { _ in [] },
-                    using: &random
-                )
-            else {
-                Issue.record("not routed")
+        for roll in UInt64(0)..<2000 {
+            var random = XDSCallRandom(roll: roll)
+            let decision = XDSCallRouting.decide(host, path: "/a/b", headerValues: { _ in [] }, using: &random)
+            var replay = XDSCallRandom(roll: roll)
+            let replayed = XDSCallRouting.decide(host, path: "/a/b", headerValues: { _ in [] }, using: &replay)
+            guard decision == replayed, case .cluster(let name, _) = decision else {
+                Issue.record("roll \(roll): \(decision), then \(replayed)")
                 return
             }
             counts[name, default: 0] += 1
@@ -83,7 +68,7 @@ struct XDSCallRoutingTests {
 
     @Test("no matching route, or a redirect, fails the call UNAVAILABLE saying why; max_stream_duration travels")
     func failures() throws {
-        var random = SeededGenerator(state: 7)
+        var random = XDSCallRandom(roll: 7)
         let narrow = try Self.host([RouteFixtures.route(prefix: "/only.This/")])
         guard
             case .unavailable(let text) = XDSCallRouting.decide(
