@@ -266,6 +266,12 @@ public final class Channel: Sendable {
         connections.openConnectionCount + (routing?.openConnectionCount ?? 0)
     }
 
+    /// The groups (xDS clusters other than the first its routes name) whose connections the
+    /// channel holds now, by name.
+    package var routedGroupNames: [String] {
+        routing?.groupNames ?? []
+    }
+
     /// Looks a name up again after `interval` rather than gRPC's 30 seconds (tests shorten it).
     package func setResolutionInterval(_ interval: Duration) {
         connections.setResolutionInterval(interval)

@@ -2,7 +2,7 @@ import AuthRPCSystem
 
 /// A channel's per-call routing, when its resolver routes calls (``ChannelCallRouter``): the
 /// router, and the connections of each group calls have gone to, made the first time a call goes
-/// to a group and kept until the channel closes.
+/// to a group and kept until the channel closes or the routes stop naming the group.
 final class CallRouting: Sendable {
     private struct Groups {
         var managers: [String: ConnectionManager] = [:]
@@ -20,21 +20,44 @@ final class CallRouting: Sendable {
     ) {
         self.router = router
         self.makeManager = makeManager
+        router.observeRouteChanges { [weak self] in self?.closeUnrouted() }
     }
 
     /// Group `name`'s connections; `unavailable` once the channel is closed.
     func connections(forGroup name: String) throws(RPCError) -> ConnectionManager {
-        let manager = groups.withLock { groups -> ConnectionManager? in
-            if groups.isClosed { return nil }
-            if let manager = groups.managers[name] { return manager }
+        let (manager, unrouted) = groups.withLock { groups -> (ConnectionManager?, [ConnectionManager]) in
+            if groups.isClosed { return (nil, []) }
+            if let manager = groups.managers[name] { return (manager, []) }
+            let unrouted = takeUnrouted(&groups)
             // Made under the lock (no I/O: a manager connects when a call first asks), so two
             // calls never make two for one group.
             let manager = makeManager(name, router.resolver(forGroup: name))
             groups.managers[name] = manager
-            return manager
+            return (manager, unrouted)
         }
+        for left in unrouted { left.close() }
         guard let manager else { throw RPCError(code: .unavailable, message: "the channel is closed") }
         return manager
+    }
+
+    /// Closes the groups the routes no longer name: there are never more than the routes name,
+    /// however many the control plane has named before.
+    private func closeUnrouted() {
+        for left in groups.withLock({ takeUnrouted(&$0) }) { left.close() }
+    }
+
+    private func takeUnrouted(_ groups: inout Groups) -> [ConnectionManager] {
+        var unrouted: [ConnectionManager] = []
+        for (group, manager) in groups.managers where !router.routes(toGroup: group) {
+            groups.managers[group] = nil
+            unrouted.append(manager)
+        }
+        return unrouted
+    }
+
+    /// The groups whose connections the channel holds now, by name.
+    var groupNames: [String] {
+        groups.withLock { $0.managers.keys.sorted() }
     }
 
     /// Closes every group's connections as ``ConnectionManager/close()`` does; no group is made

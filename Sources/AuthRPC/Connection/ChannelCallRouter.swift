@@ -15,8 +15,17 @@ package protocol ChannelCallRouter: AnyObject, Sendable {
     func routesKnown() async
 
     /// The resolver of group `name`'s endpoints; the channel makes one per group, the first time
-    /// a call goes to it, and keeps it for its lifetime.
+    /// a call goes to it.
     func resolver(forGroup name: String) -> any ChannelResolver
+
+    /// Whether the routes as they stand can send a call to group `name`. When the routes change,
+    /// and when it makes a group, the channel closes the groups the routes no longer name (their
+    /// calls in flight finish), so a control plane that renames its clusters over the channel's
+    /// life leaves no connections behind.
+    func routes(toGroup name: String) -> Bool
+
+    /// Registers `changed`, to be called after the routes changed.
+    func observeRouteChanges(_ changed: @escaping @Sendable () -> Void)
 }
 
 /// Where a call goes.

@@ -1,7 +1,8 @@
 internal import AuthRPCSystem
 
-/// Who is told when the ADS client's cache changes: each channel's resolvers, which then walk the
-/// cache again (the channel resolves at once rather than at its next interval).
+/// Who is told of a change: of the ADS client's cache (each channel's resolvers, which then walk
+/// it again, so the channel resolves at once rather than at its next interval), or of a
+/// channel's routes (the channel, which closes the clusters they no longer name).
 final class XDSChangeObservers: Sendable {
     private struct Registered {
         var next = 0

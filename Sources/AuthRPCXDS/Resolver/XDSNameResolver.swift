@@ -35,6 +35,8 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     let patience: Duration
     private let state = Locked(RouteState())
     private let observerKeys = Locked<[Int]>([])
+    /// Told after the routes changed (the channel closes the clusters they no longer name).
+    private let routeObservers = XDSChangeObservers()
 
     init(name: String, settings: XDSADSClient.Settings) {
         self.name = name
@@ -117,6 +119,21 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
         XDSClusterResolver(cluster: name, client: client, patience: patience)
     }
 
+    func observeRouteChanges(_ changed: @escaping @Sendable () -> Void) {
+        _ = routeObservers.add(changed)
+    }
+
+    func routes(toGroup name: String) -> Bool {
+        guard case .routes(let routes) = state.withLock({ $0.known }) else { return true }
+        return routes.host.routes.contains { route in
+            switch route.action {
+            case .cluster(let cluster): return cluster == name
+            case .weightedClusters(let weighted): return weighted.contains { $0.name == name }
+            case .unsupported: return false
+            }
+        }
+    }
+
     /// Walks to the virtual host and keeps what the walk found, unless a later walk already
     /// kept its own. While a walk waits (a new route configuration not sent yet), the routes
     /// known before stay in use.
@@ -127,18 +144,22 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
             return state.walksStarted
         }
         let step = await XDSWalk.virtualHost(name, client)
-        state.withLock { state in
-            guard number > state.walkKept else { return }
+        let changed = state.withLock { state -> Bool in
+            guard number > state.walkKept else { return false }
+            let before = state.known
             switch step {
             case .done(let routes):
                 state.known = .routes(routes)
             case .failed(let reason):
                 state.known = .failed(reason)
             case .waiting:
-                return
+                return false
             }
             state.walkKept = number
+            if case .routes(let old) = before, case .routes(let new) = state.known { return old != new }
+            return true
         }
+        if changed { routeObservers.notify() }
         return step
     }
 }

@@ -10,11 +10,13 @@ import Testing
 /// against the test control plane and grpcio backends: the same scenarios grpcio runs as the
 /// reference client in Tests/Peers/test_xds_control_plane.py.
 extension XDSChannelTests {
-    @Test("weighted clusters 75/25: 2,000 calls split within 5 points, each run once")
+    @Test(
+        "weighted clusters 75/25: 2,000 calls split within 5 points, each run once; a cluster the routes stop naming is closed"
+    )
     func weightedClusters() async throws {
         let plane = try await ControlPlaneProcess.launch()
         defer { plane.process.stop() }
-        let (backends, port) = try await Self.backends(["wa": "127.0.0.2", "wb": "127.0.0.3"])
+        let (backends, port) = try await Self.backends(["wa": "127.0.0.2", "wb": "127.0.0.3", "wc": "127.0.0.4"])
         defer { for backend in backends { backend.process.stop() } }
         try plane.command([
             "op": "routes", "listener": "weighted", "route": "weighted-routes",
@@ -47,6 +49,23 @@ extension XDSChannelTests {
         #expect(abs(Double(counts["wb", default: 0]) / 2000 - 0.25) <= 0.05, "\(counts)")
         // Every call ran once, on the backend that answered it.
         #expect(backends[0].ranIDs.count + backends[1].ranIDs.count == 2000)
+        #expect(channel.routedGroupNames == ["weighted-b"])
+
+        // weighted-b gives way to weighted-c: once a call reaches c, b's connections are gone.
+        try plane.command([
+            "op": "routes", "listener": "weighted", "route": "weighted-routes",
+            "routes": [["weighted": [["weighted-a", "50"], ["weighted-c", "50"]]]] as [[String: any Sendable]],
+            "clusters": [
+                "weighted-a": Self.locality(["127.0.0.2"], port: port),
+                "weighted-c": Self.locality(["127.0.0.4"], port: port),
+            ],
+        ])
+        var reachedC = false
+        for index in 0..<1000 where !reachedC {
+            reachedC = try await Self.call(channel, id: "weighted-moved-\(index)") == "wc"
+        }
+        #expect(reachedC)
+        #expect(channel.routedGroupNames == ["weighted-c"])
     }
 
     @Test("header routing: x-track: canary goes to the canary cluster, anything else (Canary too) to stable")
