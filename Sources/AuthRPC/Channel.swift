@@ -245,6 +245,9 @@ public final class Channel: Sendable {
     }
 
     /// Where the channel stands now.
+    ///
+    /// On an `xds:///` channel whose routes name several clusters, this is the state of the
+    /// first cluster's connections (the others have connections of their own).
     public var connectivityState: ConnectivityState {
         connections.state
     }
