@@ -355,7 +355,7 @@ def apply_command(plane, command):
     elif op == "routes":
         # listener -> RDS routes, each to a cluster or a weighted set, matched by a prefix and
         # exact header values, with an optional max_stream_duration (seconds); each cluster (EDS
-        # service NAME-eds) with localities [priority, weight, zone, [[host, port], ...]].
+        # service NAME-eds) with localities [priority, weight, zone, [[host, port(, health)], ...]].
         routes = []
         for spec in command["routes"]:
             headers = [exact_header(name, value) for name, value in spec.get("headers", [])]
@@ -364,7 +364,8 @@ def apply_command(plane, command):
                                 headers=headers, max_stream_duration=spec.get("max_stream_duration")))
         plane.set(ENDPOINTS, *[
             endpoints(f"{name}-eds", [(int(priority), int(weight), zone,
-                                       [(host, int(port), "HEALTHY") for host, port in backends])
+                                       [(backend[0], int(backend[1]), backend[2] if len(backend) > 2 else "HEALTHY")
+                                        for backend in backends])
                                       for priority, weight, zone, backends in localities])
             for name, localities in command["clusters"].items()])
         plane.set(CLUSTER, *[cluster(name, service_name=f"{name}-eds") for name in command["clusters"]])

@@ -173,6 +173,50 @@ extension XDSChannelTests {
         #expect(Set(ran).count == calls)
     }
 
+    @Test(
+        "priority failover and back: priority 0's endpoint turns UNHEALTHY, calls go to priority 1; healthy again, they come back"
+    )
+    func priorityFailover() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["primary": "127.0.0.2", "standby": "127.0.0.3"])
+        defer { for backend in backends { backend.process.stop() } }
+        func serve(primaryHealth: String) throws {
+            let priorities: [[any Sendable]] = [
+                [0, 1, "a", [["127.0.0.2", String(port), primaryHealth]]],
+                [1, 1, "b", [["127.0.0.3", String(port)]]],
+            ]
+            try plane.command([
+                "op": "routes", "listener": "failover", "route": "failover-routes",
+                "routes": [["cluster": "failover-c"]] as [[String: any Sendable]],
+                "clusters": ["failover-c": priorities],
+            ])
+        }
+        try serve(primaryHealth: "HEALTHY")
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
+        let channel = try Channel(target: "xds:///failover", transportSecurity: .plaintext)
+        defer { channel.close() }
+        var calls = 0
+        /// Whether calls reach `name` within 1,000 calls, then 10 in a row do.
+        func eventually(_ name: String) async throws -> Bool {
+            for _ in 0..<1000 {
+                calls += 1
+                if try await Self.call(channel, id: "failover-\(calls)") == name { break }
+            }
+            var last: Set<String> = []
+            for _ in 0..<10 {
+                calls += 1
+                last.insert(try await Self.call(channel, id: "failover-\(calls)"))
+            }
+            return last == [name]
+        }
+        #expect(try await eventually("primary"))
+        try serve(primaryHealth: "UNHEALTHY")
+        #expect(try await eventually("standby"))
+        try serve(primaryHealth: "HEALTHY")
+        #expect(try await eventually("primary"))
+    }
+
     /// A cluster's localities for the control plane's `routes` command: one (priority 0,
     /// weight 1) holding `hosts` on `port`.
     static func locality(_ hosts: [String], port: Int) -> [[any Sendable]] {
