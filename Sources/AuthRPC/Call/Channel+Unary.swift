@@ -397,27 +397,7 @@ extension Channel {
         from start: AttemptsStart
     ) async throws(RPCError) -> ResponsePayload {
         // Settled again from the same inputs (so with the same deadline), as `firstStep` did.
-        var call = try prepare(
-            method,
-            body: body,
-            options: options,
-            serviceConfig: serviceConfig,
-            observers: observers,
-            started: started,
-            checkingCancellation: false
-        )
-        if call.awaitsRoutes {
-            try await awaitRoutes(deadline: call.deadline)
-            call = try prepare(
-                method,
-                body: body,
-                options: options,
-                serviceConfig: serviceConfig,
-                observers: observers,
-                started: started,
-                checkingCancellation: false
-            )
-        }
+        let call = try await settled(method, body, options, serviceConfig, observers, started)
         var progress = CallProgress()
         switch start {
         case .fresh:
@@ -471,11 +451,47 @@ extension Channel {
         }
     }
 
-    /// Waits, until `deadline`, for the channel's router to know its routes (a call on an
-    /// `xds:///` channel made before the control plane's first answer).
+    /// The call as `prepare` settles it, once the channel's router knows its routes: a call on
+    /// an `xds:///` channel made before the control plane's first answer waits for them (until
+    /// its deadline), then is settled again. Apart from `performAttempts`, whose frame would
+    /// otherwise keep the second settling's arguments while the call waits.
     @inline(never)
-    nonisolated(nonsending) private func awaitRoutes(deadline: ContinuousClock.Instant?) async throws(RPCError) {
-        guard let router = routing?.router else { return }
+    nonisolated(nonsending) private func settled(
+        _ method: MethodDescriptor,
+        _ body: [UInt8],
+        _ options: CallOptions?,
+        _ serviceConfig: ServiceConfig?,
+        _ observers: CallObservers?,
+        _ started: CallStart
+    ) async throws(RPCError) -> PreparedCall {
+        let call = try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: false
+        )
+        guard call.awaitsRoutes, let router = routing?.router else { return call }
+        try await Self.awaitRoutes(of: router, target: target, deadline: call.deadline)
+        return try prepare(
+            method,
+            body: body,
+            options: options,
+            serviceConfig: serviceConfig,
+            observers: observers,
+            started: started,
+            checkingCancellation: false
+        )
+    }
+
+    /// Waits, until `deadline`, for `router` to know its routes.
+    nonisolated(nonsending) private static func awaitRoutes(
+        of router: any ChannelCallRouter,
+        target: String,
+        deadline: ContinuousClock.Instant?
+    ) async throws(RPCError) {
         switch await race(deadline: deadline, { await router.routesKnown() }) {
         case .value:
             return
