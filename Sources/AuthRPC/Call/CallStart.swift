@@ -19,14 +19,12 @@ struct CallStart {
     @inline(never)
     func instant() -> ContinuousClock.Instant { Self.reference + sinceReference }
 
-    /// A number the call's start determines, uniformly spread (SplitMix64's step over the start
-    /// in nanoseconds): the same each time the call is settled, so a per-call router's
-    /// random choice (a weighted cluster) is made once per call.
+    /// A number the call's start determines, uniformly spread (``SplitMix64``'s first draw,
+    /// seeded by the start in nanoseconds): the same each time the call is settled, so a
+    /// per-call router's random choice (a weighted cluster) is made once per call.
     var roll: UInt64 {
         let (seconds, attoseconds) = sinceReference.components
-        var mixed = UInt64(bitPattern: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000) &+ 0x9e37_79b9_7f4a_7c15
-        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
-        return mixed ^ (mixed >> 31)
+        var generator = SplitMix64(seed: UInt64(bitPattern: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
+        return generator.next()
     }
 }

@@ -464,26 +464,22 @@ extension Channel {
         _ observers: CallObservers?,
         _ started: CallStart
     ) async throws(RPCError) -> PreparedCall {
-        let call = try prepare(
-            method,
-            body: body,
-            options: options,
-            serviceConfig: serviceConfig,
-            observers: observers,
-            started: started,
-            checkingCancellation: false
-        )
-        guard call.awaitsRoutes, let router = routing?.router else { return call }
-        try await Self.awaitRoutes(of: router, target: target, deadline: call.deadline)
-        return try prepare(
-            method,
-            body: body,
-            options: options,
-            serviceConfig: serviceConfig,
-            observers: observers,
-            started: started,
-            checkingCancellation: false
-        )
+        var waited = false
+        while true {
+            let call = try prepare(
+                method,
+                body: body,
+                options: options,
+                serviceConfig: serviceConfig,
+                observers: observers,
+                started: started,
+                checkingCancellation: false
+            )
+            // Once the router has answered, its routes are known (or why not): one wait at most.
+            guard call.awaitsRoutes, !waited, let router = routing?.router else { return call }
+            try await Self.awaitRoutes(of: router, target: target, deadline: call.deadline)
+            waited = true
+        }
     }
 
     /// Waits, until `deadline`, for `router` to know its routes.

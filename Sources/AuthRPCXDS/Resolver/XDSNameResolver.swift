@@ -89,7 +89,7 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
         case .failed(let reason): return .unavailable(reason)
         case .routes(let known): routes = known
         }
-        var random = XDSCallRandom(roll: roll)
+        var random = SplitMix64(seed: roll)
         let decision = XDSCallRouting.decide(
             routes.host,
             path: path,

@@ -6,19 +6,6 @@ import Testing
 /// pushback parsing and throttling.
 @Suite("Retry decisions (gRFC A6)")
 struct RetryDecisionTests {
-    /// SplitMix64: a seeded generator, so the draws are the same on every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The wait of a retry decision, nil for a stop.
     private func wait(_ decision: RetryState.Decision) -> Duration? {
         if case .retry(let wait) = decision { return wait }
@@ -70,7 +57,7 @@ struct RetryDecisionTests {
         deadline: ContinuousClock.Instant? = nil,
         now: ContinuousClock.Instant = .now
     ) -> RetryState.Decision {
-        var generator = SplitMix()
+        var generator = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
         return state.decide(
             after: code,
             committed: committed,

@@ -1,3 +1,4 @@
+import AuthRPC
 import Testing
 
 @testable import AuthRPCXDS
@@ -23,11 +24,11 @@ struct XDSClusterBalancerTests {
     /// A balancer with a seeded generator, picking through one call.
     struct Harness {
         var balancer: XDSClusterBalancer
-        var random: XDSCallRandom
+        var random: SplitMix64
 
         init(_ endpoints: XDSEndpoints, seed: UInt64 = 3) {
             balancer = XDSClusterBalancer(endpoints: endpoints)
-            random = XDSCallRandom(roll: seed)
+            random = SplitMix64(seed: seed)
         }
 
         mutating func pick(

@@ -1,3 +1,4 @@
+import AuthRPC
 import SwiftProtobuf
 import Testing
 
@@ -15,7 +16,7 @@ struct XDSCallRoutingTests {
             RouteFixtures.route(cluster: "canary", headers: [RouteFixtures.header("x-track", .exactMatch("canary"))]),
             RouteFixtures.route(cluster: "stable"),
         ])
-        var random = XDSCallRandom(roll: 1)
+        var random = SplitMix64(seed: 1)
         let canary = XDSCallRouting.decide(
             host,
             path: "/a.S/M",
@@ -52,9 +53,9 @@ struct XDSCallRoutingTests {
         let host = try Self.host([route])
         var counts: [String: Int] = [:]
         for roll in UInt64(0)..<2000 {
-            var random = XDSCallRandom(roll: roll)
+            var random = SplitMix64(seed: roll)
             let decision = XDSCallRouting.decide(host, path: "/a/b", headerValues: { _ in [] }, using: &random)
-            var replay = XDSCallRandom(roll: roll)
+            var replay = SplitMix64(seed: roll)
             let replayed = XDSCallRouting.decide(host, path: "/a/b", headerValues: { _ in [] }, using: &replay)
             guard decision == replayed, case .cluster(let name, _) = decision else {
                 Issue.record("roll \(roll): \(decision), then \(replayed)")
@@ -68,7 +69,7 @@ struct XDSCallRoutingTests {
 
     @Test("no matching route, or a redirect, fails the call UNAVAILABLE saying why; max_stream_duration travels")
     func failures() throws {
-        var random = XDSCallRandom(roll: 7)
+        var random = SplitMix64(seed: 7)
         let narrow = try Self.host([RouteFixtures.route(prefix: "/only.This/")])
         guard
             case .unavailable(let text) = XDSCallRouting.decide(
