@@ -12,6 +12,7 @@ xDS client per process, so each scenario uses names of its own.
 import collections
 import json
 import os
+import socket
 import sys
 import tempfile
 import unittest
@@ -30,13 +31,13 @@ CALL_TIMEOUT = 20
 
 
 class Backend:
-    def __init__(self, pb, pbg, host, name, directory):
+    def __init__(self, pb, pbg, host, name, directory, port=0):
         self.name = name
         self.host = host
         self.recorder = backend_server.Recorder(os.path.join(directory, f"{name}.ids"))
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=[("grpc.so_reuseport", 0)])
         pbg.add_TestServiceServicer_to_server(backend_server.make_servicer(pb, pbg, name, self.recorder), self.server)
-        self.port = self.server.add_insecure_port(f"{host}:0")
+        self.port = self.server.add_insecure_port(f"{host}:{port}")
         assert self.port, f"cannot listen on {host}"
         self.server.start()
 
@@ -166,6 +167,31 @@ class XdsControlPlaneWithGrpcioTest(unittest.TestCase):
         self.control_plane.set(xcp.ENDPOINTS, xcp.endpoints(
             "failover-c", [(0, 1, "a", [b0.endpoint()]), (1, 1, "b", [b1.endpoint()])]))
         self.assertTrue(self.eventually(stub, b0.name))
+
+    def test_locality_weights_split_three_to_one_within_five_percent(self):
+        b0, b1 = self.backends[0], self.backends[1]
+        self.serve("localities", [xcp.route(cluster="localities-c")],
+                   {"localities-c": [(0, 3, "heavy", [b0.endpoint()]), (0, 1, "light", [b1.endpoint()])]})
+        stub = self.channel("localities")
+        self.call(stub)
+        counts = self.counts(stub, 2000)
+        self.assertLessEqual(abs(counts[b0.name] / 2000 - 0.75), 0.05, counts)
+        self.assertLessEqual(abs(counts[b1.name] / 2000 - 0.25), 0.05, counts)
+
+    def test_failover_by_connectivity_and_back(self):
+        # Priority 0's endpoint is HEALTHY, but nothing listens there yet.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.5", 0))
+            port = probe.getsockname()[1]
+        standby = self.backends[2]
+        self.serve("connectivity", [xcp.route(cluster="connectivity-c")],
+                   {"connectivity-c": [(0, 1, "a", [("127.0.0.5", port, "HEALTHY")]), (1, 1, "b", [standby.endpoint()])]})
+        stub = self.channel("connectivity")
+        self.assertEqual(self.counts(stub, 20), {standby.name: 20})
+        primary = Backend(self.pb, self.pbg, "127.0.0.5", "primary", self.directory, port=port)
+        self.addCleanup(primary.stop)
+        # Reconnected after its backoff: a few seconds of calls at most.
+        self.assertTrue(self.eventually(stub, primary.name, calls=20000))
 
     def eventually(self, stub, name, calls=500, settled=None, streak=10):
         """Whether calls reach `name` within `calls` calls (bounded, no clock), then `streak` calls

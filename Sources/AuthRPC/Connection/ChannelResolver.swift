@@ -6,10 +6,12 @@ package import AuthRPCTransport
 ///
 /// The channel asks ``resolve()`` whenever it would look a name up (first call, after a failure,
 /// at its resolution interval, and when the resolver says its answer changed) and spreads calls
-/// over the addresses with round robin.
+/// over the addresses with round robin, or, when the answer places them in priorities and
+/// weighted localities, over the ready addresses of the first priority that has any.
 package protocol ChannelResolver: AnyObject, Sendable {
-    /// The addresses calls go to now, or why there are none.
-    func resolve() async -> Result<[SocketAddress], TransportFailure>
+    /// The addresses calls go to now (with their places in the balancing tree, if any), or why
+    /// there are none.
+    func resolve() async -> Result<ChannelResolution, TransportFailure>
 
     /// Registers `changed`, to be called whenever ``resolve()`` may answer differently (a control
     /// plane pushed an update): the channel then resolves again at once rather than at its next

@@ -20,6 +20,11 @@ import AuthRPCTransport
 ///   Happy Eyeballs) and connects when a call asks. Round-robin has one subchannel per
 ///   endpoint, connects them all at once, picks the ready ones in turn, and reconnects one that
 ///   failed or ended at once.
+/// - When a resolver places its addresses in priorities and weighted localities (gRFC A27),
+///   round-robin connects the first priority, and each next one once every priority before it
+///   has failed (each of its attempts backing off: an unreachable address fails by its connect
+///   timeout); the first priority with a ready connection serves, a locality of it with a ready
+///   connection is picked at random by weight, and its ready connections take calls in turn.
 /// - A failed attempt backs off by its subchannel's own backoff, then tries again by itself;
 ///   with nothing ready and no call asking for `idleTimeout`, the channel goes idle instead.
 struct ChannelStateMachine<Connection: SubchannelConnection> {
@@ -103,9 +108,18 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private var resolution: Resolution
     private var resolutionBackoff: ConnectionBackoffState
     private(set) var endpoints: [ChannelEndpoint]
+    /// Where each endpoint sits in the resolver's balancing tree (in `endpoints`' order, which
+    /// runs by priority, then locality); nil when the endpoints are equals.
+    private(set) var placements: [ChannelResolution.Placement]?
     private(set) var subchannels: [Subchannel<Connection>] = []
     /// Where round-robin's next pick starts.
     private var cursor = 0
+    /// Whether calls go by priorities and weighted localities (``pickTiered()``).
+    private var tiered = false
+    /// Where each locality's next pick starts, by locality number.
+    private var localityCursors: [Int] = []
+    /// Where the weighted picks of localities come from.
+    private var random = SplitMix64(seed: UInt64.random(in: .min ... .max))
     private var nextID = 0
     /// The resolver said its answer changed while a lookup was under way: look up again when
     /// that one ends.
@@ -135,6 +149,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// which allocates nothing and reads no clock.
     @inline(__always)
     mutating func pickReady() -> Connection? {
+        if tiered { return pickTiered() }
         let count = subchannels.count
         var index = cursor
         for _ in 0..<count {
@@ -144,6 +159,64 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
                 return connection
             }
             index += 1
+        }
+        return nil
+    }
+
+    /// gRFC A27's tree: the first priority with a ready connection serves; a locality of it with
+    /// a ready connection is picked at random by weight; its ready connections take calls in
+    /// turn. (Subchannels run by priority, then locality.)
+    private mutating func pickTiered() -> Connection? {
+        let count = subchannels.count
+        var first = 0
+        while first < count, readyConnection(at: first) == nil { first += 1 }
+        guard first < count, let priority = subchannels[first].placement?.priority else { return nil }
+        var end = first
+        var total: UInt64 = 0
+        var counted = -1
+        while end < count, let placement = subchannels[end].placement, placement.priority == priority {
+            if placement.locality != counted, readyConnection(at: end) != nil {
+                total += UInt64(placement.weight)
+                counted = placement.locality
+            }
+            end += 1
+        }
+        var locality = subchannels[first].placement?.locality ?? 0
+        if total > 0 {
+            var point = random.next() % total
+            counted = -1
+            for index in first..<end {
+                guard let placement = subchannels[index].placement, placement.locality != counted,
+                    readyConnection(at: index) != nil
+                else { continue }
+                counted = placement.locality
+                if point < UInt64(placement.weight) {
+                    locality = placement.locality
+                    break
+                }
+                point -= UInt64(placement.weight)
+            }
+        }
+        var ready = 0
+        for index in first..<end where subchannels[index].placement?.locality == locality {
+            if readyConnection(at: index) != nil { ready += 1 }
+        }
+        guard ready > 0, localityCursors.indices.contains(locality) else { return readyConnection(at: first) }
+        var turn = localityCursors[locality] % ready
+        localityCursors[locality] &+= 1
+        for index in first..<end where subchannels[index].placement?.locality == locality {
+            guard let connection = readyConnection(at: index) else { continue }
+            if turn == 0 { return connection }
+            turn -= 1
+        }
+        return readyConnection(at: first)
+    }
+
+    /// Subchannel `index`'s connection, if it is ready and takes streams.
+    @inline(__always)
+    private func readyConnection(at index: Int) -> Connection? {
+        if case .ready(_, let connection) = subchannels[index].state, connection.isAcceptingStreams {
+            return connection
         }
         return nil
     }
@@ -182,17 +255,21 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
 
     // MARK: - Resolution
 
-    /// Lookup `id` answered `found`.
+    /// Lookup `id` answered `found`, placed in a balancing tree by `placements` (one per
+    /// endpoint) or all equals (nil).
     mutating func resolved(
         _ id: Int,
         _ found: [ChannelEndpoint],
+        placements: [ChannelResolution.Placement]? = nil,
         now: ContinuousClock.Instant,
         _ actions: inout Actions
     ) {
         guard case .resolving(id) = resolution else { return }
         resolution = .resolved
         resolutionBackoff.reset()
-        endpoints = Self.unique(found)
+        (endpoints, self.placements) = Self.unique(found, placements)
+        tiered = configuration.loadBalancing.spreadsOverAddresses && self.placements != nil
+        localityCursors = Array(repeating: 0, count: (self.placements?.map(\.locality).max() ?? -1) + 1)
         if case .active = phase {
             updateSubchannels(&actions)
             if picksWaiting || configuration.loadBalancing.spreadsOverAddresses { connectAsNeeded(now: now, &actions) }
@@ -280,6 +357,8 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         lastFailure = error
         actions.schedule.append((.retry(subchannel: id), retryAt))
         resolveAgain(&actions)
+        // Its priority may have failed as a whole: the next one connects.
+        if tiered, case .active = phase { connectAsNeeded(now: now, &actions) }
         actions.wake = true
         finish(&actions)
     }
@@ -384,7 +463,8 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             }
         }
         if subchannels.isEmpty { updateSubchannels(&actions) }
-        for index in subchannels.indices {
+        let lastPriority = tiered ? lastPriorityToConnect() : Int.max
+        for index in subchannels.indices where (subchannels[index].placement?.priority ?? 0) <= lastPriority {
             switch subchannels[index].state {
             case .idle:
                 startAttempt(at: index, &actions)
@@ -394,6 +474,23 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
                 break
             }
         }
+    }
+
+    /// The first priority whose subchannels have not all failed (each backing off), or the
+    /// last one: every priority up to it connects.
+    private func lastPriorityToConnect() -> Int {
+        var priority = -1
+        var failed = true
+        for subchannel in subchannels {
+            guard let placement = subchannel.placement else { return .max }
+            if placement.priority != priority {
+                if priority >= 0, !failed { return priority }
+                priority = placement.priority
+                failed = true
+            }
+            if !subchannel.isBackingOff { failed = false }
+        }
+        return priority
     }
 
     /// Fits the subchannels to `endpoints`: pick-first's one takes the new list (and leaves a
@@ -426,6 +523,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             }
         }
         subchannels = endpoints.map { kept[$0] ?? makeSubchannel([$0]) }
+        for index in subchannels.indices { subchannels[index].placement = placements?[index] }
     }
 
     private mutating func makeSubchannel(_ endpoints: [ChannelEndpoint]) -> Subchannel<Connection> {
@@ -475,7 +573,9 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             resolution = .none
         } else {
             subchannels = subchannels.map {
-                Subchannel(id: $0.id, endpoints: $0.endpoints, backoff: configuration.backoff)
+                var fresh = Subchannel<Connection>(id: $0.id, endpoints: $0.endpoints, backoff: configuration.backoff)
+                fresh.placement = $0.placement
+                return fresh
             }
         }
         resolutionBackoff.reset()
@@ -537,5 +637,22 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private static func unique(_ list: [ChannelEndpoint]) -> [ChannelEndpoint] {
         var seen = Set<ChannelEndpoint>()
         return list.filter { seen.insert($0).inserted }
+    }
+
+    /// The list without repeats (the first place of an endpoint named twice is kept), ordered by
+    /// priority, then locality, keeping the resolver's order within a locality. Placements that
+    /// do not match the list one for one are dropped: the endpoints are then equals.
+    private static func unique(
+        _ list: [ChannelEndpoint],
+        _ placements: [ChannelResolution.Placement]?
+    ) -> ([ChannelEndpoint], [ChannelResolution.Placement]?) {
+        guard let placements, placements.count == list.count else { return (unique(list), nil) }
+        var seen = Set<ChannelEndpoint>()
+        let kept = zip(list, placements).enumerated().filter { seen.insert($0.element.0).inserted }
+        let ordered = kept.sorted {
+            ($0.element.1.priority, $0.element.1.locality, $0.offset)
+                < ($1.element.1.priority, $1.element.1.locality, $1.offset)
+        }
+        return (ordered.map(\.element.0), ordered.map(\.element.1))
     }
 }

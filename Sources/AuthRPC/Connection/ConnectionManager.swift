@@ -159,16 +159,25 @@ final class ConnectionManager: Sendable {
 
     // MARK: - Events
 
-    private func resolution(_ id: Int, finished result: Result<[SocketAddress], TransportFailure>) {
+    private func resolution(_ id: Int, finished result: Result<ChannelResolution, TransportFailure>) {
         switch result {
-        case .success(let addresses):
+        case .success(let resolution):
+            let addresses = resolution.addresses
             logger.debug(
                 "resolved",
                 metadata: [
                     "target": "\(target)", "addresses": "\(addresses.map(\.description).joined(separator: ", "))",
                 ]
             )
-            handle { $0.resolved(id, addresses.map(ChannelEndpoint.address), now: .now, &$1) }
+            handle {
+                $0.resolved(
+                    id,
+                    addresses.map(ChannelEndpoint.address),
+                    placements: resolution.placements,
+                    now: .now,
+                    &$1
+                )
+            }
         case .failure(let error):
             logger.info("resolution failed", metadata: ["target": "\(target)", "error": "\(error)"])
             handle { $0.resolutionFailed(id, error, now: .now, &$1) }
@@ -302,7 +311,7 @@ final class ConnectionManager: Sendable {
         guard case .name(let name) = target.endpoint else { return }
         logger.debug("resolving", metadata: ["target": "\(target)"])
         AddressResolver.resolveOffThread(name) { [weak self] result in
-            self?.resolution(id, finished: result)
+            self?.resolution(id, finished: result.map(ChannelResolution.init(addresses:)))
         }
     }
 

@@ -28,6 +28,8 @@ struct Subchannel<Connection: SubchannelConnection> {
     /// Stable for the subchannel's life, never reused within a channel.
     let id: Int
     var endpoints: [ChannelEndpoint]
+    /// Its priority and locality, when the resolver balances its addresses as a tree.
+    var placement: ChannelResolution.Placement?
     var state = State.idle
     var backoff: ConnectionBackoffState
 

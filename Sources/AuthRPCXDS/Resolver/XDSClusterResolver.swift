@@ -3,8 +3,8 @@ internal import AuthRPCSystem
 package import AuthRPCTransport
 
 /// The endpoints of one cluster a channel's routes send calls to (other than the first, which
-/// ``XDSNameResolver`` resolves), from the channel's ADS client: the addresses of the cluster's
-/// first priority that has endpoints, resolved again whenever the control plane changes them.
+/// ``XDSNameResolver`` resolves), from the channel's ADS client: the cluster's endpoints placed by
+/// priority and locality, resolved again whenever the control plane changes them.
 final class XDSClusterResolver: ChannelResolver {
     let cluster: String
     let client: XDSADSClient
@@ -22,10 +22,10 @@ final class XDSClusterResolver: ChannelResolver {
         for key in observerKeys.withLock({ $0 }) { client.changes.remove(key) }
     }
 
-    func resolve() async -> Result<[SocketAddress], TransportFailure> {
+    func resolve() async -> Result<ChannelResolution, TransportFailure> {
         await client.start()
-        switch await XDSWalk.settle(patience: patience, { await XDSWalk.addresses(ofCluster: cluster, client) }) {
-        case .value(let addresses): return .success(addresses)
+        switch await XDSWalk.settle(patience: patience, { await XDSWalk.resolution(ofCluster: cluster, client) }) {
+        case .value(let resolution): return .success(resolution)
         case .failed(let reason): return .failure(.resolutionFailed(host: cluster, reason: reason))
         }
     }

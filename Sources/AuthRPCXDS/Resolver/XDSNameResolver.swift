@@ -11,8 +11,8 @@ package import AuthRPCTransport
 /// its endpoints); each other cluster gets connections of its own (``XDSClusterResolver``). Every
 /// change the control plane sends makes the channel resolve again at once.
 ///
-/// Not yet: locality weights and priority failover by connectivity (a cluster's first priority
-/// with endpoints serves, round robin over all its localities).
+/// Each cluster's endpoints go to its connections placed by priority and locality: the channel
+/// fails over between priorities by connectivity and picks localities by weight (gRFC A27).
 final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     /// What the routes are known to be.
     private enum Known {
@@ -64,18 +64,18 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
         observerKeys.withLock { $0.append(key) }
     }
 
-    /// The endpoints of the first cluster the routes name.
-    func resolve() async -> Result<[SocketAddress], TransportFailure> {
+    /// The endpoints of the first cluster the routes name, placed by priority and locality.
+    func resolve() async -> Result<ChannelResolution, TransportFailure> {
         await client.start()
-        let outcome = await XDSWalk.settle(patience: patience) { () async -> XDSWalk.Step<[SocketAddress]> in
+        let outcome = await XDSWalk.settle(patience: patience) { () async -> XDSWalk.Step<ChannelResolution> in
             switch await walkRoutes() {
-            case .done(let routes): return await XDSWalk.addresses(ofCluster: routes.primaryCluster, client)
+            case .done(let routes): return await XDSWalk.resolution(ofCluster: routes.primaryCluster, client)
             case .failed(let reason): return .failed(reason)
             case .waiting(let what): return .waiting(what)
             }
         }
         switch outcome {
-        case .value(let addresses): return .success(addresses)
+        case .value(let resolution): return .success(resolution)
         case .failed(let reason): return .failure(.resolutionFailed(host: name, reason: reason))
         }
     }

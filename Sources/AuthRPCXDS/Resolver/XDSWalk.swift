@@ -1,7 +1,9 @@
+internal import AuthRPC
 internal import AuthRPCTransport
 
 /// Walks down what an ADS client holds, subscribing to what the walk needs next: from a
-/// listener to the virtual host of a name, and from a cluster to its endpoints' addresses.
+/// listener to the virtual host of a name, and from a cluster to its endpoints, placed by
+/// priority and locality.
 enum XDSWalk {
     /// Where one walk got.
     enum Step<Value: Sendable>: Sendable {
@@ -54,8 +56,9 @@ enum XDSWalk {
         return .done(XDSRoutes(host: host, primaryCluster: primary))
     }
 
-    /// The addresses of cluster `name`'s first priority that has endpoints.
-    static func addresses(ofCluster name: String, _ client: XDSADSClient) async -> Step<[SocketAddress]> {
+    /// Cluster `name`'s endpoints, placed by priority and locality (gRFC A27): priorities without
+    /// an endpoint are left out, and the others numbered from 0 in order.
+    static func resolution(ofCluster name: String, _ client: XDSADSClient) async -> Step<ChannelResolution> {
         await client.subscribe(.cluster, name)
         guard let clusterEntry = await client.entry(.cluster, name) else { return .waiting("cluster '\(name)'") }
         guard case .cluster(let cluster)? = clusterEntry.resource else {
@@ -68,17 +71,28 @@ enum XDSWalk {
         guard case .endpoints(let endpoints)? = endpointsEntry.resource else {
             return .failed("the control plane has no endpoints '\(cluster.endpointsName)'")
         }
-        guard let localities = endpoints.priorities.first(where: { $0.contains { !$0.endpoints.isEmpty } }) else {
-            return .failed("cluster '\(name)' has no endpoints")
-        }
-        var addresses: [SocketAddress] = []
-        for endpoint in localities.flatMap(\.endpoints) {
-            guard let address = try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) else {
-                return .failed("endpoint '\(endpoint.host)' of cluster '\(name)' is not an IP address")
+        var placed: [(address: SocketAddress, placement: ChannelResolution.Placement)] = []
+        var priority = 0
+        var locality = 0
+        for localities in endpoints.priorities where localities.contains(where: { !$0.endpoints.isEmpty }) {
+            for entry in localities where !entry.endpoints.isEmpty {
+                let placement = ChannelResolution.Placement(
+                    priority: priority,
+                    locality: locality,
+                    weight: entry.weight
+                )
+                for endpoint in entry.endpoints {
+                    guard let address = try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) else {
+                        return .failed("endpoint '\(endpoint.host)' of cluster '\(name)' is not an IP address")
+                    }
+                    placed.append((address, placement))
+                }
+                locality += 1
             }
-            addresses.append(address)
+            priority += 1
         }
-        return .done(addresses)
+        guard !placed.isEmpty else { return .failed("cluster '\(name)' has no endpoints") }
+        return .done(ChannelResolution(placed: placed))
     }
 
     /// Walks with `step` until it is done or failed, looking again every 20 ms while it waits,

@@ -63,13 +63,13 @@ private struct Harness {
         return pick
     }
 
-    mutating func resolved(_ list: [ChannelEndpoint]) {
+    mutating func resolved(_ list: [ChannelEndpoint], placements: [ChannelResolution.Placement]? = nil) {
         guard let id = actions.resolve else {
             Issue.record("no resolution was asked for")
             return
         }
         actions = Machine.Actions()
-        machine.resolved(id, list, now: now, &actions)
+        machine.resolved(id, list, placements: placements, now: now, &actions)
         record()
     }
 
@@ -547,5 +547,97 @@ struct ChannelStateMachineTests {
         harness.closed(attempts[1], .connectionClosed(reason: "reset", streamWasSent: true))
         #expect(harness.actions.resolve == nil)
         #expect(harness.actions.connect.map(\.endpoints) == [[.proxied(proxy, target: targets[1])]])
+    }
+}
+
+// MARK: - Priorities and weighted localities (gRFC A27)
+
+extension ChannelStateMachineTests {
+    private static func place(_ priority: Int, _ locality: Int, weight: UInt32 = 1) -> ChannelResolution.Placement {
+        ChannelResolution.Placement(priority: priority, locality: locality, weight: weight)
+    }
+
+    @Test(
+        "priorities: only priority 0 connects; once all its attempts fail priority 1 connects and serves; calls come back when priority 0 is ready"
+    )
+    func priorityFailoverByConnectivity() {
+        var harness = Harness(.roundRobin)
+        #expect(harness.pick().waits)
+        // Listed out of order: the machine orders them by priority.
+        harness.resolved(
+            [address(3), address(1), address(2)],
+            placements: [Self.place(1, 1), Self.place(0, 0), Self.place(0, 0)]
+        )
+        let first = harness.actions.connect
+        #expect(first.map(\.endpoints) == [[address(1)], [address(2)]])
+
+        harness.failed(first[0])
+        #expect(harness.actions.connect.isEmpty, "one endpoint of priority 0 is still connecting")
+        harness.failed(first[1])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(3)]])
+        #expect(harness.machine.state == .connecting)
+        let standby = harness.connectAll()
+        #expect(harness.pick().connection === standby[0])
+
+        // Priority 0's backoff ends and it connects: calls go back to it.
+        harness.now += .seconds(5)
+        harness.fire(.retry(subchannel: first[0].subchannel))
+        let retried = harness.actions.connect
+        #expect(retried.map(\.endpoints) == [[address(1)]])
+        #expect(harness.pick().connection === standby[0], "priority 0 is still connecting")
+        guard retried.count == 1 else { return }
+        let primary = StandIn(address(1))
+        harness.connected(retried[0], primary)
+        for _ in 0..<5 { #expect(harness.pick().connection === primary) }
+    }
+
+    @Test("weighted localities: ready localities are picked 3:1 by weight, a locality's endpoints in turn")
+    func weightedLocalities() {
+        var harness = Harness(.roundRobin)
+        #expect(harness.pick().waits)
+        harness.resolved(
+            [address(1), address(2), address(3), address(4)],
+            placements: [
+                Self.place(0, 0, weight: 3), Self.place(0, 0, weight: 3), Self.place(0, 1, weight: 1),
+                Self.place(1, 2, weight: 5),
+            ]
+        )
+        #expect(harness.actions.connect.count == 3, "priority 1 waits")
+        let connections = harness.connectAll()
+        var counts: [ObjectIdentifier: Int] = [:]
+        for _ in 0..<4000 {
+            guard let connection = harness.pick().connection else {
+                Issue.record("no connection")
+                return
+            }
+            counts[ObjectIdentifier(connection), default: 0] += 1
+        }
+        let heavy =
+            counts[ObjectIdentifier(connections[0]), default: 0] + counts[ObjectIdentifier(connections[1]), default: 0]
+        #expect(abs(Double(heavy) / 4000 - 0.75) <= 0.03, "\(counts)")
+        // Round robin inside the heavy locality: its two endpoints within one call of each other.
+        #expect(
+            abs(
+                counts[ObjectIdentifier(connections[0]), default: 0]
+                    - counts[ObjectIdentifier(connections[1]), default: 0]
+            )
+                <= 1
+        )
+
+        // The light locality's only connection goes away: every call goes to the heavy one.
+        connections[2].stopAccepting()
+        for _ in 0..<20 {
+            let picked = harness.pick().connection
+            #expect(picked === connections[0] || picked === connections[1])
+        }
+    }
+
+    @Test("placements that do not match the endpoints one for one are dropped: plain round robin")
+    func mismatchedPlacements() {
+        var harness = Harness(.roundRobin)
+        #expect(harness.pick().waits)
+        harness.resolved([address(1), address(2)], placements: [Self.place(1, 0)])
+        #expect(harness.machine.placements == nil)
+        #expect(harness.actions.connect.count == 2)
     }
 }
