@@ -80,6 +80,30 @@ actor XDSADSClient {
         send(request)
     }
 
+    /// Stops asking for what a channel's routes no longer need, in one request per type: every
+    /// route configuration but `routeConfiguration` (all of them for routes held inline), every
+    /// cluster not in `clusters`, and every endpoints resource none of the kept clusters names.
+    func retainOnly(routeConfiguration: String?, clusters: Set<String>) {
+        var endpointsInUse: Set<String> = []
+        for cluster in clusters {
+            if case .cluster(let found)? = entry(.cluster, cluster)?.resource {
+                endpointsInUse.insert(found.endpointsName)
+            }
+        }
+        let kept: [(XDSResourceType, (String) -> Bool)] = [
+            (.routeConfiguration, { $0 == routeConfiguration }),
+            (.cluster, { clusters.contains($0) }),
+            (.endpoints, { endpointsInUse.contains($0) }),
+        ]
+        for (type, keeps) in kept {
+            var last: Envoy_Service_Discovery_V3_DiscoveryRequest?
+            for name in (state.types[type]?.names ?? []).sorted() where !keeps(name) {
+                last = state.unsubscribe(type, name) ?? last
+            }
+            if let last { send(last) }
+        }
+    }
+
     /// What the client holds for `name`.
     func entry(_ type: XDSResourceType, _ name: String) -> XDSADSState.Entry? {
         state.types[type]?.entries[name]

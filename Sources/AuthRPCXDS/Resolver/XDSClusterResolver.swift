@@ -10,12 +10,24 @@ final class XDSClusterResolver: ChannelResolver {
     let client: XDSADSClient
     /// How long one resolution may wait for the control plane (past the does-not-exist timer).
     let patience: Duration
+    /// Whether the channel's routes still send calls to the cluster.
+    private let isRouted: @Sendable () -> Bool
+    /// Drops the subscriptions the channel's routes do not need (``XDSNameResolver``'s).
+    private let prune: @Sendable () async -> Void
     private let observerKeys = Locked<[Int]>([])
 
-    init(cluster: String, client: XDSADSClient, patience: Duration) {
+    init(
+        cluster: String,
+        client: XDSADSClient,
+        patience: Duration,
+        isRouted: @escaping @Sendable () -> Bool,
+        prune: @escaping @Sendable () async -> Void
+    ) {
         self.cluster = cluster
         self.client = client
         self.patience = patience
+        self.isRouted = isRouted
+        self.prune = prune
     }
 
     deinit {
@@ -24,7 +36,20 @@ final class XDSClusterResolver: ChannelResolver {
 
     func resolve() async -> Result<ChannelResolution, TransportFailure> {
         await client.start()
-        switch await XDSWalk.settle(patience: patience, { await XDSWalk.resolution(ofCluster: cluster, client) }) {
+        let outcome = await XDSWalk.settle(patience: patience) { () async -> XDSWalk.Step<ChannelResolution> in
+            let unrouted = XDSWalk.Step<ChannelResolution>.failed(
+                "no route sends calls to cluster '\(cluster)' any more"
+            )
+            guard isRouted() else { return unrouted }
+            let step = await XDSWalk.resolution(ofCluster: cluster, client)
+            // The routes moved on while this walk subscribed: what it asked for goes again.
+            guard isRouted() else {
+                await prune()
+                return unrouted
+            }
+            return step
+        }
+        switch outcome {
         case .value(let resolution): return .success(resolution)
         case .failed(let reason): return .failure(.resolutionFailed(host: cluster, reason: reason))
         }

@@ -116,7 +116,13 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     }
 
     func resolver(forGroup name: String) -> any ChannelResolver {
-        XDSClusterResolver(cluster: name, client: client, patience: patience)
+        XDSClusterResolver(
+            cluster: name,
+            client: client,
+            patience: patience,
+            isRouted: { [weak self] in self?.routes(toGroup: name) ?? false },
+            prune: { [weak self] in await self?.pruneSubscriptions() }
+        )
     }
 
     func observeRouteChanges(_ changed: @escaping @Sendable () -> Void) {
@@ -159,7 +165,18 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
             if case .routes(let old) = before, case .routes(let new) = state.known { return old != new }
             return true
         }
-        if changed { routeObservers.notify() }
+        if changed {
+            await pruneSubscriptions()
+            routeObservers.notify()
+        }
         return step
+    }
+
+    /// Asks the control plane to stop sending what the routes known now do not need. (A group's
+    /// walk that subscribed while the routes moved on calls it again; the routes are always
+    /// updated before this runs, so whichever comes last sees them.)
+    private func pruneSubscriptions() async {
+        guard case .routes(let routes) = state.withLock({ $0.known }) else { return }
+        await client.retainOnly(routeConfiguration: routes.routeConfigurationName, clusters: routes.clusters)
     }
 }

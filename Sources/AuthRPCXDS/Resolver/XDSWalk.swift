@@ -53,7 +53,7 @@ enum XDSWalk {
             }
         }.first
         guard let primary else { return .failed("no route of virtual host '\(host.name)' names a cluster") }
-        return .done(XDSRoutes(host: host, primaryCluster: primary))
+        return .done(XDSRoutes(host: host, primaryCluster: primary, routeConfigurationName: listener.routes.rdsName))
     }
 
     /// Cluster `name`'s endpoints, placed by priority and locality (gRFC A27): priorities without
@@ -122,4 +122,19 @@ enum XDSWalk {
 struct XDSRoutes: Sendable, Hashable {
     let host: XDSVirtualHost
     let primaryCluster: String
+    /// The route configuration the listener names (RDS); nil when it holds its routes inline.
+    let routeConfigurationName: String?
+
+    /// Every cluster a route sends calls to.
+    var clusters: Set<String> {
+        var names: Set<String> = []
+        for route in host.routes {
+            switch route.action {
+            case .cluster(let cluster): names.insert(cluster)
+            case .weightedClusters(let weighted): names.formUnion(weighted.map(\.name))
+            case .unsupported: break
+            }
+        }
+        return names
+    }
 }

@@ -6,6 +6,12 @@ struct XDSListener: Sendable, Hashable {
         case rds(String)
         /// In the listener itself.
         case inline(XDSRouteConfiguration)
+
+        /// The RDS resource's name; nil for inline routes.
+        var rdsName: String? {
+            if case .rds(let name) = self { return name }
+            return nil
+        }
     }
 
     let name: String

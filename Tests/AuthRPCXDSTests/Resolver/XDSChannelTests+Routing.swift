@@ -11,7 +11,7 @@ import Testing
 /// reference client in Tests/Peers/test_xds_control_plane.py.
 extension XDSChannelTests {
     @Test(
-        "weighted clusters 75/25: 2,000 calls split within 5 points, each run once; a cluster the routes stop naming is closed"
+        "weighted clusters 75/25: 2,000 calls split within 5 points, each run once; a cluster the routes stop naming is closed and unsubscribed"
     )
     func weightedClusters() async throws {
         let plane = try await ControlPlaneProcess.launch()
@@ -66,6 +66,17 @@ extension XDSChannelTests {
         }
         #expect(reachedC)
         #expect(channel.routedGroupNames == ["weighted-c"])
+        // ... and the client no longer asks for weighted-b or its endpoints.
+        func lastNames(_ type: XDSResourceType) throws -> Set<String>? {
+            try plane.requests().last { $0["type_url"] as? String == type.typeURL }
+                .flatMap { $0["resource_names"] as? [String] }.map(Set.init)
+        }
+        let unsubscribed = try? await XDSADSClientTests.waitUntil {
+            (try? lastNames(.cluster)) == ["weighted-a", "weighted-c"]
+                && (try? lastNames(.endpoints)) == ["weighted-a-eds", "weighted-c-eds"]
+        }
+        let asked = "\(String(describing: try lastNames(.cluster))), \(String(describing: try lastNames(.endpoints)))"
+        #expect(unsubscribed != nil, "the client still asks for \(asked)")
     }
 
     @Test("header routing: x-track: canary goes to the canary cluster, anything else (Canary too) to stable")
