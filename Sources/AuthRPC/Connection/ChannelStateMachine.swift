@@ -22,8 +22,8 @@ import AuthRPCTransport
 ///   failed or ended at once.
 /// - When a resolver places its addresses in priorities and weighted localities (gRFC A27),
 ///   round-robin connects the first priority, and each next one once every priority before it
-///   has failed (each of its attempts backing off: an unreachable address fails by its connect
-///   timeout); the first priority with a ready connection serves, a locality of it with a ready
+///   has failed: each of its attempts backing off, or none ready 10 s after it began connecting
+///   (A27's failover timer); the first priority with a ready connection serves, a locality of it with a ready
 ///   connection is picked at random by weight, and its ready connections take calls in turn.
 /// - A failed attempt backs off by its subchannel's own backoff, then tries again by itself;
 ///   with nothing ready and no call asking for `idleTimeout`, the channel goes idle instead.
@@ -43,7 +43,13 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         case retry(subchannel: Int)
         /// The name is due to be looked up again.
         case resolution
+        /// A priority's failover time is up (gRFC A27): unless one of its connections is ready
+        /// by then, the next priority connects.
+        case failover(priority: Int)
     }
+
+    /// gRFC A27's failover timer: how long a priority may connect before the next one does.
+    static var failoverTimeout: Duration { .seconds(10) }
 
     /// A connection attempt to start.
     struct ConnectAttempt {
@@ -118,6 +124,9 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private var tiered = false
     /// Where each locality's next pick starts, by locality number.
     private var localityCursors: [Int] = []
+    /// When each priority that has no ready connection began connecting: past
+    /// ``failoverTimeout`` from then, it counts as failed.
+    private var connectingSince: [Int: ContinuousClock.Instant] = [:]
     /// Where the weighted picks of localities come from.
     private var random = SplitMix64(seed: UInt64.random(in: .min ... .max))
     private var nextID = 0
@@ -269,6 +278,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         resolutionBackoff.reset()
         (endpoints, self.placements) = Self.unique(found, placements)
         tiered = configuration.loadBalancing.spreadsOverAddresses && self.placements != nil
+        connectingSince = [:]
         localityCursors = Array(repeating: 0, count: (self.placements?.map(\.locality).max() ?? -1) + 1)
         if case .active = phase {
             updateSubchannels(&actions)
@@ -338,6 +348,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         }
         subchannels[index].state = .ready(attempt: attempt, connection)
         subchannels[index].backoff.reset()
+        if let priority = subchannels[index].placement?.priority { connectingSince[priority] = nil }
         picksWaiting = false
         actions.wake = true
         finish(&actions)
@@ -406,6 +417,8 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         case .resolution:
             if case .failed(_, let retryAt) = resolution, retryAt > now { return }
             startResolution(&actions)
+        case .failover:
+            if tiered { connectAsNeeded(now: now, &actions) }
         case .retry(let id):
             guard let index = index(of: id), case .backingOff(_, let retryAt) = subchannels[index].state,
                 retryAt <= now
@@ -463,7 +476,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
             }
         }
         if subchannels.isEmpty { updateSubchannels(&actions) }
-        let lastPriority = tiered ? lastPriorityToConnect() : Int.max
+        let lastPriority = tiered ? lastPriorityToConnect(now: now, &actions) : Int.max
         for index in subchannels.indices where (subchannels[index].placement?.priority ?? 0) <= lastPriority {
             switch subchannels[index].state {
             case .idle:
@@ -476,19 +489,30 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         }
     }
 
-    /// The first priority whose subchannels have not all failed (each backing off), or the
-    /// last one: every priority up to it connects.
-    private func lastPriorityToConnect() -> Int {
+    /// The first priority that has not failed, or the last one: every priority up to it
+    /// connects. A priority has failed when each of its subchannels backs off, or when none is
+    /// ready ``failoverTimeout`` after it began connecting (its timer is set here).
+    private mutating func lastPriorityToConnect(now: ContinuousClock.Instant, _ actions: inout Actions) -> Int {
+        var index = 0
         var priority = -1
-        var failed = true
-        for subchannel in subchannels {
-            guard let placement = subchannel.placement else { return .max }
-            if placement.priority != priority {
-                if priority >= 0, !failed { return priority }
-                priority = placement.priority
-                failed = true
+        while index < subchannels.count {
+            guard let current = subchannels[index].placement?.priority else { return .max }
+            priority = current
+            var ready = false
+            var allBackingOff = true
+            while index < subchannels.count, subchannels[index].placement?.priority == current {
+                if subchannels[index].connection != nil { ready = true }
+                if !subchannels[index].isBackingOff { allBackingOff = false }
+                index += 1
             }
-            if !subchannel.isBackingOff { failed = false }
+            if ready { return current }
+            if allBackingOff { continue }
+            guard let since = connectingSince[current] else {
+                connectingSince[current] = now
+                actions.schedule.append((.failover(priority: current), now + Self.failoverTimeout))
+                return current
+            }
+            if now - since < Self.failoverTimeout { return current }
         }
         return priority
     }
@@ -567,6 +591,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private mutating func enterIdle(_ actions: inout Actions) {
         phase = .idle
         picksWaiting = false
+        connectingSince = [:]
         actions.close += subchannels.compactMap(\.connection)
         if resolvesName {
             subchannels = []

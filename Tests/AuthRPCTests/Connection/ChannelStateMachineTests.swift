@@ -591,6 +591,28 @@ extension ChannelStateMachineTests {
         for _ in 0..<5 { #expect(harness.pick().connection === primary) }
     }
 
+    @Test(
+        "the failover timer: a priority still connecting after 10 s counts as failed, the next one connects and serves"
+    )
+    func failoverTimer() {
+        var harness = Harness(.roundRobin)
+        #expect(harness.pick().waits)
+        harness.resolved([address(1), address(2)], placements: [Self.place(0, 0), Self.place(1, 1)])
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(1)]])
+        let deadline = harness.actions.schedule.first { $0.0 == .failover(priority: 0) }?.1
+        #expect(deadline == harness.now + Machine.failoverTimeout)
+
+        // The attempt neither connects nor fails. Early, the timer changes nothing.
+        harness.now += .seconds(9)
+        harness.fire(.failover(priority: 0))
+        #expect(harness.actions.connect.isEmpty)
+        harness.now += .seconds(1)
+        harness.fire(.failover(priority: 0))
+        #expect(harness.actions.connect.map(\.endpoints) == [[address(2)]])
+        let standby = harness.connectAll()
+        #expect(harness.pick().connection === standby[0])
+    }
+
     @Test("weighted localities: ready localities are picked 3:1 by weight, a locality's endpoints in turn")
     func weightedLocalities() {
         var harness = Harness(.roundRobin)
