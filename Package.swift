@@ -112,11 +112,12 @@ let package = Package(
         // xDS (gRFC A27/A28): the bootstrap, the subset of Envoy's xDS v3 messages a proxyless
         // client decodes (Protos/xds, generated), and their validation into routes, clusters and
         // endpoints; the ADS stream, the `xds` scheme and the clients' status (XDSScheme). A target
-        // and product of its own so that AuthRPC's dependency graph stays as it is.
+        // and product of its own so that AuthRPC's dependency graph stays as it is (GoogleAuth:
+        // the `google_default` channel credentials).
         .target(
             name: "AuthRPCXDS",
             dependencies: [
-                "AuthRPC", "AuthRPCSystem", "AuthRPCTransport",
+                "AuthRPC", "AuthRPCSystem", "AuthRPCTransport", "GoogleAuth",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings
@@ -329,7 +330,7 @@ let package = Package(
         .testTarget(
             name: "AuthRPCXDSTests",
             dependencies: [
-                "AuthRPCXDS", "AuthRPC", "AuthRPCTransport", "AuthSampleService", "TestSupport",
+                "AuthRPCXDS", "AuthRPC", "AuthRPCTransport", "AuthSampleService", "TestSupport", "GoogleAuth",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: defaultSwiftSettings

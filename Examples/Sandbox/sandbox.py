@@ -371,6 +371,9 @@ def run(arguments):
             "grpc_tls_port": tls_port,
             "grpc_plaintext_port": plaintext_port,
             "ca_cert": paths["ca_cert"],
+            # The server's certificate and key, for other test servers that need one the CA signed.
+            "server_cert": paths["server_cert"],
+            "server_key": paths["server_key"],
             "server_name": certs.SERVER_NAME,
             "server_aliases": list(certs.SERVER_ALIASES),
             "issuer": issuer.url,

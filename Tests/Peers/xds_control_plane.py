@@ -22,6 +22,8 @@ import json
 import os
 import sys
 import threading
+import urllib.parse
+import urllib.request
 from concurrent import futures
 
 import grpc
@@ -129,7 +131,11 @@ def endpoints(cluster_name, localities):
 class ControlPlane:
     """The resources, the open streams, and the record of every request."""
 
-    def __init__(self):
+    def __init__(self, authorizer=None):
+        """`authorizer(token)` (optional) decides each ADS stream's bearer token: it returns None
+        to accept it, or the reason to refuse it (the stream then ends UNAUTHENTICATED)."""
+        self._authorizer = authorizer
+        self._authorizations = []  # ("accepted" | "refused", reason or ""), one per stream
         self._lock = threading.Condition()
         self._resources = {type_url: {} for type_url in TYPE_URLS}
         self._raw = {}  # type_url -> [Any]: sent as is instead of _resources (invalid updates)
@@ -203,9 +209,27 @@ class ControlPlane:
         with self._lock:
             return list(self._sent)
 
+    def authorizations(self):
+        with self._lock:
+            return list(self._authorizations)
+
+    def _authorize(self, context):
+        """Checks the stream's `authorization: Bearer` token with the authorizer; never records it."""
+        headers = dict(context.invocation_metadata())
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        reason = ("no bearer token" if scheme.lower() != "bearer" or not token
+                  else self._authorizer(token))
+        with self._lock:
+            if len(self._authorizations) < MAX_RECORDED_REQUESTS:
+                self._authorizations.append(("refused" if reason else "accepted", reason or ""))
+        if reason:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+
     # The ADS stream.
 
     def StreamAggregatedResources(self, request_iterator, context):
+        if self._authorizer is not None:
+            self._authorize(context)
         subscriptions = {}  # type_url -> set of names
         sent = {}  # type_url -> (version, names) last sent
         closed = []
@@ -258,7 +282,9 @@ class ControlPlane:
 
     # Life cycle.
 
-    def start(self, host="127.0.0.1", port=0):
+    def start(self, host="127.0.0.1", port=0, tls=None):
+        """Serves on `host:port` (0: any free port), over TLS when `tls` is (certificate chain PEM,
+        private key PEM)."""
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
         # Registered by hand rather than through ads_pb2_grpc so that injected bytes go out as they are.
         handler = grpc.method_handlers_generic_handler(ADS_SERVICE, {
@@ -268,7 +294,11 @@ class ControlPlane:
                 response_serializer=lambda m: m if isinstance(m, bytes) else m.SerializeToString()),
         })
         self._server.add_generic_rpc_handlers((handler,))
-        self.port = self._server.add_insecure_port(f"{host}:{port}")
+        if tls is None:
+            self.port = self._server.add_insecure_port(f"{host}:{port}")
+        else:
+            chain, key = tls
+            self.port = self._server.add_secure_port(f"{host}:{port}", grpc.ssl_server_credentials([(key, chain)]))
         if self.port == 0:
             raise RuntimeError(f"cannot listen on {host}:{port}")
         self._server.start()
@@ -401,11 +431,42 @@ def apply_command(plane, command):
         raise ValueError(f"unknown op {op!r}")
 
 
+def introspecting_authorizer(url, client, secret, required_scope):
+    """An authorizer that asks the issuer's introspection endpoint (RFC 7662) about each token:
+    active, and carrying `required_scope` when one is given."""
+    credentials = base64.b64encode(f"{client}:{secret}".encode("utf-8")).decode("ascii")
+
+    def authorize(token):
+        request = urllib.request.Request(url, data=urllib.parse.urlencode({"token": token}).encode("ascii"),
+                                         headers={"Authorization": f"Basic {credentials}",
+                                                  "Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answer = json.loads(response.read(1 << 16))
+        except (OSError, ValueError) as error:
+            return f"the issuer could not be asked: {type(error).__name__}"
+        if not answer.get("active"):
+            return "the token is not active"
+        if required_scope and required_scope not in str(answer.get("scope", "")).split():
+            return f"the token lacks scope {required_scope}"
+        return None
+
+    return authorize
+
+
 def serve(arguments):
     """Runs the control plane on 127.0.0.1 and a small HTTP admin port beside it: POST /command
     (JSON, see apply_command), GET /requests (every request recorded), GET /sent (every response)."""
-    plane = ControlPlane()
-    port = plane.start(port=arguments.port)
+    authorizer = None
+    if arguments.introspection_url:
+        authorizer = introspecting_authorizer(arguments.introspection_url, arguments.introspection_client,
+                                              arguments.introspection_secret, arguments.required_scope)
+    tls = None
+    if arguments.tls_cert:
+        with open(arguments.tls_cert, "rb") as chain, open(arguments.tls_key, "rb") as key:
+            tls = (chain.read(), key.read())
+    plane = ControlPlane(authorizer)
+    port = plane.start(port=arguments.port, tls=tls)
 
     class Admin(http.server.BaseHTTPRequestHandler):
         def answer(self, status, value):
@@ -422,6 +483,8 @@ def serve(arguments):
                 self.answer(200, [request_json(r) for r in plane.requests()])
             elif self.path == "/sent":
                 self.answer(200, [list(entry) for entry in plane.sent()])
+            elif self.path == "/authorizations":
+                self.answer(200, [list(entry) for entry in plane.authorizations()])
             else:
                 self.answer(404, {"error": "no such path"})
 
@@ -465,6 +528,12 @@ def main(argv=None):
     parser.add_argument("--state-dir", help="serve: where control_plane.json is written")
     parser.add_argument("--port", type=int, default=0, help="serve: the ADS port on 127.0.0.1 (0: any free)")
     parser.add_argument("--exit-with-stdin", action="store_true", help="serve: exit when standard input ends")
+    parser.add_argument("--tls-cert", help="serve: ADS over TLS with this certificate chain (PEM)")
+    parser.add_argument("--tls-key", help="serve: the TLS private key (PEM)")
+    parser.add_argument("--introspection-url", help="serve: check each stream's bearer token here (RFC 7662)")
+    parser.add_argument("--introspection-client", help="serve: the client that asks the introspection endpoint")
+    parser.add_argument("--introspection-secret", help="serve: that client's secret")
+    parser.add_argument("--required-scope", help="serve: a scope the token must carry")
     arguments = parser.parse_args(argv)
     if arguments.sample_responses:
         json.dump(sample_responses(), sys.stdout)

@@ -1,3 +1,4 @@
+internal import AuthRPC
 internal import AuthRPCTransport
 internal import SwiftProtobuf
 
@@ -17,7 +18,12 @@ actor XDSADSClient {
         var ignoresResourceDeletion: Bool
         var doesNotExistTimeout: Duration = XDSADSState.doesNotExistTimeout
         var backoff = XDSADSBackoff()
+        /// With `tls` set, the stream goes over TLS (the server's name checked against its
+        /// certificate); else in plaintext.
         var connection = HTTP2ConnectionConfiguration()
+        /// Whose token each stream carries as `authorization: Bearer` (`google_default`: the
+        /// Application Default Credentials); only ever sent over TLS.
+        var callCredentials: (any AuthTokenProvider)?
         /// The stream's bounds: a response over ``XDSLimits/responseBytes`` resets the stream
         /// (the cache is kept and the client connects again).
         var limits = Settings.defaultLimits
@@ -149,10 +155,22 @@ actor XDSADSClient {
             return false
         }
         defer { connection.close() }
-        let stream = connection.openStream(
-            headers: Self.headers(authority: settings.server.description),
-            limits: settings.limits
-        )
+        var headers = Self.headers(authority: settings.server.description, secure: settings.connection.tls != nil)
+        if let credentials = settings.callCredentials {
+            // A token goes only where TLS verified the server's name (the scheme refuses otherwise).
+            guard settings.connection.tls != nil else {
+                lastStreamFailure = "call credentials need TLS to the control plane"
+                return false
+            }
+            do {
+                let context = AuthTokenContext(authority: settings.server.description, method: Self.method)
+                headers.append(name: "authorization", value: "Bearer \(try await credentials.token(for: context))")
+            } catch {
+                lastStreamFailure = "the call credentials gave no token: \(error)"
+                return false
+            }
+        }
+        let stream = connection.openStream(headers: headers, limits: settings.limits)
         self.stream = stream
         streamsStarted += 1
         defer {
@@ -239,10 +257,16 @@ actor XDSADSClient {
         if !expired.isEmpty { changes.notify() }
     }
 
-    static func headers(authority: String) -> HTTP2HeaderBlock {
+    /// The ADS method, as call credentials see it.
+    static let method = MethodDescriptor(
+        service: "envoy.service.discovery.v3.AggregatedDiscoveryService",
+        method: "StreamAggregatedResources"
+    )
+
+    static func headers(authority: String, secure: Bool) -> HTTP2HeaderBlock {
         var block = HTTP2HeaderBlock()
         block.append(name: ":method", value: "POST")
-        block.append(name: ":scheme", value: "http")
+        block.append(name: ":scheme", value: secure ? "https" : "http")
         block.append(name: ":path", value: path)
         block.append(name: ":authority", value: authority)
         block.append(name: "content-type", value: "application/grpc")

@@ -1,5 +1,6 @@
 internal import AuthRPC
 internal import AuthRPCTransport
+internal import GoogleAuth
 
 /// The `xds` target scheme: once registered, `Channel(target: "xds:///NAME")` takes the
 /// listener `NAME`, its routes, clusters and endpoints from the control plane the bootstrap names
@@ -7,8 +8,10 @@ internal import AuthRPCTransport
 /// cluster round robin over its endpoints.
 ///
 /// AuthRPC does not depend on this module, so the scheme exists only after ``register(bootstrap:)``.
-/// Today the control plane is reached in plaintext (`insecure` channel credentials) at an IP
-/// address or host name and port.
+/// The control plane is reached at an IP address or host name and port: in plaintext with
+/// `insecure` channel credentials; with `google_default`, over TLS (the system's roots, the name
+/// checked against the certificate) with a token of the Application Default Credentials
+/// (`cloud-platform` scope) on each ADS stream, as Traffic Director requires.
 public enum XDSScheme {
     /// Registers the `xds` scheme for channels made from now on.
     ///
@@ -19,8 +22,17 @@ public enum XDSScheme {
         register(bootstrap: bootstrap, tuning: { _ in })
     }
 
-    /// ``register(bootstrap:)`` with the ADS client's settings adjusted (tests shorten timers).
-    static func register(bootstrap: XDSBootstrap?, tuning: @escaping @Sendable (inout XDSADSClient.Settings) -> Void) {
+    /// The scope `google_default`'s token is asked for (gRPC's Google default credentials ask for
+    /// the same).
+    static let googleDefaultScope = "https://www.googleapis.com/auth/cloud-platform"
+
+    /// ``register(bootstrap:)`` with the ADS client's settings adjusted (tests shorten timers),
+    /// and `google_default` looking for credentials in `environment`.
+    static func register(
+        bootstrap: XDSBootstrap?,
+        environment: ApplicationDefaultCredentials.Environment = .current,
+        tuning: @escaping @Sendable (inout XDSADSClient.Settings) -> Void
+    ) {
         ChannelResolvers.register(scheme: "xds") { rest throws(RPCError) in
             guard rest.hasPrefix("///"), rest.count > 3 else {
                 throw RPCError(code: .invalidArgument, message: "invalid target 'xds:\(rest)': expected xds:///NAME")
@@ -41,20 +53,41 @@ public enum XDSScheme {
                 node: chosen.node.envoyNode,
                 ignoresResourceDeletion: chosen.server.ignoresResourceDeletion
             )
+            if chosen.server.channelCredentials == .googleDefault {
+                try secure(&settings, environment: environment)
+            }
             tuning(&settings)
             return XDSNameResolver(name: name, settings: settings)
         }
     }
 
-    /// The control plane's `server_uri` (`host:port`, `dns:///host:port`, `[v6]:port`).
-    static func serverAddress(_ server: XDSServer) throws(RPCError) -> HostAndPort {
-        guard server.channelCredentials == .insecure else {
+    /// `google_default`: TLS with the system's roots, and the Application Default Credentials
+    /// found in `environment` as call credentials. Nothing found, or nothing usable, fails the
+    /// channel's creation, saying where it looked.
+    private static func secure(
+        _ settings: inout XDSADSClient.Settings,
+        environment: ApplicationDefaultCredentials.Environment
+    ) throws(RPCError) {
+        do {
+            settings.connection.tls = try TLSContext(TLSClientConfiguration())
+        } catch {
+            throw RPCError(code: .invalidArgument, message: "xds bootstrap: google_default: TLS: \(error)")
+        }
+        do {
+            settings.callCredentials = try GoogleCredentials.applicationDefault(
+                scopes: [googleDefaultScope],
+                environment: environment
+            )
+        } catch {
             throw RPCError(
                 code: .invalidArgument,
-                message: "xds bootstrap: xds_servers[0].channel_creds '\(server.channelCredentials)' is not supported "
-                    + "yet (only insecure)"
+                message: "xds bootstrap: xds_servers[0].channel_creds google_default: \(error)"
             )
         }
+    }
+
+    /// The control plane's `server_uri` (`host:port`, `dns:///host:port`, `[v6]:port`).
+    static func serverAddress(_ server: XDSServer) throws(RPCError) -> HostAndPort {
         var text = Substring(server.serverURI)
         if text.hasPrefix("dns:///") { text = text.dropFirst(7) }
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),

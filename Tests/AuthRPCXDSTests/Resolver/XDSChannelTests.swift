@@ -2,6 +2,7 @@ import AuthRPC
 import AuthRPCTransport
 import AuthSampleService
 import Foundation
+import GoogleAuth
 import TestSupport
 import Testing
 
@@ -70,11 +71,18 @@ struct XDSChannelTests {
                 {"xds_servers": [{"server_uri": "127.0.0.1:1", "channel_creds": [{"type": "google_default"}]}]}
                 """
         )
-        XDSScheme.register(bootstrap: tls)
+        // google_default with no Application Default Credentials anywhere: the creation fails,
+        // naming the credentials and where it looked.
+        XDSScheme.register(
+            bootstrap: tls,
+            environment: .init(variables: ["HOME": "/nonexistent"], productNamePath: "/nonexistent"),
+            tuning: { _ in }
+        )
         #expect {
             _ = try Channel(target: "xds:///svc", transportSecurity: .plaintext)
         } throws: { error in
-            (error as? RPCError)?.code == .invalidArgument && "\(error)".contains("channel_creds")
+            (error as? RPCError)?.code == .invalidArgument && "\(error)".contains("channel_creds google_default")
+                && "\(error)".contains("GOOGLE_APPLICATION_CREDENTIALS")
         }
         #expect {
             _ = try Channel(target: "xds:svc", transportSecurity: .plaintext)

@@ -8,13 +8,14 @@ struct ControlPlaneProcess: Sendable {
     var port: Int { process.int("port") }
     var adminPort: Int { process.int("admin_port") }
 
-    /// Starts one, on `port` when given (a restart on the same address).
-    static func launch(port: Int = 0) async throws -> ControlPlaneProcess {
+    /// Starts one, on `port` when given (a restart on the same address), with the script's
+    /// further `arguments` (`--tls-cert`, `--introspection-url`, ...).
+    static func launch(port: Int = 0, arguments: [String] = []) async throws -> ControlPlaneProcess {
         ControlPlaneProcess(
             process: try await PeerProcess.launch(
                 script: "Tests/Peers/xds_control_plane.py",
                 name: "xds-control-plane",
-                arguments: ["--port", String(port)]
+                arguments: ["--port", String(port)] + arguments
             )
         )
     }
@@ -38,6 +39,13 @@ struct ControlPlaneProcess: Sendable {
     /// Every response sent: type URL, version, nonce.
     func sent() throws -> [[String]] {
         let answer = try exchange(Array("GET /sent HTTP/1.1\r\nHost: admin\r\n\r\n".utf8))
+        return try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String]] ?? []
+    }
+
+    /// How each ADS stream's bearer token was judged, in order: `accepted`, or `refused` with
+    /// the reason.
+    func authorizations() throws -> [[String]] {
+        let answer = try exchange(Array("GET /authorizations HTTP/1.1\r\nHost: admin\r\n\r\n".utf8))
         return try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String]] ?? []
     }
 

@@ -1,0 +1,117 @@
+import AuthRPC
+import AuthRPCTransport
+import AuthSampleService
+import Foundation
+import GoogleAuth
+import TestSupport
+import Testing
+
+@testable import AuthRPCXDS
+
+/// `google_default` channel credentials: the ADS stream over TLS with a token of the Application
+/// Default Credentials, against the test control plane serving TLS with the sandbox's certificate
+/// and asking the sandbox's issuer (Authlib, RFC 7662 introspection) about every stream's token.
+extension XDSChannelTests {
+    @Test(
+        "google_default: the ADS stream goes over TLS carrying a token of the Application Default Credentials, which the issuer confirms; calls flow"
+    )
+    func googleDefaultCredentials() async throws {
+        let sandbox = try await Peers.sandbox()
+        let plane = try await ControlPlaneProcess.launch(arguments: [
+            "--tls-cert", sandbox.process.string("server_cert"), "--tls-key", sandbox.process.string("server_key"),
+            "--introspection-url", "\(sandbox.issuer)/introspect",
+            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
+            "--required-scope", XDSScheme.googleDefaultScope,
+        ])
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["gd": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "gd-svc", "route": "gd-routes", "cluster": "gd-c", "eds": "gd-eds",
+            "backends": [["127.0.0.2", String(port)]],
+        ])
+        Self.registerGoogleDefault(plane, sandbox)
+        let channel = try Channel(target: "xds:///gd-svc", transportSecurity: .plaintext)
+        defer { channel.close() }
+        #expect(try await Self.call(channel, id: "google-default") == "gd")
+        let judged = try plane.authorizations()
+        #expect(!judged.isEmpty && judged.allSatisfy { $0.first == "accepted" }, "\(judged)")
+    }
+
+    @Test(
+        "google_default: a token the control plane refuses (a scope it lacks) ends each stream; calls fail, nothing is cached"
+    )
+    func googleDefaultRefused() async throws {
+        let sandbox = try await Peers.sandbox()
+        let plane = try await ControlPlaneProcess.launch(arguments: [
+            "--tls-cert", sandbox.process.string("server_cert"), "--tls-key", sandbox.process.string("server_key"),
+            "--introspection-url", "\(sandbox.issuer)/introspect",
+            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
+            "--required-scope", "https://www.googleapis.com/auth/not-granted",
+        ])
+        defer { plane.process.stop() }
+        try plane.command([
+            "op": "basic", "listener": "gd-refused", "route": "gd-refused-routes", "cluster": "gd-refused-c",
+            "eds": "gd-refused-eds", "backends": [["127.0.0.2", "1"]],
+        ])
+        Self.registerGoogleDefault(plane, sandbox, doesNotExistTimeout: .seconds(1))
+        let channel = try Channel(target: "xds:///gd-refused", transportSecurity: .plaintext)
+        defer { channel.close() }
+        await #expect(throws: RPCError.self) { _ = try await Self.call(channel, id: "google-default-refused") }
+        let judged = try plane.authorizations()
+        #expect(
+            !judged.isEmpty
+                && judged.allSatisfy {
+                    $0 == ["refused", "the token lacks scope https://www.googleapis.com/auth/not-granted"]
+                },
+            "\(judged)"
+        )
+    }
+
+    @Test("google_default to a control plane that does not speak TLS: no request and no token reach it, calls fail")
+    func googleDefaultNeverInPlaintext() async throws {
+        let sandbox = try await Peers.sandbox()
+        let plane = try await ControlPlaneProcess.launch(arguments: [
+            "--introspection-url", "\(sandbox.issuer)/introspect",
+            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
+        ])
+        defer { plane.process.stop() }
+        Self.registerGoogleDefault(plane, sandbox, doesNotExistTimeout: .seconds(1))
+        let channel = try Channel(target: "xds:///gd-plain", transportSecurity: .plaintext)
+        defer { channel.close() }
+        await #expect(throws: RPCError.self) { _ = try await Self.call(channel, id: "google-default-plain") }
+        #expect(try plane.requests().isEmpty)
+        #expect(try plane.authorizations().isEmpty)
+    }
+
+    /// Registers the scheme with a google_default bootstrap for `plane`: the sandbox's service
+    /// account as the Application Default Credentials, and the sandbox's CA in place of the
+    /// system's roots.
+    private static func registerGoogleDefault(
+        _ plane: ControlPlaneProcess,
+        _ sandbox: SandboxInfo,
+        doesNotExistTimeout: Duration? = nil
+    ) {
+        let bootstrap = try! XDSBootstrap(
+            json: """
+                {"xds_servers": [{"server_uri": "127.0.0.1:\(plane.port)", "channel_creds": [{"type": "google_default"}],
+                  "server_features": ["xds_v3"]}],
+                 "node": {"id": "xds-google-default-test"}}
+                """
+        )
+        let environment = ApplicationDefaultCredentials.Environment(
+            variables: [
+                "GOOGLE_APPLICATION_CREDENTIALS": sandbox.process.string("service_account_key"), "HOME": "/nonexistent",
+            ],
+            productNamePath: "/nonexistent"
+        )
+        let roots = sandbox.caCertificatePEM
+        XDSScheme.register(bootstrap: bootstrap, environment: environment) { settings in
+            var tls = TLSClientConfiguration()
+            tls.trustsSystemRoots = false
+            tls.additionalTrustRootsPEM = [roots]
+            settings.connection.tls = try? TLSContext(tls)
+            if let doesNotExistTimeout { settings.doesNotExistTimeout = doesNotExistTimeout }
+        }
+    }
+}
