@@ -462,6 +462,18 @@ def serve(arguments):
         authorizer = introspecting_authorizer(arguments.introspection_url, arguments.introspection_client,
                                               arguments.introspection_secret, arguments.required_scope)
     tls = None
+    generated = None
+    if arguments.tls_names:
+        # A CA and a certificate of its own for these DNS names (a production name a test's
+        # hosts file points at 127.0.0.1); the CA's path goes in control_plane.json.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Examples", "Sandbox"))
+        import certs
+
+        names = arguments.tls_names.split(",")
+        directory = os.path.join(arguments.state_dir, "tls")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        generated = certs.generate(directory, server_name=names[0], aliases=names[1:])
+        arguments.tls_cert, arguments.tls_key = generated["server_cert"], generated["server_key"]
     if arguments.tls_cert:
         with open(arguments.tls_cert, "rb") as chain, open(arguments.tls_key, "rb") as key:
             tls = (chain.read(), key.read())
@@ -506,6 +518,8 @@ def serve(arguments):
     admin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Admin)
     threading.Thread(target=admin.serve_forever, daemon=True).start()
     info = {"pid": os.getpid(), "port": port, "admin_port": admin.server_address[1]}
+    if generated:
+        info["ca_cert"] = generated["ca_cert"]
     path = os.path.join(arguments.state_dir, "control_plane.json")
     with open(path + ".partial", "w") as handle:
         json.dump(info, handle)
@@ -530,6 +544,8 @@ def main(argv=None):
     parser.add_argument("--exit-with-stdin", action="store_true", help="serve: exit when standard input ends")
     parser.add_argument("--tls-cert", help="serve: ADS over TLS with this certificate chain (PEM)")
     parser.add_argument("--tls-key", help="serve: the TLS private key (PEM)")
+    parser.add_argument("--tls-names", help="serve: ADS over TLS with a CA and certificate made for these DNS names "
+                                            "(comma-separated)")
     parser.add_argument("--introspection-url", help="serve: check each stream's bearer token here (RFC 7662)")
     parser.add_argument("--introspection-client", help="serve: the client that asks the introspection endpoint")
     parser.add_argument("--introspection-secret", help="serve: that client's secret")

@@ -115,3 +115,60 @@ extension XDSChannelTests {
         }
     }
 }
+
+extension XDSChannelTests {
+    @Test(
+        "auth_sample to xds:/// through trafficdirector.googleapis.com (a hosts file of its own): google_default verifies that name over TLS, and the token is accepted"
+    )
+    func googleDefaultByProductionName() async throws {
+        let sandbox = try await Peers.sandbox()
+        let plane = try await ControlPlaneProcess.launch(arguments: [
+            "--tls-names", "trafficdirector.googleapis.com",
+            "--introspection-url", "\(sandbox.issuer)/introspect",
+            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
+            "--required-scope", XDSScheme.googleDefaultScope,
+        ])
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["td-backend": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "td-svc", "route": "td-routes", "cluster": "td-c", "eds": "td-eds",
+            "backends": [["127.0.0.2", String(port)]],
+        ])
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("xds-td-\(UUID())")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let hosts = home.appendingPathComponent("hosts")
+        try "127.0.0.1 localhost\n127.0.0.1 trafficdirector.googleapis.com\n".write(
+            to: hosts,
+            atomically: true,
+            encoding: .utf8
+        )
+        let bootstrap = """
+            {"xds_servers": [{"server_uri": "trafficdirector.googleapis.com:\(plane.port)",
+              "channel_creds": [{"type": "google_default"}], "server_features": ["xds_v3"]}],
+             "node": {"id": "auth-sample-td"}}
+            """
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": home.path, "XDG_CONFIG_HOME": home.path,
+            "GRPC_XDS_BOOTSTRAP_CONFIG": bootstrap,
+            "GOOGLE_APPLICATION_CREDENTIALS": sandbox.process.string("service_account_key"),
+            // The control plane's CA stands in for the system's roots.
+            "SSL_CERT_FILE": plane.process.string("ca_cert"),
+        ]
+        let capture = try await ChildProcess.capture(
+            URL(fileURLWithPath: "/usr/bin/unshare"),
+            ["-m", "sh", "-c", #"mount --bind "$1" /etc/hosts && shift && exec "$@""#, "sh", hosts.path]
+                + [PackageRoot.builtProduct("auth_sample").path, "call", "--plaintext", "--anonymous"]
+                + ["--target", "xds:///td-svc"],
+            environment: environment,
+            timeout: .seconds(60)
+        )
+        let stdout = String(decoding: capture.stdout, as: UTF8.self)
+        let stderr = String(decoding: capture.stderr, as: UTF8.self)
+        #expect(capture.exit?.code == 0, "\(stdout) \(stderr)")
+        #expect(stdout.contains("on behalf of user td-backend"), "\(stdout)")
+        let judged = try plane.authorizations()
+        #expect(!judged.isEmpty && judged.allSatisfy { $0.first == "accepted" }, "\(judged)")
+    }
+}
