@@ -140,7 +140,7 @@ class GoogleDefaultWithGrpcioTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr[-2000:])
         self.assertEqual(result.stdout.strip(), "gd-backend")
         judged = plane.authorizations()
-        self.assertTrue(judged and all(verdict == "accepted" for verdict, _ in judged), judged)
+        self.assertTrue(judged and all(entry[0] == "accepted" for entry in judged), judged)
 
     def test_google_default_to_a_plaintext_control_plane_sends_nothing(self):
         plane, port = self.start_control_plane(tls=False)

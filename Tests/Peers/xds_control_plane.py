@@ -17,6 +17,7 @@ its only clients are the tests' (grpcio's xDS client as the reference, and ours)
 
 import argparse
 import base64
+import hashlib
 import http.server
 import json
 import os
@@ -135,7 +136,8 @@ class ControlPlane:
         """`authorizer(token)` (optional) decides each ADS stream's bearer token: it returns None
         to accept it, or the reason to refuse it (the stream then ends UNAUTHENTICATED)."""
         self._authorizer = authorizer
-        self._authorizations = []  # ("accepted" | "refused", reason or ""), one per stream
+        # ("accepted" | "refused", reason or "", the token's fingerprint), one per stream
+        self._authorizations = []
         self._lock = threading.Condition()
         self._resources = {type_url: {} for type_url in TYPE_URLS}
         self._raw = {}  # type_url -> [Any]: sent as is instead of _resources (invalid updates)
@@ -219,9 +221,11 @@ class ControlPlane:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         reason = ("no bearer token" if scheme.lower() != "bearer" or not token
                   else self._authorizer(token))
+        # Which token it was, without the token: the first 12 hex digits of its SHA-256.
+        fingerprint = hashlib.sha256(token.encode("utf-8")).hexdigest()[:12] if token else ""
         with self._lock:
             if len(self._authorizations) < MAX_RECORDED_REQUESTS:
-                self._authorizations.append(("refused" if reason else "accepted", reason or ""))
+                self._authorizations.append(("refused" if reason else "accepted", reason or "", fingerprint))
         if reason:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
 

@@ -156,6 +156,7 @@ actor XDSADSClient {
         }
         defer { connection.close() }
         var headers = Self.headers(authority: settings.server.description, secure: settings.connection.tls != nil)
+        var sentToken: String?
         if let credentials = settings.callCredentials {
             // A token goes only where TLS verified the server's name (the scheme refuses otherwise).
             guard settings.connection.tls != nil else {
@@ -164,7 +165,9 @@ actor XDSADSClient {
             }
             do {
                 let context = AuthTokenContext(authority: settings.server.description, method: Self.method)
-                headers.append(name: "authorization", value: "Bearer \(try await credentials.token(for: context))")
+                let token = try await credentials.token(for: context)
+                headers.append(name: "authorization", value: "Bearer \(token)")
+                sentToken = token
             } catch {
                 lastStreamFailure = "the call credentials gave no token: \(error)"
                 return false
@@ -183,8 +186,13 @@ actor XDSADSClient {
         do throws(XDSADSFailure) {
             while let event = try await Self.next(stream) {
                 switch event {
-                case .headers(let status, _):
+                case .headers(let status, let fields):
                     guard status == 200 else { throw XDSADSFailure("the control plane answered HTTP \(status)") }
+                    // A trailers-only answer: the stream ends here.
+                    if let grpcStatus = fields.first(where: { $0.name == "grpc-status" })?.value {
+                        await refused(grpcStatus, token: sentToken)
+                        throw XDSADSFailure("the control plane ended the stream (grpc-status \(grpcStatus))")
+                    }
                 case .message(let bytes):
                     let response: Envoy_Service_Discovery_V3_DiscoveryResponse
                     do {
@@ -208,6 +216,7 @@ actor XDSADSClient {
                     if changed { changes.notify() }
                 case .trailers(let fields):
                     let status = fields.first { $0.name == "grpc-status" }?.value ?? "none"
+                    await refused(status, token: sentToken)
                     throw XDSADSFailure("the control plane ended the stream (grpc-status \(status))")
                 }
             }
@@ -216,6 +225,15 @@ actor XDSADSClient {
             lastStreamFailure = error.description
         }
         return sawResponse
+    }
+
+    /// A stream the control plane ended UNAUTHENTICATED: its token (revoked, say) is not used
+    /// again, so the next stream carries a fresh one rather than the cached one until it expires.
+    private func refused(_ grpcStatus: String, token: String?) async {
+        guard grpcStatus == "16", let token,
+            let credentials = settings.callCredentials as? any InvalidatableAuthTokenProvider
+        else { return }
+        await credentials.invalidate(token: token)
     }
 
     private static func next(_ stream: HTTP2BidirectionalStream) async throws(XDSADSFailure) -> HTTP2StreamEvent? {

@@ -42,8 +42,9 @@ struct ControlPlaneProcess: Sendable {
         return try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String]] ?? []
     }
 
-    /// How each ADS stream's bearer token was judged, in order: `accepted`, or `refused` with
-    /// the reason.
+    /// How each ADS stream's bearer token was judged, in order: `accepted` or `refused`, the
+    /// reason (empty when accepted), and the token's fingerprint (its SHA-256's first 12 hex
+    /// digits).
     func authorizations() throws -> [[String]] {
         let answer = try exchange(Array("GET /authorizations HTTP/1.1\r\nHost: admin\r\n\r\n".utf8))
         return try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String]] ?? []
