@@ -37,11 +37,13 @@ let package = Package(
             ]
         ),
         // One client binary, three implementations: swift-authrpc (static token or AuthSession)
-        // and grpc-swift-2, measured the same way.
+        // and grpc-swift-2, measured the same way. AuthRPCXDS registers the `xds` scheme for
+        // `--target xds:///NAME` (what a call on an xDS channel costs over round robin).
         .executableTarget(
             name: "BenchClient",
             dependencies: [
                 .product(name: "AuthRPC", package: rootIdentity),
+                .product(name: "AuthRPCXDS", package: rootIdentity),
                 .product(name: "AuthSampleService", package: rootIdentity),
                 .product(name: "OAuth2", package: rootIdentity),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),

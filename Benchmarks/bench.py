@@ -18,14 +18,18 @@ both servers (h2c and TLS on loopback), and measures:
   * 4 MiB requests and responses at 1 and 8 in flight, in GB/s;
   * swift-authrpc and C-core's client with round-robin over three C++ servers against pick-first
     to one, at 100 in flight (h2c): calls/s, CPU and mallocs per call;
+  * swift-authrpc on an xds:/// channel (the tests' control plane naming the same three servers)
+    against a plain round-robin channel to them, at 1 and 100 in flight (h2c): CPU and mallocs per
+    call, checked against issue 26's +5 % and +1 malloc (benchkit/xds.py);
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
-figure exceeds the allocation budget (mallocs per call, memory per call in flight) or when one
-of issue 23's target rows regresses against target-baseline.json by more than the noise the run
-measured (benchkit/regression.py). `--quick` measures only swift-authrpc's CPU and allocations per
-call (h2c and TLS, 1 and 100 in flight, against the C++ server, h2load and C-core beside it) and
-its memory per call in flight, checks the budget, and writes nothing. `--callgrind` counts
-instructions per call by layer (benchkit/callgrind.py). See ../../shared/PERFORMANCE.md.
+figure exceeds the allocation budget (mallocs per call, memory per call in flight), when the xDS
+row exceeds issue 26's allowance, or when one of issue 23's target rows regresses against
+target-baseline.json by more than the noise the run measured (benchkit/regression.py). `--quick`
+measures only swift-authrpc's CPU and allocations per call (h2c and TLS, 1 and 100 in flight,
+against the C++ server, h2load and C-core beside it), the xDS row and its memory per call in
+flight, checks the budget and the xDS row, and writes nothing. `--callgrind` counts instructions
+per call by layer (benchkit/callgrind.py). See ../../shared/PERFORMANCE.md.
 """
 
 import argparse
@@ -43,7 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import budget, callgrind, plots, profile, regression, report, wake  # noqa: E402
+from benchkit import budget, callgrind, plots, profile, regression, report, wake, xds  # noqa: E402
 from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
@@ -61,6 +65,8 @@ RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 # 200,000 would double the quick run; per-call CPU needs no more than this).
 QUICK_CCORE_CALLS = 40_000
 QUICK_MEMORY_ROUNDS = 3
+# `--quick`'s parts, in order; `--quick --only xds` measures the xDS row alone.
+QUICK_PHASES = ("small", "xds", "memory")
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
 EXPIRY_STALE_WINDOWS_MS = (0, 2000)  # before (refresh once expired) and after (refresh ahead)
@@ -97,8 +103,8 @@ def main():
     parser.add_argument("--million", type=int, default=1_000_000, help="sequential calls for the long run (0 skips it)")
     parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
     parser.add_argument("--only", metavar="PHASES",
-                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing, expiry); "
-                             "prints their figures and writes nothing")
+                        help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing, "
+                             "xds, expiry; with --quick: small, xds, memory); prints their figures and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
@@ -138,13 +144,15 @@ def main():
                           arguments.record)
             over = []
         elif arguments.quick:
-            over = quick(arguments, runner, servers[BUDGET_SERVER])
+            phases = selected_phases(arguments, QUICK_PHASES)
+            if "xds" in phases:
+                start_balanced(servers, cxx_server, paths)
+            over = quick(arguments, runner, servers, phases)
         else:
             servers["grpc-swift-2"] = Server("grpc-swift-2", [os.path.join(bin_dir, "BenchServer"),
                                                               paths["server_cert"], paths["server_key"]])
-            if not arguments.only or "balancing" in arguments.only.split(","):
-                for name in BALANCED:
-                    servers[name] = Server(name, [cxx_server, paths["server_cert"], paths["server_key"]])
+            if {"balancing", "xds"} & set(selected_phases(arguments, PHASES)):
+                start_balanced(servers, cxx_server, paths)
             over = full(arguments, runner, servers, started)
     finally:
         for server in servers.values():
@@ -152,8 +160,9 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print(f"bench: {time.monotonic() - started:.0f} s after the build")
     if over:
-        print("\nbench: FAILED: over the committed budget (Benchmarks/allocation-budget.json) or regressed against "
-              "the committed target rows (Benchmarks/target-baseline.json):", file=sys.stderr)
+        print("\nbench: FAILED: over the committed budget (Benchmarks/allocation-budget.json), over issue 26's "
+              "allowance for a call on an xds:/// channel (benchkit/xds.py), or regressed against the committed "
+              "target rows (Benchmarks/target-baseline.json):", file=sys.stderr)
         for line in over:
             print("  " + line, file=sys.stderr)
         print("Calls now cost more than the budget or the baseline allows. Find why (bench.py --profile or --callgrind, "
@@ -162,15 +171,50 @@ def main():
         sys.exit(1)
 
 
+def selected_phases(arguments, phases):
+    """The phases `--only` names (all of `phases` without it); an unknown name ends the run."""
+    chosen = arguments.only.split(",") if arguments.only else list(phases)
+    unknown = [name for name in chosen if name not in phases]
+    if unknown:
+        raise SystemExit(f"bench: unknown phase {', '.join(unknown)} (phases: {', '.join(phases)})")
+    return chosen
+
+
+def start_balanced(servers, cxx_server, paths):
+    """The other C++ servers round-robin and the xDS cluster spread over."""
+    for name in BALANCED:
+        servers[name] = Server(name, [cxx_server, paths["server_cert"], paths["server_key"]])
+
+
 def progress(label, result, *keys):
     figures = "  ".join(f"{key} {result[key]:.4g}" for key in keys if key in result)
     print(f"{label:58} {figures}", flush=True)
 
 
-def quick(arguments, runner, server):
-    """CPU and allocations per call for swift-authrpc, its tasks on the default executor and on the
-    channel's, with h2load's and C-core's CPU beside them (for the ratios), then memory per call in
-    flight; both budgets checked."""
+def quick(arguments, runner, servers, phases):
+    """`phases` of QUICK_PHASES: CPU and allocations per call for swift-authrpc, its tasks on the
+    default executor and on the channel's, with h2load's and C-core's CPU beside them (for the
+    ratios), the allocation budget checked; the xDS row, checked; memory per call in flight, its
+    budget checked."""
+    server = servers[BUDGET_SERVER]
+    over = []
+    if "small" in phases:
+        over += quick_calls(arguments, runner, server)
+    if "xds" in phases:
+        over += print_xds_row(xds_row(arguments, runner, servers))
+    if "memory" in phases:
+        own = quick_memory(arguments, runner, server)
+        if arguments.update_budget:
+            budget.update_memory(own)
+            return over
+        memory_over, lines = budget.check_memory(own, server.name)
+        print("  " + "\n  ".join(lines))
+        over += memory_over
+    return over
+
+
+def quick_calls(arguments, runner, server):
+    """`--quick`'s CPU and allocations per call (see `quick`); returns what is over the budget."""
     runs, mallocs, rows, ccore_rows = {}, {}, [], []
     for transport in TRANSPORTS:
         for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
@@ -216,14 +260,7 @@ def quick(arguments, runner, server):
               f"{counted['mallocs_per_call']:8.2f} {counted['malloc_bytes_per_call']:8.0f}")
     print_retry_policy_cost(rows)
     print_wake_cost(rows, ccore_rows)
-    own = quick_memory(arguments, runner, server)
-    over = settle_budget(arguments, mallocs, server.name)
-    if arguments.update_budget:
-        budget.update_memory(own)
-        return over
-    memory_over, lines = budget.check_memory(own, server.name)
-    print("  " + "\n  ".join(lines))
-    return over + memory_over
+    return settle_budget(arguments, mallocs, server.name)
 
 
 def print_wake_cost(rows, ccore_rows):
@@ -384,6 +421,50 @@ def balancing(arguments, runner, servers):
     return records
 
 
+def xds_row(arguments, runner, servers):
+    """Issue 26's row: swift-authrpc on an `xds:///` channel, whose control plane (the tests',
+    Tests/Peers/xds_control_plane.py) names the three C++ servers as one round-robin cluster,
+    against a plain round-robin channel (`ipv4:` target) to the same servers; h2c, 1 and 100 in
+    flight, interleaved rounds (order swapped every other round), then one counted run of each for
+    the mallocs. Returns the records (benchkit/xds.py reads them)."""
+    first = servers[BUDGET_SERVER]
+    ports = [servers[name].ports["h2c"] for name in (BUDGET_SERVER,) + BALANCED]
+    plane = xds.ControlPlane(os.path.join(runner.work, "xds-control-plane"))
+    try:
+        plane.command(xds.cluster_command(ports))
+        runs = {xds.ROUND_ROBIN: {"ports": ",".join(map(str, ports)), "lb": "round_robin"},
+                xds.XDS: {"target": xds.TARGET, "env": {"GRPC_XDS_BOOTSTRAP_CONFIG": xds.bootstrap(plane.port)}}}
+        records = []
+        for concurrency, calls in ((1, arguments.calls_sequential), (100, arguments.calls)):
+            for round_number in range(arguments.rounds):
+                for label in xds.round_order(round_number):
+                    result = runner.load("authrpc", first, "h2c", concurrency, calls, **runs[label])
+                    result.update(impl=label, phase="xds")
+                    records.append(result)
+                    progress(f"round {round_number + 1} xds row h2c c={concurrency:<3} {label}", result,
+                             "calls_per_second", "cpu_us_per_call")
+            for label, extra in runs.items():
+                result = runner.load("authrpc", first, "h2c", concurrency, calls, count_mallocs=True, **extra)
+                result.update(impl=label, phase="xds", counted=True)
+                records.append(result)
+                progress(f"mallocs xds row h2c c={concurrency:<3} {label}", result, "mallocs_per_call")
+    finally:
+        plane.close()
+    return records
+
+
+def print_xds_row(records):
+    """Prints the xDS row and its check; returns the lines over issue 26's standard."""
+    found = xds.rows(records)
+    print(f"\nxDS row (issue 26): {xds.XDS} (xds:/// channel, one ROUND_ROBIN EDS cluster) vs {xds.ROUND_ROBIN} "
+          f"(ipv4: target, round robin) over the same {1 + len(BALANCED)} C++ servers, h2c; CPU: medians of the "
+          "interleaved rounds, ratio = median of the per-round ratios; mallocs: one counted run each")
+    print("\n".join(xds.table(found)))
+    over, lines = xds.check(found)
+    print("  " + "\n  ".join(lines))
+    return over
+
+
 def sequential_calls(arguments, runner, servers):
     """A million calls one after another on one channel, sampled every 10,000: swift-authrpc's
     run, with C-core's completion-queue client's beside it (`ccore`)."""
@@ -420,15 +501,13 @@ PHASES = {
     "big": ("big", big_messages),
     "million": ("million", sequential_calls),
     "balancing": ("balancing", balancing),
+    "xds": ("xds", xds_row),
     "expiry": ("expiry", token_expiry),
 }
 
 
 def full(arguments, runner, servers, started):
-    phases = arguments.only.split(",") if arguments.only else list(PHASES)
-    unknown = [name for name in phases if name not in PHASES]
-    if unknown:
-        raise SystemExit(f"bench: unknown phase {', '.join(unknown)} (phases: {', '.join(PHASES)})")
+    phases = selected_phases(arguments, PHASES)
     if not arguments.million and "million" in phases:
         phases.remove("million")
     results = {"settings": vars(arguments).copy(), "phases": [], "big_runs": BIG_RUNS}
@@ -453,6 +532,10 @@ def full(arguments, runner, servers, started):
             memory_over, lines = budget.check_memory(own, BUDGET_SERVER)
             print("\nmemory budget:\n  " + "\n  ".join(lines))
             over += memory_over
+    if "xds" in results:
+        xds_over, lines = xds.check(xds.rows(results["xds"]))
+        print("\nxDS row (issue 26):\n  " + "\n  ".join(lines))
+        over += xds_over
     if not arguments.only:
         # Only a whole run measures every row in the same conditions as the baseline's run.
         regressions, lines = regression.check(results, ROOT, update=arguments.update_budget)

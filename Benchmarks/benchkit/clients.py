@@ -51,10 +51,11 @@ class Runner:
             command += ["--" + name.replace("_", "-"), str(value)]
         return command
 
-    def bench_client(self, mode, impl, server, transport, count_mallocs=False, timeout=900, **options):
-        """BenchClient MODE: its JSON line, plus the process's own CPU and peak RSS."""
+    def bench_client(self, mode, impl, server, transport, count_mallocs=False, timeout=900, env=None, **options):
+        """BenchClient MODE: its JSON line, plus the process's own CPU and peak RSS. `env`: more
+        environment for the client (the xDS bootstrap)."""
         command = self.command(mode, impl, server, transport, **options)
-        env = {"LD_PRELOAD": self.counter} if count_mallocs else None
+        env = {**(env or {}), **({"LD_PRELOAD": self.counter} if count_mallocs else {})} or None
         stdout, cpu, rss, _ = run_checked(command, timeout=timeout, env=env)
         result = json.loads(stdout.strip().splitlines()[-1])
         if count_mallocs and not result.get("malloc_counter"):
@@ -63,12 +64,12 @@ class Runner:
         return result
 
     def load(self, impl, server, transport, concurrency, calls, request_bytes=100, response_bytes=100,
-             warmup=200, count_mallocs=False, **extra):
+             warmup=200, count_mallocs=False, env=None, **extra):
         """One load run; `extra` are further BenchClient options (`ports`, `lb` for swift-authrpc's
-        load balancing)."""
+        load balancing, `target` for an xds:/// channel, whose bootstrap comes in `env`)."""
         if impl == "h2load":
             return self.h2load(server, transport, concurrency, calls, request_bytes, response_bytes)
-        result = self.bench_client("load", impl, server, transport, count_mallocs=count_mallocs, calls=calls,
+        result = self.bench_client("load", impl, server, transport, count_mallocs=count_mallocs, env=env, calls=calls,
                                    concurrency=concurrency, warmup=warmup, request_bytes=request_bytes,
                                    response_bytes=response_bytes, **extra)
         result.update(request_bytes=request_bytes, response_bytes=response_bytes)

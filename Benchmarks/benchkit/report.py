@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import time
 
-from . import budget
+from . import budget, xds
 from .processes import ROOT
 
 CLIENT_NAMES = {"h2load": "h2load", "authrpc": "authrpc", "authrpc-io": "authrpc on Channel.executor",
@@ -79,6 +79,8 @@ def render(arguments, results):
         lines += big_messages(results)
     if "balancing" in results:
         lines += balancing(results)
+    if "xds" in results:
+        lines += xds_section(results)
     if "expiry" in results:
         lines += token_expiry(results)
     lines += regression_section(results)
@@ -225,6 +227,16 @@ def summary(results):
         spread, single = median(timed, "calls_per_second", impl="authrpc-rr"), median(timed, "calls_per_second", impl="authrpc")
         row("calls/s, round-robin over 3 servers vs pick-first to 1, h2c, 100 in flight", "grpc-c++",
             ratio(spread, single), float("nan"), float("nan"), "≥ 0.9×", ratio(spread, single) >= 0.9, "×", 2)
+    if results.get("xds"):
+        percent, extra = xds.ALLOWANCE["cpu_percent"], xds.ALLOWANCE["mallocs"]
+        for concurrency, found in sorted(xds.rows(results["xds"]).items()):
+            row(f"CPU per call, xds:/// vs round robin over the same 3 servers (geometric mean of per-round ratios), "
+                f"h2c, {concurrency} in flight", "grpc-c++", found["ratio_mean"], float("nan"), float("nan"),
+                f"≤ {1 + percent / 100:.2f}× (failed only beyond the rounds' noise)", xds.cpu_verdict(found) == "ok",
+                "×", 3)
+            row(f"mallocs per call, xds:/// − round robin, h2c, {concurrency} in flight", "grpc-c++",
+                found["mallocs_extra"], float("nan"), float("nan"), f"≤ +{extra}", xds.mallocs_verdict(found) == "ok",
+                "", 2)
     if not rows:
         return []
     return ["## Against the targets (PERFORMANCE.md, issues 10 and 23)", "",
@@ -273,6 +285,23 @@ def balancing(results):
                      f"{median(timed, 'context_switches_per_call', impl=label):.2f} | "
                      f"{median(counted, 'mallocs_per_call', impl=label):.2f} |")
     return lines + [""]
+
+
+def xds_section(results):
+    """Issue 26's row: a call on an xds:/// channel against the same call on a plain round-robin
+    channel to the same servers (benchkit/xds.py)."""
+    found = xds.rows(results["xds"])
+    _, checked = xds.check(found)
+    return ["## A call on an xds:/// channel against round robin (issue 26)", "",
+            "h2c, the three gRPC C++ servers: `authrpc-rr` is a channel to `ipv4:` their three addresses with "
+            "round robin, `authrpc-xds` a channel to `xds:///bench`, whose control plane (the tests' "
+            "`Tests/Peers/xds_control_plane.py`) names one listener → one route → one EDS cluster (ROUND_ROBIN) of "
+            "the same three addresses; one connection to each server either way. Interleaved rounds (the order "
+            "swapped every other round), CPU medians and the median of the per-round ratios (their range in "
+            "brackets); mallocs from one counted run of each. Issue 26 allows +5 % CPU and +1 malloc per call; "
+            "the CPU check fails a run when the lower 95 % bound of the ratio (a one-sided t-test on the rounds' "
+            "log ratios) is above 1.05: only when the rounds show the extra cost beyond their own noise.", ""] + \
+        xds.table(found) + [""] + [f"- {line}" for line in checked] + [""]
 
 
 def allocations(results):

@@ -4,6 +4,7 @@ Swift clients send, the allocation and memory budgets and the regression guard f
 should, h2load's per-call figure cancels its start-up, and the callgrind reader counts self costs."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from . import async_frames, budget, callgrind, clients, frames, regression, report, wake
+from . import async_frames, budget, callgrind, clients, frames, regression, report, wake, xds
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -543,6 +544,118 @@ class BalancingReportTests(unittest.TestCase):
         lines = report.balancing({"balancing": records})
         self.assertIn("| C-core CQ (C++ 1.51) | pick-first | 1 | 15000 |", "\n".join(lines))
         self.assertIn("| C-core CQ (C++ 1.51) | round-robin | 3 | 12000 |", "\n".join(lines))
+
+
+class XDSRowTests(unittest.TestCase):
+    """Issue 26's row: a call on an xds:/// channel against the same call on a round-robin one."""
+
+    @staticmethod
+    def records(rr_cpu, xds_cpu, rr_mallocs=9.0, xds_mallocs=9.5, concurrency=100):
+        """Timed runs, round by round (in the phase's order), then one counted run of each."""
+        timed = []
+        for round_number, (plain, mine) in enumerate(zip(rr_cpu, xds_cpu)):
+            cpu = {xds.ROUND_ROBIN: plain, xds.XDS: mine}
+            timed += [{"impl": label, "concurrency": concurrency, "calls": 1000, "cpu_us_per_call": cpu[label]}
+                      for label in xds.round_order(round_number)]
+        counted = [{"impl": label, "concurrency": concurrency, "calls": 1000, "counted": True, "cpu_us_per_call": 99.0,
+                    "mallocs_per_call": value} for label, value in ((xds.ROUND_ROBIN, rr_mallocs), (xds.XDS, xds_mallocs))]
+        return timed + counted
+
+    def test_the_order_swaps_every_other_round(self):
+        self.assertEqual([xds.round_order(n) for n in range(3)],
+                         [(xds.ROUND_ROBIN, xds.XDS), (xds.XDS, xds.ROUND_ROBIN), (xds.ROUND_ROBIN, xds.XDS)])
+
+    def test_the_ratio_is_the_median_of_per_round_ratios_and_counted_runs_are_only_mallocs(self):
+        row = xds.rows(self.records([10, 20, 10], [11, 20, 10.2], xds_mallocs=10.25))[100]
+        self.assertEqual((row["cpu_rr"], row["cpu_xds"], row["rounds"], row["calls"]), (10, 11, 3, 1000))
+        self.assertAlmostEqual(row["ratio"], 1.02)  # of 1.10, 1.00, 1.02; not 11 / 10
+        self.assertAlmostEqual(row["ratio_mean"], (1.10 * 1.00 * 1.02) ** (1 / 3))
+        self.assertAlmostEqual(row["mallocs_extra"], 1.25)
+
+    def test_the_lower_bound_is_the_geometric_mean_less_t_standard_errors(self):
+        # Logs ±0.1 around 0: mean 0, standard deviation 0.1 × √2, standard error 0.1; t(1 degree) = 6.314.
+        mean, lower = xds.cpu_bounds([math.exp(0.1), math.exp(-0.1)])
+        self.assertAlmostEqual(mean, 1.0)
+        self.assertAlmostEqual(lower, math.exp(-6.314 * 0.1))
+        self.assertEqual(xds.cpu_bounds([1.2])[1], None)
+        self.assertEqual((xds.t_95(4), xds.t_95(11), xds.t_95(100)), (2.132, 1.812, 1.645))
+
+    def test_rounds_missing_for_one_channel_are_refused(self):
+        records = self.records([10, 10], [10, 10])
+        records.remove(next(r for r in records if r["impl"] == xds.XDS and not r.get("counted")))
+        with self.assertRaises(ValueError):
+            xds.rows(records)
+
+    def test_within_the_standard_passes(self):
+        over, lines = xds.check(xds.rows(self.records([10, 10, 10], [10.4, 10.5, 10.3], xds_mallocs=10.0)))
+        self.assertEqual(over, [])
+        self.assertIn("CPU 1.040× (geometric mean of 3 rounds, lower 95 % bound 1.023×; allowed 1.05×): ok", lines[0])
+        self.assertIn("mallocs +1.00/call (allowed +1): ok", lines[0])
+
+    def test_more_than_one_malloc_more_fails(self):
+        over, _ = xds.check(xds.rows(self.records([10, 10, 10], [10, 10, 10], xds_mallocs=10.01)))
+        self.assertEqual(len(over), 1)
+        self.assertIn("mallocs +1.01/call (allowed +1): OVER", over[0])
+
+    def test_a_cpu_ratio_over_the_standard_beyond_the_noise_fails(self):
+        # Ratios 1.09, 1.10, 1.11: the rounds agree, the lower bound (1.083) is above 1.05.
+        over, _ = xds.check(xds.rows(self.records([100, 100, 100], [109, 110, 111])))
+        self.assertEqual(len(over), 1)
+        self.assertIn("CPU 1.100× (geometric mean of 3 rounds, lower 95 % bound 1.083×; allowed 1.05×): OVER", over[0])
+
+    def test_a_cpu_ratio_over_the_standard_within_the_noise_passes_and_says_so(self):
+        # Ratios 1.00, 1.07, 1.12: the mean is over 1.05, the lower bound is not.
+        over, lines = xds.check(xds.rows(self.records([100, 100, 100], [100, 107, 112])))
+        self.assertEqual(over, [])
+        self.assertIn("above the allowance, but not beyond the rounds' noise", lines[0])
+
+    def test_one_round_does_not_check_cpu_and_still_checks_mallocs(self):
+        over, lines = xds.check(xds.rows(self.records([100], [150], xds_mallocs=11.0)))
+        self.assertIn("not checked (one round measures no noise)", lines[0])
+        self.assertIn("mallocs +2.00/call (allowed +1): OVER", over[0])
+
+    def test_a_row_without_counted_mallocs_fails(self):
+        records = [r for r in self.records([10], [10]) if not r.get("counted")]
+        over, _ = xds.check(xds.rows(records))
+        self.assertEqual(len(over), 1)
+
+    def test_the_control_plane_is_told_one_round_robin_cluster_of_the_servers_and_the_bootstrap_names_it(self):
+        command = xds.cluster_command([5001, 5002, 5003])
+        self.assertEqual(command["op"], "basic")
+        self.assertEqual(command["listener"], "bench")
+        self.assertEqual(command["backends"], [["127.0.0.1", "5001"], ["127.0.0.1", "5002"], ["127.0.0.1", "5003"]])
+        self.assertEqual(xds.TARGET, "xds:///bench")
+        document = json.loads(xds.bootstrap(6000))
+        self.assertEqual(document["xds_servers"][0]["server_uri"], "127.0.0.1:6000")
+        self.assertEqual(document["xds_servers"][0]["channel_creds"], [{"type": "insecure"}])
+
+    def test_the_command_is_one_the_control_plane_applies(self):
+        sys.path.insert(0, os.path.dirname(xds.CONTROL_PLANE))
+        try:
+            import xds_control_plane
+        except ImportError as error:  # grpcio and xds-protos live in the project's .venv
+            self.skipTest(f"the control plane's modules are not installed here: {error}")
+        finally:
+            sys.path.remove(os.path.dirname(xds.CONTROL_PLANE))
+        plane = xds_control_plane.ControlPlane()  # not started: the resources alone
+        xds_control_plane.apply_command(plane, xds.cluster_command([5001, 5002]))
+        cluster = plane._resources[xds_control_plane.CLUSTER]["bench-cluster"]
+        self.assertIn("bench", plane._resources[xds_control_plane.LISTENER])
+        self.assertIn("bench-eds", plane._resources[xds_control_plane.ENDPOINTS])
+        self.assertTrue(cluster.type_url.endswith("envoy.config.cluster.v3.Cluster"))
+
+    def test_the_section_and_the_targets_rows_show_both_channels(self):
+        results = {"xds": self.records([10, 10, 10], [10.2, 10.3, 10.1], xds_mallocs=9.5) +
+                   self.records([50, 50, 50], [60, 60, 60], xds_mallocs=11.0, concurrency=1)}
+        text = "\n".join(report.xds_section(results))
+        self.assertIn("| 100 | 3 | 1,000 | 10.00 | 10.20 | 1.020× (1.010–1.030) | 1.020×, 1.003× | 9.00 | 9.50 | +0.50 |",
+                      text)
+        targets = [line for line in report.summary(results) if "xds:///" in line]
+        self.assertEqual(len(targets), 4)
+        self.assertIn("**not met**", targets[0])  # 1 in flight: 1.20×
+        self.assertIn("**not met**", targets[1])  # 1 in flight: +2.00 mallocs
+        self.assertIn("| met |", targets[2])
+        self.assertIn("| met |", targets[3])
 
 
 class MillionReportTests(unittest.TestCase):

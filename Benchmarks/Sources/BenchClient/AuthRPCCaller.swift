@@ -49,7 +49,10 @@ struct AuthRPCCaller: UnaryCaller {
             pem: setup.tls ? try String(contentsOfFile: setup.caPath, encoding: .utf8) : ""
         )
         let channel: Channel
-        if setup.ports.isEmpty {
+        if let target = setup.target {
+            // h2c only: the bench's xDS cluster names the servers' h2c ports.
+            channel = try Channel(target: target, transportSecurity: .plaintext)
+        } else if setup.ports.isEmpty {
             channel = try Channel(
                 target: "\(setup.tls ? "localhost" : "127.0.0.1"):\(setup.port)",
                 transportSecurity: setup.tls ? .tls(TLSConfiguration(trustRoots: trustRoots)) : .plaintext

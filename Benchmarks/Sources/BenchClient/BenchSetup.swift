@@ -10,6 +10,8 @@ struct BenchSetup: Sendable {
     var ports: [Int] = []
     /// swift-authrpc's load-balancing policy: `pick_first` or `round_robin`.
     var loadBalancing = "pick_first"
+    /// swift-authrpc's channel target when given (`xds:///NAME`), instead of `port` or `ports`.
+    var target: String?
     var caPath: String
     var requestBytes: Int
     var responseBytes: Int

@@ -48,11 +48,12 @@ struct Options {
                 authrpc-expiring (AuthSession whose token expires during the run: --stale-window-ms S
                 [--usable-for-ms U] [--token-delay-ms D]; for the expiry mode)
           load        --calls N --concurrency C [--warmup W] [--request-bytes B] [--response-bytes B]
-                      [--ports P1,P2,... --lb pick_first|round_robin]
+                      [--ports P1,P2,... --lb pick_first|round_robin | --target xds:///NAME]
                       N calls with C in flight on one connection (swift-authrpc with --ports: one
-                      channel to those servers on 127.0.0.1, balanced by --lb); calls/s, latency,
-                      CPU and (when libMallocCounter.so is preloaded) allocations per call over the
-                      timed calls
+                      channel to those servers on 127.0.0.1, balanced by --lb; with --target: a
+                      channel to that target, h2c, an xds:/// one bootstrapped from
+                      GRPC_XDS_BOOTSTRAP(_CONFIG)); calls/s, latency, CPU and (when
+                      libMallocCounter.so is preloaded) allocations per call over the timed calls
           inflight    --calls N   N calls parked by the server at once (x-bench-hold), against
                       IMPL baseline: N tasks waiting on a bare continuation; RSS and heap growth
           expiry      --calls 0 [--rate R] [--seconds T]   R calls a second for T seconds, each timed from

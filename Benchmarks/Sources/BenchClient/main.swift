@@ -1,3 +1,4 @@
+import AuthRPCXDS
 import Foundation
 
 // BenchClient MODE --impl IMPL --transport h2c|tls --port PORT --ca CA.pem [--name value ...]
@@ -29,6 +30,14 @@ if let ports = options.optionalString("ports") {
 setup.loadBalancing = options.string("lb", default: "pick_first")
 guard ["pick_first", "round_robin"].contains(setup.loadBalancing) else {
     Options.fail("--lb must be pick_first or round_robin")
+}
+if let target = options.optionalString("target") {
+    guard !setup.tls, setup.ports.isEmpty else { Options.fail("--target takes neither --transport tls nor --ports") }
+    if target.hasPrefix("xds:") {
+        // The bootstrap comes from GRPC_XDS_BOOTSTRAP(_CONFIG), read when the channel is made.
+        XDSScheme.register()
+    }
+    setup.target = target
 }
 let calls = options.int("calls")
 let warmup = options.int("warmup", default: 200)
