@@ -120,7 +120,8 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     private(set) var subchannels: [Subchannel<Connection>] = []
     /// Where round-robin's next pick starts.
     private var cursor = 0
-    /// Whether calls go by priorities and weighted localities (``pickTiered()``).
+    /// Whether calls go by priorities and weighted localities (``pickTiered()``): placed
+    /// endpoints in more than one locality.
     private var tiered = false
     /// Where each locality's next pick starts, by locality number.
     private var localityCursors: [Int] = []
@@ -174,7 +175,10 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
 
     /// gRFC A27's tree: the first priority with a ready connection serves; a locality of it with
     /// a ready connection is picked at random by weight; its ready connections take calls in
-    /// turn. (Subchannels run by priority, then locality.)
+    /// turn. (Subchannels run by priority, then locality.) Inlined, as ``pickReady()`` is, so
+    /// that it is specialized for the channel's connection type: generic, every read of a
+    /// subchannel would copy it through the runtime.
+    @inline(__always)
     private mutating func pickTiered() -> Connection? {
         let count = subchannels.count
         var first = 0
@@ -277,7 +281,9 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         resolution = .resolved
         resolutionBackoff.reset()
         (endpoints, self.placements) = Self.unique(found, placements)
-        tiered = configuration.loadBalancing.spreadsOverAddresses && self.placements != nil
+        // One locality (so one priority) is plain round robin, which the cheaper pick serves.
+        let localities = Set(self.placements?.map(\.locality) ?? [])
+        tiered = configuration.loadBalancing.spreadsOverAddresses && localities.count > 1
         connectingSince = [:]
         localityCursors = Array(repeating: 0, count: (self.placements?.map(\.locality).max() ?? -1) + 1)
         if case .active = phase {

@@ -15,14 +15,19 @@ package import AuthRPCTransport
 /// fails over between priorities by connectivity and picks localities by weight (gRFC A27).
 final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     /// What the routes are known to be.
-    private enum Known {
+    fileprivate enum Known {
         case unknown
         case routes(XDSRoutes)
         case failed(String)
     }
 
     private struct RouteState {
-        var known = Known.unknown
+        var known = Known.unknown {
+            didSet { everyCall = known.everyCall }
+        }
+        /// Where every call goes when the routes send them all to one place: routing a call then
+        /// reads no routes.
+        private(set) var everyCall: ChannelCallRoute?
         /// Each walk's number, and the latest one whose result was kept: a walk that started
         /// before another one finished never overwrites it.
         var walksStarted = 0
@@ -83,6 +88,7 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     // MARK: - Routing calls
 
     func route(path: String, metadata: Metadata, roll: UInt64) -> ChannelCallRoute {
+        if let everyCall = state.withLock({ $0.everyCall }) { return everyCall }
         let routes: XDSRoutes
         switch state.withLock({ $0.known }) {
         case .unknown: return .pending
@@ -178,5 +184,19 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     private func pruneSubscriptions() async {
         guard case .routes(let routes) = state.withLock({ $0.known }) else { return }
         await client.retainOnly(routeConfiguration: routes.routeConfigurationName, clusters: routes.clusters)
+    }
+}
+
+extension XDSNameResolver.Known {
+    /// Where every call goes, when the first route takes every call (an empty path prefix, no
+    /// header matcher, no fraction) and names one cluster; nil when calls must be routed one by
+    /// one.
+    fileprivate var everyCall: ChannelCallRoute? {
+        guard case .routes(let routes) = self, let first = routes.host.routes.first,
+            case .prefix("") = first.match.path, first.match.headers.isEmpty, first.match.fractionPerMillion == nil,
+            case .cluster(let cluster) = first.action
+        else { return nil }
+        return cluster == routes.primaryCluster
+            ? .channel(maxDuration: first.maxStreamDuration) : .group(cluster, maxDuration: first.maxStreamDuration)
     }
 }
