@@ -23,8 +23,9 @@ import AuthRPCTransport
 /// - When a resolver places its addresses in priorities and weighted localities (gRFC A27),
 ///   round-robin connects the first priority, and each next one once every priority before it
 ///   has failed: each of its attempts backing off, or none ready 10 s after it began connecting
-///   (A27's failover timer); the first priority with a ready connection serves, a locality of it with a ready
-///   connection is picked at random by weight, and its ready connections take calls in turn.
+///   (A27's failover timer). The first priority with a ready connection serves, a locality of
+///   it with a ready connection is picked at random by weight, and its ready connections take
+///   calls in turn.
 /// - A failed attempt backs off by its subchannel's own backoff, then tries again by itself;
 ///   with nothing ready and no call asking for `idleTimeout`, the channel goes idle instead.
 struct ChannelStateMachine<Connection: SubchannelConnection> {
