@@ -106,10 +106,16 @@ class Server:
         self.ports = {"h2c": int(words[3]), "tls": int(words[4])}
 
     def close(self):
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)
+
+
+def stop_child(process):
+    """Ends a child that exits when its standard input closes: closes it, and kills the child if
+    it is still there 10 s later."""
+    if process.poll() is None:
+        process.stdin.close()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-from .processes import ROOT
+from .processes import ROOT, stop_child
 
 CONTROL_PLANE = os.path.join(ROOT, "Tests", "Peers", "xds_control_plane.py")
 # The listener the channel's target names (`xds:///bench`), and the resources it leads to.
@@ -92,13 +92,7 @@ class ControlPlane:
             raise RuntimeError(f"the xDS control plane refused {command}: {answer.status} {text}")
 
     def close(self):
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)
 
 
 def round_order(round_number):

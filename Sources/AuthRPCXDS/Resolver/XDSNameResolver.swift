@@ -137,13 +137,7 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
 
     func routes(toGroup name: String) -> Bool {
         guard case .routes(let routes) = state.withLock({ $0.known }) else { return true }
-        return routes.host.routes.contains { route in
-            switch route.action {
-            case .cluster(let cluster): return cluster == name
-            case .weightedClusters(let weighted): return weighted.contains { $0.name == name }
-            case .unsupported: return false
-            }
-        }
+        return routes.clusters.contains(name)
     }
 
     /// Walks to the virtual host and keeps what the walk found, unless a later walk already

@@ -17,12 +17,10 @@ extension XDSChannelTests {
     )
     func googleDefaultCredentials() async throws {
         let sandbox = try await Peers.sandbox()
-        let plane = try await ControlPlaneProcess.launch(arguments: [
-            "--tls-cert", sandbox.process.string("server_cert"), "--tls-key", sandbox.process.string("server_key"),
-            "--introspection-url", "\(sandbox.issuer)/introspect",
-            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
-            "--required-scope", XDSScheme.googleDefaultScope,
-        ])
+        let plane = try await ControlPlaneProcess.launch(
+            arguments: Self.sandboxTLS(sandbox)
+                + Self.checkingTokens(with: sandbox, scope: XDSScheme.googleDefaultScope)
+        )
         defer { plane.process.stop() }
         let (backends, port) = try await Self.backends(["gd": "127.0.0.2"])
         defer { for backend in backends { backend.process.stop() } }
@@ -43,12 +41,10 @@ extension XDSChannelTests {
     )
     func googleDefaultRefused() async throws {
         let sandbox = try await Peers.sandbox()
-        let plane = try await ControlPlaneProcess.launch(arguments: [
-            "--tls-cert", sandbox.process.string("server_cert"), "--tls-key", sandbox.process.string("server_key"),
-            "--introspection-url", "\(sandbox.issuer)/introspect",
-            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
-            "--required-scope", "https://www.googleapis.com/auth/not-granted",
-        ])
+        let plane = try await ControlPlaneProcess.launch(
+            arguments: Self.sandboxTLS(sandbox)
+                + Self.checkingTokens(with: sandbox, scope: "https://www.googleapis.com/auth/not-granted")
+        )
         defer { plane.process.stop() }
         try plane.command([
             "op": "basic", "listener": "gd-refused", "route": "gd-refused-routes", "cluster": "gd-refused-c",
@@ -74,10 +70,7 @@ extension XDSChannelTests {
     @Test("google_default to a control plane that does not speak TLS: no request and no token reach it, calls fail")
     func googleDefaultNeverInPlaintext() async throws {
         let sandbox = try await Peers.sandbox()
-        let plane = try await ControlPlaneProcess.launch(arguments: [
-            "--introspection-url", "\(sandbox.issuer)/introspect",
-            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
-        ])
+        let plane = try await ControlPlaneProcess.launch(arguments: Self.checkingTokens(with: sandbox))
         defer { plane.process.stop() }
         Self.registerGoogleDefault(plane, sandbox, doesNotExistTimeout: .seconds(1))
         let channel = try Channel(target: "xds:///gd-plain", transportSecurity: .plaintext)
@@ -85,6 +78,20 @@ extension XDSChannelTests {
         await #expect(throws: RPCError.self) { _ = try await Self.call(channel, id: "google-default-plain") }
         #expect(try plane.requests().isEmpty)
         #expect(try plane.authorizations().isEmpty)
+    }
+
+    /// The control plane's arguments for ADS over TLS with the sandbox's certificate.
+    private static func sandboxTLS(_ sandbox: SandboxInfo) -> [String] {
+        ["--tls-cert", sandbox.process.string("server_cert"), "--tls-key", sandbox.process.string("server_key")]
+    }
+
+    /// The control plane's arguments for asking the sandbox's issuer about every stream's token
+    /// (RFC 7662), requiring `scope` when given.
+    private static func checkingTokens(with sandbox: SandboxInfo, scope: String? = nil) -> [String] {
+        [
+            "--introspection-url", "\(sandbox.issuer)/introspect",
+            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
+        ] + (scope.map { ["--required-scope", $0] } ?? [])
     }
 
     /// Registers the scheme with a google_default bootstrap for `plane`: the sandbox's service
@@ -125,12 +132,10 @@ extension XDSChannelTests {
     )
     func googleDefaultByProductionName() async throws {
         let sandbox = try await Peers.sandbox()
-        let plane = try await ControlPlaneProcess.launch(arguments: [
-            "--tls-names", "trafficdirector.googleapis.com",
-            "--introspection-url", "\(sandbox.issuer)/introspect",
-            "--introspection-client", "sandbox-service", "--introspection-secret", "sandbox-service-secret",
-            "--required-scope", XDSScheme.googleDefaultScope,
-        ])
+        let plane = try await ControlPlaneProcess.launch(
+            arguments: ["--tls-names", "trafficdirector.googleapis.com"]
+                + Self.checkingTokens(with: sandbox, scope: XDSScheme.googleDefaultScope)
+        )
         defer { plane.process.stop() }
         let (backends, port) = try await Self.backends(["td-backend": "127.0.0.2"])
         defer { for backend in backends { backend.process.stop() } }
