@@ -113,20 +113,23 @@ extension Channel {
         options: CallOptions? = nil,
         serviceConfig: ServiceConfig? = nil
     ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
+        // A waiting call keeps every async frame of its chain (each that overflows the task's
+        // slab costs a new ~1 KiB slab per call in flight), and this function's frame is in every
+        // caller's: it has room for every value any of its paths keeps in memory, whether or not
+        // that path runs. So the generic work happens before and after, in plain functions
+        // specialized for the messages (an unspecialized one would need a copy of the request
+        // in this frame), the interceptors' path answers with one word, and the waiting is done
+        // by `perform`, which is not generic and holds little.
         if hasInterceptors(options) {
-            return try await intercepted(
+            return try await interceptedResponse(
                 method,
                 request: request,
                 serializer: serializer,
                 deserializer: deserializer,
                 options: options,
                 serviceConfig: serviceConfig
-            )
+            ).take()
         }
-        // Only what crosses a suspension lives in an async frame, and a waiting call keeps every
-        // frame of its chain (each that overflows the task's slab costs a new ~1 KiB slab per
-        // call in flight). So the generic work happens before and after, in plain functions, and
-        // the waiting is done by `perform`, which is not generic and holds little.
         let body = try frameRequest(request, serializer: serializer, options: options)
         return try Self.decoded(
             await perform(method, body: body, options: options, serviceConfig: serviceConfig, observers: nil),
@@ -145,9 +148,21 @@ extension Channel {
     }
 
     /// The request message, framed (and compressed when the options ask for it): the only
-    /// generic step before the call is sent.
-    @usableFromInline @inline(never)
+    /// generic step before the call is sent. Specialized for the message but not inlined, so
+    /// the request is handed over as the caller holds it; an unspecialized generic call would
+    /// need it in memory, a copy the caller's async frame would keep for the whole call.
+    @inlinable @inline(never)
     func frameRequest<Serializer: MessageSerializer>(
+        _ request: Serializer.Message,
+        serializer: Serializer,
+        options: CallOptions?
+    ) throws(RPCError) -> [UInt8] {
+        try frameMessage(request, serializer: serializer, options: options)
+    }
+
+    /// `frameRequest`'s work, generic.
+    @usableFromInline
+    func frameMessage<Serializer: MessageSerializer>(
         _ request: Serializer.Message,
         serializer: Serializer,
         options: CallOptions?

@@ -5,6 +5,31 @@ extension Channel {
         !interceptors.isEmpty || !(options?.interceptors ?? defaultCallOptions.interceptors).isEmpty
     }
 
+    /// `intercepted`, for `unary`: specialized for the messages but not inlined (so the request
+    /// is handed over as the caller holds it), and with the response boxed (one word, where a
+    /// `UnaryResponse` returned from an async call takes room for itself in the caller's frame).
+    /// Both would otherwise be kept in the frame of every call, interceptors or not.
+    @inlinable @inline(never)
+    nonisolated(nonsending) func interceptedResponse<Serializer: MessageSerializer, Deserializer: MessageDeserializer>(
+        _ method: MethodDescriptor,
+        request: Serializer.Message,
+        serializer: Serializer,
+        deserializer: Deserializer,
+        options: CallOptions?,
+        serviceConfig: ServiceConfig?
+    ) async throws(RPCError) -> UnaryResponseBox<Deserializer.Message> {
+        UnaryResponseBox(
+            try await intercepted(
+                method,
+                request: request,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                serviceConfig: serviceConfig
+            )
+        )
+    }
+
     /// A call through its interceptors: the channel's, then the call's, the first outermost; the
     /// innermost `next` is the call itself (service-config defaults, retries, token, stream), and
     /// each interceptor is told the events of the call below it.
