@@ -23,7 +23,8 @@ both servers (h2c and TLS on loopback), and measures:
     call, checked against issue 26's +5 % and +1 malloc (benchkit/xds.py);
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
-figure exceeds the allocation budget (mallocs per call, memory per call in flight), when the xDS
+figure exceeds the allocation budget (mallocs per call, memory per call in flight, the async frames
+of a waiting call, read from BenchClient), when the xDS
 row exceeds issue 26's allowance, or when one of issue 23's target rows regresses against
 target-baseline.json by more than the noise the run measured (benchkit/regression.py). `--quick`
 measures only swift-authrpc's CPU and allocations per call (h2c and TLS, 1 and 100 in flight,
@@ -47,7 +48,7 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import budget, callgrind, plots, profile, regression, report, wake, xds  # noqa: E402
+from benchkit import async_frames, budget, callgrind, plots, profile, regression, report, wake, xds  # noqa: E402
 from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
@@ -197,7 +198,7 @@ def quick(arguments, runner, servers, phases):
     ratios), the allocation budget checked; the xDS row, checked; memory per call in flight, its
     budget checked."""
     server = servers[BUDGET_SERVER]
-    over = []
+    over = settle_frames(arguments, runner.client)
     if "small" in phases:
         over += quick_calls(arguments, runner, server)
     if "xds" in phases:
@@ -314,6 +315,18 @@ def print_retry_policy_cost(rows):
         extra_mallocs = counted["mallocs_per_call"] - plain["mallocs_per_call"]
         extra_cpu = (cpu / plain_cpu - 1) * 100
         print(f"  {transport:4} {concurrency:3} in flight: {extra_mallocs:+.2f} mallocs/call, {extra_cpu:+.1f} % CPU/call")
+
+
+def settle_frames(arguments, binary):
+    """The async frames a waiting call keeps (read from BenchClient's binary, exact) against
+    their budget; `--update-budget` writes them."""
+    measured = budget.call_frames(async_frames.async_function_pointers(binary))
+    if arguments.update_budget:
+        budget.update_frames(measured)
+        return []
+    over, lines = budget.check_frames(measured)
+    print("\nasync frames of a waiting call (bytes each keeps while the call waits):\n  " + "\n  ".join(lines))
+    return over
 
 
 def settle_budget(arguments, mallocs, server_name):
@@ -519,11 +532,11 @@ def full(arguments, runner, servers, started):
     results["flow_control"] = report.flow_control({name: servers[name] for name in SERVERS if name in servers})
     results["duration_seconds"] = time.monotonic() - started
 
-    over = []
+    over = settle_frames(arguments, runner.client)
     if "allocations" in results:
         mallocs = {(r["impl"], r["transport"], r["concurrency"]): r["mallocs_per_call"] for r in results["allocations"]
                    if r["server"] == BUDGET_SERVER and r["impl"] in ("authrpc", "authrpc-session")}
-        over = settle_budget(arguments, mallocs, BUDGET_SERVER)
+        over += settle_budget(arguments, mallocs, BUDGET_SERVER)
     if "inflight" in results:
         own = report.inflight_figures(results)["own_rss"]
         if arguments.update_budget:

@@ -268,6 +268,37 @@ class MemoryBudgetTests(unittest.TestCase):
         self.assertEqual(budget.load()[budget.MEMORY_DATE_KEY], measured_on)
 
 
+class FrameBudgetTests(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(prefix="bench-budget-"), "allocation-budget.json")
+        patcher = mock.patch.object(budget, "PATH", self.path)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        with open(self.path, "w") as handle:
+            json.dump({"server": "grpc-c++", "measured_on": "today", "mallocs_per_call": {}}, handle)
+
+    def test_only_the_call_chain_is_read_and_the_prefix_is_dropped(self):
+        generated, perform, _ = budget.CALL_FRAMES
+        sizes = [("async function pointer to " + generated, 272), (perform, 560), ("unrelated()", 9999)]
+        self.assertEqual(budget.call_frames(sizes), {generated: 272, perform: 560})
+
+    def test_a_grown_or_missing_frame_fails_and_one_within_passes(self):
+        generated, perform, closure = budget.CALL_FRAMES
+        budget.update_frames({generated: 272, perform: 560, closure: 112})
+        over, lines = budget.check_frames({generated: 272, perform: 576})
+        self.assertEqual(len(lines), 3)
+        self.assertEqual(len(over), 2)
+        self.assertIn("576 B, budget 560 B (OVER BUDGET)", over[0])
+        self.assertIn("not in the binary", over[1])
+        self.assertEqual(budget.check_frames({generated: 256, perform: 560, closure: 112})[0], [])
+
+    def test_a_budget_without_frames_fails_and_the_malloc_update_keeps_them(self):
+        self.assertIn("no async_frame_bytes", budget.check_frames({})[0][0])
+        budget.update_frames({budget.CALL_FRAMES[0]: 272})
+        budget.update({("authrpc", "h2c", 1): 8.0}, "grpc-c++")
+        self.assertEqual(budget.load()[budget.FRAMES_KEY], {budget.CALL_FRAMES[0]: 272})
+
+
 def load_record(impl, concurrency, cpu, transport="h2c", **more):
     return {"impl": impl, "server": "grpc-c++", "transport": transport, "concurrency": concurrency,
             "cpu_us_per_call": cpu, "p50_us": 100.0, "calls_per_second": 10_000.0, **more}
