@@ -62,6 +62,12 @@ public enum ChildProcess {
     /// Runs `executable` as ``run(_:_:environment:input:timeout:)`` does, but a child still
     /// running at `timeout` is terminated (SIGTERM, then SIGKILL 5 s later) and reported as
     /// `timedOut` rather than thrown.
+    ///
+    /// A given `environment` also carries this process's sanitizer options (`ASAN_OPTIONS`,
+    /// `TSAN_OPTIONS`, `LSAN_OPTIONS`) unless it sets them: they belong to the run, not to the
+    /// case. `make test-sanitize` turns LeakSanitizer off (the Swift runtime's and OpenSSL's
+    /// process-lifetime state looks like leaks at exit), and without that a child's exit status
+    /// would become ASan's 1 whatever the program chose.
     public static func capture(
         _ executable: URL,
         _ arguments: [String],
@@ -87,7 +93,13 @@ public enum ChildProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        if var environment {
+            let inherited = ProcessInfo.processInfo.environment
+            for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"] where environment[name] == nil {
+                environment[name] = inherited[name]
+            }
+            process.environment = environment
+        }
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr

@@ -38,7 +38,8 @@ struct InteropServer: Sendable {
     }
 
     /// Runs interop_client with `arguments` and exactly `environment` (plus PATH, an empty HOME,
-    /// so no gcloud file of the machine's own is found, and the sanitizers' options).
+    /// so no gcloud file of the machine's own is found, and the sanitizers' options, which
+    /// `ChildProcess` carries).
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcessResult {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("interop-home-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
@@ -47,12 +48,6 @@ struct InteropServer: Sendable {
         let inherited = ProcessInfo.processInfo.environment
         variables["PATH"] = inherited["PATH"] ?? "/usr/bin:/bin"
         variables["HOME"] = home.path
-        // A sanitizer run's settings belong to the run, not to the case: `make test-sanitize` turns
-        // LeakSanitizer off (the Swift runtime's process-lifetime caches look like leaks at exit),
-        // and without that a child's exit status would become ASan's 1 whatever the client chose.
-        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"] where variables[name] == nil {
-            variables[name] = inherited[name]
-        }
         return try await ChildProcess.run(
             PackageRoot.builtProduct("interop_client"),
             arguments,
