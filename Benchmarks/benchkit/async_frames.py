@@ -40,7 +40,7 @@ def context_size(data, table, address):
 
 
 def async_function_pointers(path):
-    """[(demangled name, context size)] for every async function pointer in `path`."""
+    """[(demangled function name, context size)] for every async function pointer in `path`."""
     symbols = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True).stdout
     entries = []
     for line in symbols.splitlines():
@@ -52,7 +52,8 @@ def async_function_pointers(path):
     with open(path, "rb") as handle:
         data = handle.read()
     table = sections(data)
-    return [(name, context_size(data, table, address)) for (address, _), name in zip(entries, names)]
+    return [(name.removeprefix("async function pointer to "), context_size(data, table, address))
+            for (address, _), name in zip(entries, names)]
 
 
 def main(arguments):
@@ -62,7 +63,7 @@ def main(arguments):
     path, patterns = arguments[0], arguments[1:]
     for name, size in sorted(async_function_pointers(path), key=lambda entry: entry[0]):
         if not patterns or any(pattern in name for pattern in patterns):
-            print(f"{size:6} {name.removeprefix('async function pointer to ')}")
+            print(f"{size:6} {name}")
     return 0
 
 

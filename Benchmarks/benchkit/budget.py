@@ -37,6 +37,14 @@ def load():
         return json.load(handle)
 
 
+def save(document):
+    """Writes `document` as the budget; returns it."""
+    with open(PATH, "w") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")
+    return document
+
+
 def check(measured, server):
     """`measured`: {(client, transport, concurrency): mallocs per call} against `server`.
     Returns the lines that exceed the budget (empty when all are within it) and a line per
@@ -77,14 +85,9 @@ def check_memory(measured, server):
 
 
 def call_frames(sizes):
-    """{name: context size} of CALL_FRAMES, from `sizes` ([(demangled name, size)] as
+    """{name: context size} of CALL_FRAMES, from `sizes` ([(function name, size)] as
     async_frames.async_function_pointers gives them); a name missing from the binary is absent."""
-    found = {}
-    for name, size in sizes:
-        name = name.removeprefix("async function pointer to ")
-        if name in CALL_FRAMES:
-            found[name] = size
-    return found
+    return {name: size for name, size in sizes if name in CALL_FRAMES}
 
 
 def check_frames(measured):
@@ -112,10 +115,7 @@ def update_frames(measured):
     """Sets the frame budget to `measured`, exactly."""
     document = load()
     document[FRAMES_KEY] = {name: measured[name] for name in CALL_FRAMES if name in measured}
-    with open(PATH, "w") as handle:
-        json.dump(document, handle, indent=2)
-        handle.write("\n")
-    return document
+    return save(document)
 
 
 def update_memory(measured):
@@ -123,10 +123,7 @@ def update_memory(measured):
     document = load()
     document[MEMORY_KEY] = int(math.ceil(measured * (1 + MEMORY_MARGIN) / 16) * 16)
     document[MEMORY_DATE_KEY] = time.strftime("%Y-%m-%d")
-    with open(PATH, "w") as handle:
-        json.dump(document, handle, indent=2)
-        handle.write("\n")
-    return document
+    return save(document)
 
 
 def memory_limit():
@@ -163,7 +160,4 @@ def update(measured, server):
     for (client, transport, concurrency), value in sorted(measured.items()):
         document["mallocs_per_call"].setdefault(client, {}).setdefault(transport, {})[str(concurrency)] = \
             math.ceil(value * (1 + MARGIN) + 0.5)
-    with open(PATH, "w") as handle:
-        json.dump(document, handle, indent=2)
-        handle.write("\n")
-    return document
+    return save(document)
