@@ -112,7 +112,7 @@ protos: deps
 	Scripts/generate-protos.sh
 
 ## bench: the performance comparison (Benchmarks/, its own package; the first release build takes
-## ~10 minutes, a run about 25 more): RESULTS.md, results.json and plots; fails past the allocation
+## ~10 minutes, a run about 45 more on 2 cores): RESULTS.md, results.json and plots; fails past the allocation
 ## budget or when one of issue 23's target rows regresses beyond the run's noise
 bench: bench-deps venv bench-selftest
 	$(VENV)/bin/python -c "import matplotlib" 2>/dev/null || $(VENV)/bin/pip install --quiet --disable-pip-version-check matplotlib || true
