@@ -955,7 +955,7 @@ final class ConnectionLoop: @unchecked Sendable {
             pendingResets.append(stream)
             return
         }
-        stream.body.append(contentsOf: bytes)
+        stream.appendBody(bytes)
     }
 
     /// Something the server sent on `stream` is unacceptable: its caller is answered now; the
