@@ -9,9 +9,9 @@ extension HTTP2Stream {
     /// declares its length, so once a quarter of it has arrived the body grows straight to that
     /// size and is not copied again. The growth is never more than ``bodyGrowthAhead`` times the
     /// bytes received (doubling's is two): a server that declares a large message and stops
-    /// makes the client hold little more than it sent. A prefix that does not fit what arrives
-    /// (a second message, a length past the limit) changes nothing: the array doubles as usual
-    /// and the response's decoder says what was wrong.
+    /// makes the client reserve at most four times what it sent. A prefix that does not fit
+    /// what arrives (a second message, a length past the limit) changes nothing: the array
+    /// doubles as usual and the response's decoder says what was wrong.
     func appendBody(_ bytes: UnsafeRawBufferPointer) {
         let needed = body.count + bytes.count
         if needed > body.capacity, let declared = declaredBodyBytes,
