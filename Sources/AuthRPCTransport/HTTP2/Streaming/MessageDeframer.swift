@@ -31,10 +31,10 @@ struct MessageDeframer {
         var offset = 0
         while offset < bytes.count {
             guard let length = expected else {
-                let take = min(5 - prefix.count, bytes.count - offset)
+                let take = min(GRPCMessagePrefix.byteCount - prefix.count, bytes.count - offset)
                 prefix.append(contentsOf: bytes[offset..<offset + take])
                 offset += take
-                if prefix.count == 5 { try startMessage() }
+                if prefix.count == GRPCMessagePrefix.byteCount { try startMessage() }
                 if expected == 0 { try finishMessage(deliver) }
                 continue
             }
@@ -52,7 +52,7 @@ struct MessageDeframer {
         case 1: throw .compressed
         default: throw .badFlag(prefix[0])
         }
-        let length = prefix[1...4].reduce(0) { $0 << 8 | Int($1) }
+        let length = GRPCMessagePrefix.payloadLength(prefix)
         guard length <= maxMessageBytes else { throw .tooLarge(limit: maxMessageBytes) }
         expected = length
         payload.reserveCapacity(length)

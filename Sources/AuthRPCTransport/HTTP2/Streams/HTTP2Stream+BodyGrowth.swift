@@ -23,10 +23,9 @@ extension HTTP2Stream {
         body.append(contentsOf: bytes)
     }
 
-    /// The whole body's length by its message prefix (a flag byte, a 4-byte big-endian length),
-    /// once the prefix has arrived.
+    /// The whole body's length by its message prefix, once the prefix has arrived.
     private var declaredBodyBytes: Int? {
-        guard body.count >= 5 else { return nil }
-        return 5 + (Int(body[1]) << 24 | Int(body[2]) << 16 | Int(body[3]) << 8 | Int(body[4]))
+        guard body.count >= GRPCMessagePrefix.byteCount else { return nil }
+        return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(body)
     }
 }
