@@ -104,6 +104,15 @@ enum HTTP2ClientTarget {
                         $0 = OracleViolation("a response body of \(response.body.count) bytes passed the limit")
                     }
                 }
+                // A prefix may declare any length: the body grows by at most four times what
+                // arrived (plus the allocator's rounding), never to what was only declared.
+                if response.body.capacity > 4 * response.body.count + 4096 {
+                    violation.withLock {
+                        $0 = OracleViolation(
+                            "a response body of \(response.body.count) bytes holds \(response.body.capacity) bytes of room"
+                        )
+                    }
+                }
                 _ = ResponseDecoder.decode(response, deserializer: RawBytesCodec(), maxMessageBytes: 4 << 20)
             } catch {
                 _ = RPCError(transportFailure: error, deadline: nil).description
