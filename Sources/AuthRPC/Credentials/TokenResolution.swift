@@ -70,7 +70,13 @@ enum TokenResolution {
     /// A token goes into a header: it must be non-empty printable ASCII without spaces
     /// (RFC 6750's b64token is stricter still). The token itself never appears in the error.
     private static func checked(_ token: String) throws(RPCError) -> String {
-        guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        // Over the contiguous bytes (every native string's): a view's iterator costs about ten
+        // times as much per byte, on every call.
+        let isTokenByte = { (byte: UInt8) in byte > 0x20 && byte < 0x7F }
+        let printable =
+            token.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isTokenByte) }
+            ?? token.utf8.allSatisfy(isTokenByte)
+        guard !token.isEmpty, printable else {
             throw RPCError(
                 code: .unauthenticated,
                 message: "the access token is empty or has characters a header cannot carry"

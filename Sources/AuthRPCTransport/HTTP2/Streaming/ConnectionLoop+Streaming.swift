@@ -118,7 +118,7 @@ extension ConnectionLoop {
         }
         if call.inInformationalBlock { return true }
         if !call.sawFinalHeaders, name.first == UInt8(ascii: ":") {
-            if name.elementsEqual(":status".utf8) {
+            if name.equals(":status") {
                 call.status = Int(String(decoding: value, as: UTF8.self)) ?? 0
                 if (100..<200).contains(call.status) {
                     call.informationalBlocks += 1

@@ -24,11 +24,7 @@ package struct HTTP2HeaderBlock: Sendable {
     /// index them, so their bytes cannot be probed through HPACK compression and do not outlive
     /// the call in the encoder's table.
     static func isSensitive(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        switch name.count {
-        case 13: return name.elementsEqual("authorization".utf8)
-        case 6: return name.elementsEqual("cookie".utf8)
-        default: return false
-        }
+        name.equals("authorization") || name.equals("cookie")
     }
 
     /// Appends one field; its value is the concatenation of `value` and `valueSuffix` (so
