@@ -86,8 +86,6 @@ final class ConnectionLoop: @unchecked Sendable {
     private let frames = ByteQueue(capacity: 64 << 10)
     /// What goes on the wire: `frames` itself over h2c, TLS records over TLS.
     private let records = ByteQueue(capacity: 64 << 10)
-    /// Reused for every submit: the nghttp2_nv array pointing into the request's header block.
-    private var headerFields: [nghttp2_nv] = []
     /// Reused for every submit of a request given as parts (`HTTP2Request.head`): the block they
     /// are laid out in, so a call allocates none. Let go after a submit that grew it past
     /// `headerScratchLimit` (a call with unusually large metadata), so it stays small.
@@ -379,13 +377,18 @@ final class ConnectionLoop: @unchecked Sendable {
     /// queued (their next requests) so those go out in this turn's write. Jobs queued while these
     /// run wait for the next turn, so reading and writing always get their turn.
     private func runJobs() {
-        inbox.withLock { swap(&$0.jobs, &takenJobs) }
-        guard !takenJobs.isEmpty else { return }
-        for scheduled in takenJobs {
+        // The batch is a local, its buffer parked in `takenJobs` between turns, as in
+        // `takeCommands`.
+        var batch: [ScheduledJob] = []
+        swap(&batch, &takenJobs)
+        inbox.withLock { swap(&$0.jobs, &batch) }
+        let ran = !batch.isEmpty
+        for scheduled in batch {
             scheduled.job.runSynchronously(on: scheduled.executor)
         }
-        takenJobs.removeAll(keepingCapacity: true)
-        takeCommands()
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &takenJobs)
+        if ran { takeCommands() }
     }
 
     /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
@@ -421,14 +424,20 @@ final class ConnectionLoop: @unchecked Sendable {
     // MARK: - Commands
 
     private func takeCommands() {
+        // The batch is a local, its buffer parked in `takenCommands` between turns: Swift checks
+        // every access to a class's array property at run time (about a hundred instructions
+        // each) unless no access to it spans other work, and a loop over the property would span
+        // every command's. Only swaps touch the property, so its accesses are checked statically.
+        var batch: [ConnectionCommand] = []
+        swap(&batch, &takenCommands)
         let signalled = inbox.withLock { inbox -> Bool in
-            swap(&inbox.commands, &takenCommands)
+            swap(&inbox.commands, &batch)
             inbox.polling = false
             defer { inbox.wakePending = false }
             return inbox.wakePending
         }
         if signalled { wakeup.drain() }
-        for command in takenCommands {
+        for command in batch {
             switch command {
             case .submit(let stream):
                 submit(stream)
@@ -446,7 +455,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 handle(command)
             }
         }
-        takenCommands.removeAll(keepingCapacity: true)
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &takenCommands)
     }
 
     /// No new streams (they fail with `refusal`, marked not sent); the open ones finish, then
@@ -584,7 +594,7 @@ final class ConnectionLoop: @unchecked Sendable {
         provider: inout nghttp2_data_provider,
         session: OpaquePointer
     ) -> Int32 {
-        switch submitRequestHeaders(block, provider: &provider, session: session) {
+        switch submitRequestHeaders(block, provider: &provider, session: session, stream: stream) {
         case .success(let id):
             return id
         case .failure(let failure):
@@ -593,39 +603,48 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
-    /// Lays `block` out as nghttp2's name/value list (in one array the loop reuses) and submits
-    /// it as a request's HEADERS with `provider`: nghttp2's stream id or error code, or, without
-    /// submitting anything, `headerListTooLarge` when the block is over the server's header list
-    /// limit. Unary and bidirectional streams both open here.
+    /// Lays `block` out as nghttp2's name/value list and submits it as a request's HEADERS with
+    /// `provider`: nghttp2's stream id or error code, or, without submitting anything,
+    /// `headerListTooLarge` when the block is over the server's header list limit. Unary and
+    /// bidirectional streams both open here; a unary stream passes itself as `stream`, which
+    /// nghttp2 keeps as the stream's user data (see `SessionCallbacks.unaryStream`).
     func submitRequestHeaders(
         _ block: HTTP2HeaderBlock,
         provider: inout nghttp2_data_provider,
-        session: OpaquePointer
+        session: OpaquePointer,
+        stream: HTTP2Stream? = nil
     ) -> Result<Int32, TransportFailure> {
-        var listSize = 0
-        headerFields.removeAll(keepingCapacity: true)
-        return block.withFields { fields in
-            for field in fields {
-                listSize += field.name.count + field.value.count + 32
-                headerFields.append(
-                    nghttp2_nv(
-                        // Both point into the block's (non-empty) buffer, so neither is nil.
-                        name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
-                        value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
-                        namelen: field.name.count,
-                        valuelen: field.value.count,
-                        // Tokens never enter the HPACK table, so their bytes cannot be probed through
-                        // compression and do not outlive the call in the encoder's memory.
-                        flags: field.sensitive
-                            ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+        block.withFields { fields in
+            // nghttp2 copies the list, so it lives on the stack for the call (nghttp2_nv is 40
+            // bytes: a typical request's dozen fields take no heap), and no property of the
+            // loop's is touched once per field.
+            let count = fields.reduce(0) { count, _ in count + 1 }
+            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: count) { list in
+                var listSize = 0
+                for (index, field) in zip(list.indices, fields) {
+                    listSize += field.name.count + field.value.count + 32
+                    list.initializeElement(
+                        at: index,
+                        to: nghttp2_nv(
+                            // Both point into the block's (non-empty) buffer, so neither is nil.
+                            name: UnsafeMutablePointer(mutating: field.name.baseAddress!),
+                            value: UnsafeMutablePointer(mutating: field.value.baseAddress!),
+                            namelen: field.name.count,
+                            valuelen: field.value.count,
+                            // Tokens never enter the HPACK table, so their bytes cannot be probed
+                            // through compression and do not outlive the call in the encoder's memory.
+                            flags: field.sensitive
+                                ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                        )
                     )
-                )
+                }
+                let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
+                guard UInt64(listSize) <= UInt64(limit) else {
+                    return .failure(.headerListTooLarge(size: listSize, limit: Int(limit)))
+                }
+                let userData = stream.map { Unmanaged.passUnretained($0).toOpaque() }
+                return .success(nghttp2_submit_request(session, nil, list.baseAddress, count, &provider, userData))
             }
-            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
-            guard UInt64(listSize) <= UInt64(limit) else {
-                return .failure(.headerListTooLarge(size: listSize, limit: Int(limit)))
-            }
-            return .success(nghttp2_submit_request(session, nil, headerFields, headerFields.count, &provider, nil))
         }
     }
 
@@ -666,11 +685,15 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Resets the streams whose body went over the limit, unless nghttp2 already closed them.
     private func resetStreamsOverLimit() {
         guard !pendingResets.isEmpty else { return }
-        for stream in pendingResets where streams[stream.id] === stream {
+        // A local batch, as in `takeCommands`.
+        var batch: [HTTP2Stream] = []
+        swap(&batch, &pendingResets)
+        for stream in batch where streams[stream.id] === stream {
             reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
         }
         // Never reused (see `recycle`): dropped with the list.
-        pendingResets.removeAll(keepingCapacity: true)
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &pendingResets)
     }
 
     private func checkKeepalive() {
@@ -915,8 +938,6 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - nghttp2 callbacks (called from inside mem_recv / mem_send on this thread)
 
-    func stream(_ id: Int32) -> HTTP2Stream? { streams[id] }
-
     func didReceiveSettings() {
         receivedSettings = true
     }
@@ -1000,6 +1021,8 @@ final class ConnectionLoop: @unchecked Sendable {
     /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
         streams.removeValue(forKey: stream.id)
+        // The table no longer keeps the stream alive, so nghttp2 must not hand it back.
+        if let session { nghttp2_session_set_stream_user_data(session, stream.id, nil) }
         end(
             stream,
             .failure(

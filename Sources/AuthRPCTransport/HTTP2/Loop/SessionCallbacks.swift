@@ -19,6 +19,16 @@ enum SessionCallbacks {
         Unmanaged<ConnectionLoop>.fromOpaque(userData!).takeUnretainedValue()
     }
 
+    /// The unary stream with this id, from the user data nghttp2 keeps for it (a bidirectional
+    /// stream has none): nghttp2's own lookup, without hashing the id again or reading the loop's
+    /// table. Sound because the loop's table owns every submitted unary stream for as long as
+    /// nghttp2 may call back about it: until its close callback, until its HEADERS are dropped
+    /// (the loop clears the user data then), or until the session is deleted.
+    private static func unaryStream(_ session: OpaquePointer?, _ id: Int32) -> HTTP2Stream? {
+        guard let userData = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        return Unmanaged<HTTP2Stream>.fromOpaque(userData).takeUnretainedValue()
+    }
+
     /// Copies the next part of a request body into nghttp2's frame buffer.
     static let readRequestBody: nghttp2_data_source_read_callback = { _, _, buffer, length, flags, source, _ in
         let stream = Unmanaged<HTTP2Stream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
@@ -45,7 +55,7 @@ enum SessionCallbacks {
     private static let stopHeaderBlock = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
 
     private static let onHeader: nghttp2_on_header_callback = {
-        _,
+        session,
         frame,
         name,
         nameLength,
@@ -57,7 +67,7 @@ enum SessionCallbacks {
         let loop = loop(userData)
         // Unary streams first, in this callback and the others: they are the hot path, and a
         // bidirectional stream is looked up only when the id is not a unary one.
-        guard let stream = loop.stream(frame.pointee.hd.stream_id) else {
+        guard let stream = unaryStream(session, frame.pointee.hd.stream_id) else {
             guard let call = loop.streamingCall(frame.pointee.hd.stream_id) else { return 0 }
             let kept = loop.streamingHeader(
                 call,
@@ -82,7 +92,7 @@ enum SessionCallbacks {
         }
         if stream.inInformationalBlock { return 0 }
         if nameBytes.first == UInt8(ascii: ":") {
-            if nameBytes.elementsEqual(":status".utf8) {
+            if nameBytes.equals(":status") {
                 stream.status = Int(String(decoding: valueBytes, as: UTF8.self)) ?? 0
                 if (100..<200).contains(stream.status) {
                     stream.informationalBlocks += 1
@@ -104,14 +114,14 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    private static let onFrameReceived: nghttp2_on_frame_recv_callback = { session, frame, userData in
         guard let frame else { return 0 }
         let loop = loop(userData)
         let header = frame.pointee.hd
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch Int(header.type) {
         case Int(NGHTTP2_HEADERS.rawValue):
-            guard let stream = loop.stream(header.stream_id) else {
+            guard let stream = unaryStream(session, header.stream_id) else {
                 if let call = loop.streamingCall(header.stream_id) {
                     loop.streamingHeadersEnded(call, endsStream: endsStream)
                 }
@@ -131,13 +141,13 @@ enum SessionCallbacks {
             if endsStream { stream.remoteEnded = true }
         case Int(NGHTTP2_DATA.rawValue):
             guard endsStream else { return 0 }
-            if let stream = loop.stream(header.stream_id) {
+            if let stream = unaryStream(session, header.stream_id) {
                 stream.remoteEnded = true
             } else if let call = loop.streamingCall(header.stream_id) {
                 loop.streamingDataEnded(call)
             }
         case Int(NGHTTP2_RST_STREAM.rawValue):
-            if let stream = loop.stream(header.stream_id) {
+            if let stream = unaryStream(session, header.stream_id) {
                 stream.resetByServer = true
             } else {
                 loop.streamingCall(header.stream_id)?.resetByServer = true
@@ -170,7 +180,7 @@ enum SessionCallbacks {
         length,
         userData in
         let loop = loop(userData)
-        if let stream = loop.stream(streamID) {
+        if let stream = unaryStream(session, streamID) {
             // A unary response is read whole: its window is given back as it arrives.
             nghttp2_session_consume(session, streamID, length)
             loop.didReceiveData(UnsafeRawBufferPointer(start: data, count: length), for: stream)
@@ -191,11 +201,11 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
+    private static let onFrameSent: nghttp2_on_frame_send_callback = { session, frame, userData in
         guard let frame else { return 0 }
         switch frame.pointee.hd.type {
         case UInt8(NGHTTP2_HEADERS.rawValue):
-            loop(userData).stream(frame.pointee.hd.stream_id)?.headersSent = true
+            unaryStream(session, frame.pointee.hd.stream_id)?.headersSent = true
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             // nghttp2 sends GOAWAY with an error when the server broke the protocol; its debug
             // data says how.
@@ -215,10 +225,10 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, errorCode, userData in
+    private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { session, frame, errorCode, userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         let loop = loop(userData)
-        if let stream = loop.stream(frame.pointee.hd.stream_id) {
+        if let stream = unaryStream(session, frame.pointee.hd.stream_id) {
             loop.headersNotSent(for: stream, reason: errorCode)
         } else if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
             loop.streamingHeadersNotSent(call, reason: errorCode)
@@ -226,10 +236,10 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
+    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { session, frame, errorCode, userData in
         guard let frame else { return 0 }
         let violation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
-        if let stream = loop(userData).stream(frame.pointee.hd.stream_id) {
+        if let stream = unaryStream(session, frame.pointee.hd.stream_id) {
             stream.protocolViolation = violation
         } else {
             loop(userData).streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = violation
