@@ -85,25 +85,39 @@ final class HTTP2Stream: @unchecked Sendable {
     /// Answers the caller once; later calls do nothing. What the response gathered is let go
     /// here: a finished stream the connection still tracks (until nghttp2 closes it) holds nothing.
     func finish(_ result: Result<HTTP2Response, TransportFailure>) {
-        guard let completion else { return }
-        self.completion = nil
+        guard completion != nil else { return }
         headers = []
         trailers = []
         body = []
+        answer(result)
+    }
+
+    /// Answers the caller with the assembled response, which is moved out of the stream (each
+    /// part in one access, not a copy and then a release).
+    func finishWithResponse() {
+        guard completion != nil else { return }
+        let response = HTTP2Response(
+            status: status,
+            headers: Self.take(&headers),
+            body: Self.take(&body),
+            trailers: Self.take(&trailers),
+            endedWithHeaders: endedWithHeaders
+        )
+        answer(.success(response))
+    }
+
+    /// Resumes the caller, once; the response's parts are already let go.
+    private func answer(_ result: Result<HTTP2Response, TransportFailure>) {
+        guard let completion else { return }
+        self.completion = nil
         ThreadSanitizerHandoff.publish(self)
         completion.resume(returning: (result, sawFinalHeaders))
     }
 
-    /// Answers the caller with the assembled response.
-    func finishWithResponse() {
-        let response = HTTP2Response(
-            status: status,
-            headers: headers,
-            body: body,
-            trailers: trailers,
-            endedWithHeaders: endedWithHeaders
-        )
-        finish(.success(response))
+    private static func take<Element>(_ array: inout [Element]) -> [Element] {
+        var taken: [Element] = []
+        swap(&taken, &array)
+        return taken
     }
 
     /// nghttp2 has copied the header block: the stream need not hold it while the call waits.
@@ -123,8 +137,10 @@ final class HTTP2Stream: @unchecked Sendable {
     }
 
     /// Readies an ended stream for another exchange (on the I/O thread, before it is left in the
-    /// inbox as a spare): nothing of the last exchange stays, and its generation moves on.
+    /// inbox as a spare): nothing of the last exchange stays, and its generation moves on. Only a
+    /// finished stream is reused, and finishing let go of its headers, trailers and body.
     func resetForReuse() {
+        assert(isFinished && headers.isEmpty && trailers.isEmpty && body.isEmpty, "reused before it let go")
         request = HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: [])
         generation &+= 1
         pendingReset = false
@@ -138,9 +154,6 @@ final class HTTP2Stream: @unchecked Sendable {
         protocolViolation = nil
         resetByServer = false
         status = 0
-        headers = []
-        trailers = []
-        body = []
         sawFinalHeaders = false
         inInformationalBlock = false
         headerBlockSize = 0
@@ -152,11 +165,16 @@ final class HTTP2Stream: @unchecked Sendable {
     func appendField(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         let field = HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value))
         if sawFinalHeaders {
-            if trailers.isEmpty { trailers.reserveCapacity(Self.expectedFieldCount) }
-            trailers.append(field)
+            Self.append(field, to: &trailers)
         } else {
-            if headers.isEmpty { headers.reserveCapacity(Self.expectedFieldCount) }
-            headers.append(field)
+            Self.append(field, to: &headers)
         }
+    }
+
+    /// One access to the block's array (each is checked at run time), not one to look and one
+    /// to append.
+    private static func append(_ field: HTTP2HeaderField, to fields: inout [HTTP2HeaderField]) {
+        if fields.isEmpty { fields.reserveCapacity(expectedFieldCount) }
+        fields.append(field)
     }
 }
