@@ -120,7 +120,8 @@ extension Channel {
         // specialized for the messages (an unspecialized one would need a copy of the request
         // in this frame), the interceptors' path answers with one word, and the waiting is done
         // by `perform`, which is not generic and holds little.
-        if hasInterceptors(options) {
+        let entry = entry(for: options)
+        if entry.intercepted {
             return try await interceptedResponse(
                 method,
                 request: request,
@@ -130,7 +131,7 @@ extension Channel {
                 serviceConfig: serviceConfig
             ).take()
         }
-        let body = try frameRequest(request, serializer: serializer, options: options)
+        let body = try frameRequest(request, serializer: serializer, compression: entry.compression)
         return try Self.decoded(
             await perform(method, body: body, options: options, serviceConfig: serviceConfig, observers: nil),
             deserializer
@@ -155,9 +156,9 @@ extension Channel {
     func frameRequest<Serializer: MessageSerializer>(
         _ request: Serializer.Message,
         serializer: Serializer,
-        options: CallOptions?
+        compression: CompressionAlgorithm?
     ) throws(RPCError) -> [UInt8] {
-        try frameMessage(request, serializer: serializer, options: options)
+        try frameMessage(request, serializer: serializer, compression: compression)
     }
 
     /// `frameRequest`'s work, generic.
@@ -165,11 +166,9 @@ extension Channel {
     func frameMessage<Serializer: MessageSerializer>(
         _ request: Serializer.Message,
         serializer: Serializer,
-        options: CallOptions?
+        compression: CompressionAlgorithm?
     ) throws(RPCError) -> [UInt8] {
-        // The field alone: `(options ?? defaultCallOptions)` would copy (and retain) all of the options.
-        let compression = if let options { options.compression } else { defaultCallOptions.compression }
-        return try frame(request, serializer: serializer, compression: compression)
+        try frame(request, serializer: serializer, compression: compression)
     }
 
     /// Settles everything a call sends before anything is awaited: options (with the service

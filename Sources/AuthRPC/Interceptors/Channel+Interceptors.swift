@@ -1,8 +1,21 @@
 extension Channel {
-    /// Whether a call with these options runs through interceptors (the channel's or its own).
+    /// What a call's entry reads of its options, in one look at them: whether the call runs
+    /// through interceptors (the channel's or its own) and the compression its request is framed
+    /// with. Every look into an optional `CallOptions` copies all of it (the struct holds an
+    /// existential, so the optimizer copies the payload out rather than read it in place), and a
+    /// copy retains and releases each of its strings and arrays.
     @usableFromInline
-    func hasInterceptors(_ options: CallOptions?) -> Bool {
-        !interceptors.isEmpty || !(options?.interceptors ?? defaultCallOptions.interceptors).isEmpty
+    func entry(for options: CallOptions?) -> CallEntry {
+        if let options {
+            return CallEntry(
+                intercepted: !interceptors.isEmpty || !options.interceptors.isEmpty,
+                compression: options.compression
+            )
+        }
+        return CallEntry(
+            intercepted: !interceptors.isEmpty || !defaultCallOptions.interceptors.isEmpty,
+            compression: defaultCallOptions.compression
+        )
     }
 
     /// `intercepted`, for `unary`: specialized for the messages but not inlined (so the request
@@ -62,7 +75,7 @@ extension Channel {
             _ context: ClientInterceptorContext
         ) async throws(RPCError) -> UnaryResponse<Deserializer.Message> {
             guard index < chain.count else {
-                let body = try frameRequest(request, serializer: serializer, options: context.options)
+                let body = try frameRequest(request, serializer: serializer, compression: context.options.compression)
                 return try await perform(
                     context.method,
                     body: body,
