@@ -549,41 +549,45 @@ final class ConnectionLoop: @unchecked Sendable {
             stream.finish(.failure(goawayError))
             return
         }
-        let request = stream.request
-        if let deadline = request.deadline, deadline <= .now {
+        // The deadline alone: a copy of the whole request would retain each of its strings.
+        let deadline = stream.request.deadline
+        if let deadline, deadline <= .now {
             stream.finish(.failure(.deadlineExceeded))
             return
         }
-        let id = submitRequest(request, stream: stream, session: session)
+        let id = submitRequest(stream, session: session)
         guard id > 0 else {
             if id == -1 { return }  // already finished with a specific error
             stream.finish(.failure(.protocolError(String(cString: nghttp2_strerror(id)))))
             return
         }
         stream.id = id
-        stream.headerBlockSubmitted()
         streams[id] = stream
-        if let deadline = request.deadline {
+        if let deadline {
             deadlines.insert(stream, deadline: deadline)
         }
     }
 
     /// Points nghttp2 at the request's header block (nghttp2 copies what it keeps) and submits
     /// it; returns the stream id, a negative nghttp2 error, or -1 when the stream was already
-    /// failed here.
-    private func submitRequest(_ request: HTTP2Request, stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
+    /// failed here. The stream lets go of its header fields here, whatever the outcome.
+    private func submitRequest(_ stream: HTTP2Stream, session: OpaquePointer) -> Int32 {
         var provider = nghttp2_data_provider()
         provider.source.ptr = Unmanaged.passUnretained(stream).toOpaque()
         provider.read_callback = SessionCallbacks.readRequestBody
-        guard let head = request.head else {
-            return submitHeaders(request.headerBlock, stream: stream, provider: &provider, session: session)
+        var header = stream.takeHeader()
+        guard let head = header.head.take() else {
+            return submitHeaders(header.block, stream: stream, provider: &provider, session: session)
         }
-        headerScratch.removeAll(keepingCapacity: true)
-        head.write(into: &headerScratch)
-        defer {
-            headerScratch.removeAll(keepingCapacity: headerScratch.capacity <= Self.headerScratchLimit)
-        }
-        return submitHeaders(headerScratch, stream: stream, provider: &provider, session: session)
+        // The reused buffer is worked on as a local (swapped out and back), as in `takeCommands`.
+        var block = HTTP2HeaderBlock()
+        swap(&block, &headerScratch)
+        block.removeAll(keepingCapacity: true)
+        head.write(into: &block)
+        let id = submitHeaders(block, stream: stream, provider: &provider, session: session)
+        block.removeAll(keepingCapacity: block.capacity <= Self.headerScratchLimit)
+        swap(&block, &headerScratch)
+        return id
     }
 
     /// Submits `block` as the stream's HEADERS, or answers the stream when it is over the

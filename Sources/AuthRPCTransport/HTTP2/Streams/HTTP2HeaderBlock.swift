@@ -30,16 +30,24 @@ package struct HTTP2HeaderBlock: Sendable {
     /// Appends one field; its value is the concatenation of `value` and `valueSuffix` (so
     /// `Bearer <token>` needs no joined `String`).
     package mutating func append(name: String, value: String, valueSuffix: String = "") {
-        var name = name
-        var value = value
-        var suffix = valueSuffix
-        name.withUTF8 { name in
-            value.withUTF8 { value in
-                suffix.withUTF8 { suffix in
+        Self.withBytes(of: name) { name in
+            Self.withBytes(of: value) { value in
+                Self.withBytes(of: valueSuffix) { suffix in
                     appendField(name: name, valueParts: value, suffix, sensitive: Self.isSensitive(name))
                 }
             }
         }
+    }
+
+    /// A string's UTF-8 bytes, read in place when they are contiguous (a native string's always
+    /// are); a `var` copy for `withUTF8` would retain and release each string of every call.
+    private static func withBytes<Result>(
+        of text: String,
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
     }
 
     /// Appends every field of `other`, in order.

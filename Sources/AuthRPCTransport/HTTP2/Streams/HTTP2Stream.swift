@@ -120,10 +120,20 @@ final class HTTP2Stream: @unchecked Sendable {
         return taken
     }
 
-    /// nghttp2 has copied the header block: the stream need not hold it while the call waits.
-    func headerBlockSubmitted() {
-        request.headerBlock = HTTP2HeaderBlock()
-        request.head = nil
+    /// The request's header fields, moved out to be submitted (nghttp2 copies what it keeps), so
+    /// the stream holds none of them while the call waits; one access to the request, and no
+    /// copy of its strings.
+    func takeHeader() -> (head: HTTP2RequestHead?, block: HTTP2HeaderBlock) {
+        Self.takeHeader(of: &request)
+    }
+
+    private static func takeHeader(of request: inout HTTP2Request) -> (head: HTTP2RequestHead?, block: HTTP2HeaderBlock)
+    {
+        var head: HTTP2RequestHead?
+        swap(&head, &request.head)
+        var block = HTTP2HeaderBlock()
+        swap(&block, &request.headerBlock)
+        return (head, block)
     }
 
     /// nghttp2 has taken the whole request body and will not ask for it again.
@@ -173,7 +183,7 @@ final class HTTP2Stream: @unchecked Sendable {
 
     /// One access to the block's array (each is checked at run time), not one to look and one
     /// to append.
-    private static func append(_ field: HTTP2HeaderField, to fields: inout [HTTP2HeaderField]) {
+    private static func append(_ field: consuming HTTP2HeaderField, to fields: inout [HTTP2HeaderField]) {
         if fields.isEmpty { fields.reserveCapacity(expectedFieldCount) }
         fields.append(field)
     }
