@@ -161,16 +161,6 @@ extension Channel {
         try frameMessage(request, serializer: serializer, compression: compression)
     }
 
-    /// `frameRequest`'s work, generic.
-    @usableFromInline
-    func frameMessage<Serializer: MessageSerializer>(
-        _ request: Serializer.Message,
-        serializer: Serializer,
-        compression: CompressionAlgorithm?
-    ) throws(RPCError) -> [UInt8] {
-        try frame(request, serializer: serializer, compression: compression)
-    }
-
     /// Settles everything a call sends before anything is awaited: options (with the service
     /// config's defaults), deadline and checks. The same inputs settle to the same call, so the
     /// general loop settles it again from them rather than have the first attempt's frame hold it.
@@ -749,7 +739,9 @@ extension Channel {
         }
     }
 
-    private func frame<Serializer: MessageSerializer>(
+    /// `frameRequest`'s work, generic.
+    @usableFromInline
+    func frameMessage<Serializer: MessageSerializer>(
         _ request: Serializer.Message,
         serializer: Serializer,
         compression: CompressionAlgorithm?
