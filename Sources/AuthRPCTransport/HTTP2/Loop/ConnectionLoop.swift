@@ -73,10 +73,25 @@ final class ConnectionLoop: @unchecked Sendable {
     private var streams: [Int32: HTTP2Stream] = [:]
     /// The open bidirectional streams, owned as `streams` owns the unary ones.
     var streamingCalls: [Int32: StreamingCall] = [:]
+    /// How many entries each table holds, kept beside them: the loop asks several times a turn
+    /// whether a stream is open, and every session callback whether a bidirectional one is. An
+    /// integer property is read without a run-time exclusivity check; the tables, which some
+    /// accesses hold across calls into the standard library, are checked on every read.
+    private var unaryStreamsOpen = 0
+    var streamingCallsOpen = 0
     /// No stream of either kind is open.
-    private var noStreamOpen: Bool { streams.isEmpty && streamingCalls.isEmpty }
+    private var noStreamOpen: Bool {
+        assert(
+            unaryStreamsOpen == streams.count && streamingCallsOpen == streamingCalls.count,
+            "the open-stream counts follow their tables"
+        )
+        return unaryStreamsOpen == 0 && streamingCallsOpen == 0
+    }
     private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
+    /// `pendingResets` is not empty: read each turn instead of the list, whose accesses are
+    /// checked at run time.
+    private var resetsPending = false
     private var takenCommands: [ConnectionCommand] = []
     private var takenJobs: [ScheduledJob] = []
 
@@ -104,14 +119,18 @@ final class ConnectionLoop: @unchecked Sendable {
     /// whichever way its bytes and its close are split across reads.
     private var serverPrefixBytesSeen = 0
     private var serverFirstFrameIsSettings = true
-    /// The socket and the wake-up descriptor, as `poll` takes them: one array for the
-    /// connection's life, refilled each turn, so the loop allocates nothing to wait.
-    private var pollSet = [pollfd](repeating: pollfd(), count: 2)
     private(set) var closeReason: TransportFailure?
-    private var lastReceive = ContinuousClock.now
-    private var pingSentAt: ContinuousClock.Instant?
+    /// What every timer of the loop runs on: deadlines, keepalive and idleness.
+    private let clock = LoopClock()
+    /// The configuration's keepalive and idle timers in nanoseconds, converted once.
+    private let keepaliveInterval: Int64?
+    private let keepaliveTimeout: Int64
+    private let idleTimeout: Int64?
+    /// When bytes last arrived; the clock's origin until the first do.
+    private var lastReceive = LoopInstant(nanoseconds: 0)
+    private var pingSentAt: LoopInstant?
     /// Since when no stream has been open (with an idle timeout only).
-    private var idleSince: ContinuousClock.Instant?
+    private var idleSince: LoopInstant?
 
     init(
         route: ConnectionRoute,
@@ -123,6 +142,9 @@ final class ConnectionLoop: @unchecked Sendable {
         self.serverName = serverName
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
+        self.keepaliveInterval = configuration.keepaliveInterval.map(LoopClock.nanoseconds)
+        self.keepaliveTimeout = LoopClock.nanoseconds(configuration.keepaliveTimeout)
+        self.idleTimeout = configuration.idleTimeout.map(LoopClock.nanoseconds)
         self.onEvent = onEvent
         do throws(SystemCallError) {
             self.wakeup = try Wakeup()
@@ -302,6 +324,10 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     private func loop() {
+        // The socket and the wake-up descriptor, as `poll` takes them: one array for the
+        // connection's life, refilled each turn, so the loop allocates nothing to wait. A local,
+        // so its accesses are checked at compile time.
+        var pollSet = [pollfd](repeating: pollfd(), count: 2)
         while closeReason == nil {
             let timeout = readyToSleep() ? pollTimeout() : 0
             pollSet[0] = pollfd(
@@ -346,7 +372,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most.
     private func readyToSleep() -> Bool {
         var released: [HTTP2Stream] = []
-        let idle = streams.isEmpty
+        let idle = unaryStreamsOpen == 0
         let sleeps = inbox.withLock { inbox in
             guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
             inbox.polling = true
@@ -395,16 +421,16 @@ final class ConnectionLoop: @unchecked Sendable {
     /// forever.
     private func pollTimeout() -> Int32 {
         var next = deadlines.nextDeadline
-        if let interval = configuration.keepaliveInterval, !noStreamOpen {
-            let event = pingSentAt.map { $0 + configuration.keepaliveTimeout } ?? lastReceive + interval
+        if let interval = keepaliveInterval, !noStreamOpen {
+            let event = pingSentAt?.advanced(by: keepaliveTimeout) ?? lastReceive.advanced(by: interval)
             next = next.map { min($0, event) } ?? event
         }
-        if let since = idleSince, let timeout = configuration.idleTimeout {
-            let event = since + timeout
+        if let since = idleSince, let timeout = idleTimeout {
+            let event = since.advanced(by: timeout)
             next = next.map { min($0, event) } ?? event
         }
         guard let next else { return -1 }
-        return PollTimeout.milliseconds(until: next)
+        return LoopClock.pollMilliseconds(from: clock.now, until: next)
     }
 
     private func shouldStop() -> Bool {
@@ -472,17 +498,17 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Called after each turn's write, so a stream opened and answered within one turn's jobs
     /// is seen; the clock is read only while no stream is open.
     private func checkIdle() {
-        guard let timeout = configuration.idleTimeout, !gracefulShutdown else { return }
+        guard let timeout = idleTimeout, !gracefulShutdown else { return }
         guard noStreamOpen else {
             idleSince = nil
             return
         }
-        let now = ContinuousClock.now
+        let now = clock.now
         guard let since = idleSince else {
             idleSince = now
             return
         }
-        if now - since >= timeout {
+        if now.nanoseconds(since: since) >= timeout {
             beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
         }
     }
@@ -550,8 +576,9 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         // The deadline alone: a copy of the whole request would retain each of its strings.
-        let deadline = stream.request.deadline
-        if let deadline, deadline <= .now {
+        let deadline: LoopInstant? =
+            if let instant = stream.request.deadline { clock.instant(instant) } else { nil }
+        if let deadline, deadline <= clock.now {
             stream.finish(.failure(.deadlineExceeded))
             return
         }
@@ -563,6 +590,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         stream.id = id
         streams[id] = stream
+        unaryStreamsOpen += 1
         if let deadline {
             deadlines.insert(stream, deadline: deadline)
         }
@@ -674,13 +702,16 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Answers a submitted stream's caller and drops its deadline entry. The stream stays in the
     /// table until nghttp2 closes it, but holds nothing any more.
     private func end(_ stream: HTTP2Stream, _ result: Result<HTTP2Response, TransportFailure>) {
-        deadlines.remove(stream)
+        if stream.deadlineSlot >= 0 { deadlines.remove(stream) }
         stream.finish(result)
     }
 
     private func expireDeadlines() {
-        guard !deadlines.isEmpty else { return }
-        let now = ContinuousClock.now
+        // One read of the queue in a turn where nothing expires (each access to it is checked at
+        // run time).
+        guard let next = deadlines.nextDeadline else { return }
+        let now = clock.now
+        guard next <= now else { return }
         while let stream = deadlines.popExpired(now: now) {
             reset(stream, failing: .deadlineExceeded)
         }
@@ -688,7 +719,8 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Resets the streams whose body went over the limit, unless nghttp2 already closed them.
     private func resetStreamsOverLimit() {
-        guard !pendingResets.isEmpty else { return }
+        guard resetsPending else { return }
+        resetsPending = false
         // A local batch, as in `takeCommands`.
         var batch: [HTTP2Stream] = []
         swap(&batch, &pendingResets)
@@ -701,13 +733,13 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     private func checkKeepalive() {
-        guard let interval = configuration.keepaliveInterval, let session, !noStreamOpen else { return }
-        let now = ContinuousClock.now
+        guard let interval = keepaliveInterval, let session, !noStreamOpen else { return }
+        let now = clock.now
         if let sent = pingSentAt {
-            if now - sent >= configuration.keepaliveTimeout {
+            if now.nanoseconds(since: sent) >= keepaliveTimeout {
                 close(.keepaliveTimeout)
             }
-        } else if now - lastReceive >= interval {
+        } else if now.nanoseconds(since: lastReceive) >= interval {
             nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
             pingSentAt = now
         }
@@ -725,7 +757,7 @@ final class ConnectionLoop: @unchecked Sendable {
             switch socket.receive(into: target) {
             case .bytes(let count):
                 budget -= count
-                lastReceive = .now
+                lastReceive = clock.now
                 if let tls {
                     tls.feed(UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count]))
                     if let failure = decryptAndFeed(tls) { return failure }
@@ -901,6 +933,7 @@ final class ConnectionLoop: @unchecked Sendable {
         failStreamingCalls(error)
         deadlines.removeAll()
         pendingResets.removeAll()
+        resetsPending = false
     }
 
     private func teardown() {
@@ -920,6 +953,8 @@ final class ConnectionLoop: @unchecked Sendable {
         // nghttp2 is gone, and with it every pointer to these streams.
         streams.removeAll()
         streamingCalls.removeAll()
+        unaryStreamsOpen = 0
+        streamingCallsOpen = 0
         let spares = inbox.withLock { inbox -> [HTTP2Stream] in
             defer { inbox.spareStreams = [] }
             return inbox.spareStreams
@@ -978,6 +1013,7 @@ final class ConnectionLoop: @unchecked Sendable {
             end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
             stream.pendingReset = true
             pendingResets.append(stream)
+            resetsPending = true
             return
         }
         stream.appendBody(bytes)
@@ -993,11 +1029,12 @@ final class ConnectionLoop: @unchecked Sendable {
     @discardableResult
     func streamDidClose(_ id: Int32, errorCode: UInt32) -> Bool {
         guard let stream = streams.removeValue(forKey: id) else { return false }
+        unaryStreamsOpen -= 1
         // nghttp2 is done with the stream (its body provider included): once its caller has been
         // answered it can carry another exchange.
         defer { recycle(stream) }
         guard !stream.isFinished else { return true }
-        deadlines.remove(stream)
+        if stream.deadlineSlot >= 0 { deadlines.remove(stream) }
         if stream.remoteEnded {
             stream.finishWithResponse()
         } else if let violation = stream.protocolViolation {
@@ -1024,7 +1061,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
     /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
-        streams.removeValue(forKey: stream.id)
+        if streams.removeValue(forKey: stream.id) != nil { unaryStreamsOpen -= 1 }
         // The table no longer keeps the stream alive, so nghttp2 must not hand it back.
         if let session { nghttp2_session_set_stream_user_data(session, stream.id, nil) }
         end(

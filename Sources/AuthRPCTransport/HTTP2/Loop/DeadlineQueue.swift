@@ -2,10 +2,11 @@
 /// sleep. Each stream knows its slot in the heap, so a stream that finishes early leaves at once
 /// (O(log n)) instead of staying, with everything it holds, until its deadline comes round.
 ///
-/// Deadlines and streams sit in two parallel arrays: sifting compares only the (trivial)
-/// deadlines, so walking the heap copies no stream reference and costs no retain or release.
+/// Deadlines and streams sit in two parallel arrays: sifting compares only the deadlines, plain
+/// integers on the loop's clock (``LoopClock``), so walking the heap calls nothing and copies no
+/// stream reference.
 struct DeadlineQueue {
-    private var deadlines: [ContinuousClock.Instant] = []
+    private var deadlines: [LoopInstant] = []
     private var entries: [HTTP2Stream] = []
 
     var isEmpty: Bool { entries.isEmpty }
@@ -15,9 +16,9 @@ struct DeadlineQueue {
     var streams: [HTTP2Stream] { entries }
 
     /// The earliest deadline.
-    var nextDeadline: ContinuousClock.Instant? { deadlines.first }
+    var nextDeadline: LoopInstant? { deadlines.first }
 
-    mutating func insert(_ stream: HTTP2Stream, deadline: ContinuousClock.Instant) {
+    mutating func insert(_ stream: HTTP2Stream, deadline: LoopInstant) {
         precondition(stream.deadlineSlot < 0, "a stream is queued once")
         deadlines.append(deadline)
         entries.append(stream)
@@ -44,7 +45,7 @@ struct DeadlineQueue {
     }
 
     /// Removes and returns the earliest stream whose deadline is at or before `now`, if any.
-    mutating func popExpired(now: ContinuousClock.Instant) -> HTTP2Stream? {
+    mutating func popExpired(now: LoopInstant) -> HTTP2Stream? {
         guard let first = deadlines.first, first <= now else { return nil }
         let top = entries[0]
         remove(top)
@@ -58,31 +59,46 @@ struct DeadlineQueue {
     }
 
     private mutating func siftUp(_ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard deadlines[child] < deadlines[parent] else { break }
-            swapSlots(child, parent)
-            child = parent
+        deadlines.withUnsafeMutableBufferPointer { deadlines in
+            entries.withUnsafeMutableBufferPointer { entries in
+                var child = start
+                while child > 0 {
+                    let parent = (child - 1) / 2
+                    guard deadlines[child] < deadlines[parent] else { break }
+                    Self.swapSlots(child, parent, deadlines, entries)
+                    child = parent
+                }
+            }
         }
     }
 
     private mutating func siftDown(_ start: Int) {
-        let count = deadlines.count
-        var parent = start
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < count && deadlines[left] < deadlines[smallest] { smallest = left }
-            if right < count && deadlines[right] < deadlines[smallest] { smallest = right }
-            if smallest == parent { return }
-            swapSlots(parent, smallest)
-            parent = smallest
+        deadlines.withUnsafeMutableBufferPointer { deadlines in
+            entries.withUnsafeMutableBufferPointer { entries in
+                let count = deadlines.count
+                var parent = start
+                while true {
+                    let left = 2 * parent + 1
+                    let right = left + 1
+                    var smallest = parent
+                    if left < count && deadlines[left] < deadlines[smallest] { smallest = left }
+                    if right < count && deadlines[right] < deadlines[smallest] { smallest = right }
+                    if smallest == parent { return }
+                    Self.swapSlots(parent, smallest, deadlines, entries)
+                    parent = smallest
+                }
+            }
         }
     }
 
-    private mutating func swapSlots(_ a: Int, _ b: Int) {
+    /// Sifts over the arrays' buffers, where a swap moves the two references (an array's own
+    /// `swapAt` and subscript copy them, a retain and a release each).
+    private static func swapSlots(
+        _ a: Int,
+        _ b: Int,
+        _ deadlines: UnsafeMutableBufferPointer<LoopInstant>,
+        _ entries: UnsafeMutableBufferPointer<HTTP2Stream>
+    ) {
         deadlines.swapAt(a, b)
         entries.swapAt(a, b)
         entries[a].deadlineSlot = a

@@ -9,10 +9,10 @@ internal import CNGHTTP2
 /// connection level as it arrives and at the stream level only once its reader takes the message.
 extension ConnectionLoop {
     /// The bidirectional stream with this id, if any. Asked by every session callback before the
-    /// unary path: a connection with none open (every connection of a unary channel) pays a count
-    /// check, not a hash.
+    /// unary path: a connection with none open (every connection of a unary channel) reads a
+    /// count, not the table.
     func streamingCall(_ id: Int32) -> StreamingCall? {
-        streamingCalls.isEmpty ? nil : streamingCalls[id]
+        streamingCallsOpen == 0 ? nil : streamingCalls[id]
     }
 
     func handle(_ command: StreamingCommand) {
@@ -67,6 +67,7 @@ extension ConnectionLoop {
         call.id = id
         call.headerBlock = HTTP2HeaderBlock()
         streamingCalls[id] = call
+        streamingCallsOpen += 1
     }
 
     /// Copies what the caller has sent into nghttp2's frame; "nothing yet" defers the stream
@@ -224,7 +225,7 @@ extension ConnectionLoop {
 
     /// nghttp2 closed the stream: let go of it, and tell its reader why if nothing has.
     func streamingDidClose(_ call: StreamingCall, errorCode: UInt32) {
-        streamingCalls.removeValue(forKey: call.id)
+        if streamingCalls.removeValue(forKey: call.id) != nil { streamingCallsOpen -= 1 }
         guard !call.isFinished else { return }
         if let violation = call.protocolViolation {
             call.finish(.failure(.protocolError(violation)))
@@ -248,7 +249,7 @@ extension ConnectionLoop {
 
     /// nghttp2 could not send the stream's HEADERS (the session is going away).
     func streamingHeadersNotSent(_ call: StreamingCall, reason: Int32) {
-        streamingCalls.removeValue(forKey: call.id)
+        if streamingCalls.removeValue(forKey: call.id) != nil { streamingCallsOpen -= 1 }
         call.finish(
             .failure(
                 goawayError

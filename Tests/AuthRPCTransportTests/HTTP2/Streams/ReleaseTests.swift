@@ -75,38 +75,3 @@ struct ReleaseTests {
         _ = await pending.result
     }
 }
-
-@Suite("Deadline queue")
-struct DeadlineQueueTests {
-    @Test("streams removed early never come out; the rest come out in deadline order")
-    func removalKeepsOrder() {
-        var generator = SystemRandomNumberGenerator()
-        let start = ContinuousClock.now
-        var queue = DeadlineQueue()
-        var streams: [(stream: HTTP2Stream, deadline: ContinuousClock.Instant)] = []
-        for _ in 0..<2000 {
-            let stream = HTTP2Stream(
-                request: HTTP2Request(scheme: "http", authority: "a", path: "/p", headers: [], body: [])
-            )
-            let deadline = start + .milliseconds(Int.random(in: 0..<500, using: &generator))
-            queue.insert(stream, deadline: deadline)
-            streams.append((stream, deadline))
-        }
-        streams.shuffle(using: &generator)
-        let removed = streams.prefix(1300)
-        for entry in removed { queue.remove(entry.stream) }
-        #expect(queue.count == 700)
-        #expect(removed.allSatisfy { $0.stream.deadlineSlot == -1 })
-
-        var popped: [ContinuousClock.Instant] = []
-        let removedIDs = Set(removed.map { ObjectIdentifier($0.stream) })
-        let deadlines = Dictionary(uniqueKeysWithValues: streams.map { (ObjectIdentifier($0.stream), $0.deadline) })
-        while let stream = queue.popExpired(now: start + .seconds(1)) {
-            #expect(!removedIDs.contains(ObjectIdentifier(stream)))
-            popped.append(deadlines[ObjectIdentifier(stream)]!)
-        }
-        #expect(popped.count == 700)
-        #expect(popped == popped.sorted())
-        #expect(queue.isEmpty)
-    }
-}
