@@ -19,13 +19,33 @@ package struct TokenFreshness: Sendable, Equatable {
     }
 
     /// A moment on both clocks.
+    ///
+    /// The continuous clock's side is kept as an offset from a fixed instant of the process:
+    /// `ContinuousClock.Instant` is resilient, so a struct holding one (and the engine's state
+    /// around it) is copied and compared through the runtime's generic value witnesses, on the
+    /// fast path of every call that reads a cached token. A `Duration` is a plain value.
     package struct Moment: Sendable, Equatable {
         package var date: Date
-        package var instant: ContinuousClock.Instant
+        /// The continuous clock's moment, as its distance from ``origin``.
+        var offset: Duration
 
-        /// Whether the moment has passed by either clock.
-        func hasPassed(date now: Date, instant nowInstant: ContinuousClock.Instant) -> Bool {
-            now >= date || nowInstant >= instant
+        /// The instant every ``offset`` counts from.
+        static let origin = ContinuousClock.now
+
+        /// The moment on the continuous clock.
+        package var instant: ContinuousClock.Instant {
+            get { Self.origin + offset }
+            set { offset = newValue - Self.origin }
+        }
+
+        package init(date: Date, instant: ContinuousClock.Instant) {
+            self.date = date
+            self.offset = instant - Self.origin
+        }
+
+        /// Whether the moment has passed by either clock; `offset` is now's ``offset``.
+        func hasPassed(date now: Date, offset nowOffset: Duration) -> Bool {
+            now >= date || nowOffset >= offset
         }
     }
 
@@ -70,8 +90,10 @@ package struct TokenFreshness: Sendable, Equatable {
 
     /// What the token is worth at `date` (wall clock) and `instant` (continuous clock).
     package func verdict(date: Date, instant: ContinuousClock.Instant) -> Verdict {
-        if let expiresAt, expiresAt.hasPassed(date: date, instant: instant) { return .expired }
-        if let staleAt, staleAt.hasPassed(date: date, instant: instant) { return .stale }
+        guard expiresAt != nil || staleAt != nil else { return .fresh }
+        let offset = instant - Moment.origin
+        if let expiresAt, expiresAt.hasPassed(date: date, offset: offset) { return .expired }
+        if let staleAt, staleAt.hasPassed(date: date, offset: offset) { return .stale }
         return .fresh
     }
 }
