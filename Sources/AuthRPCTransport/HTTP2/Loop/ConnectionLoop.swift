@@ -120,14 +120,13 @@ final class ConnectionLoop: @unchecked Sendable {
     private var serverPrefixBytesSeen = 0
     private var serverFirstFrameIsSettings = true
     private(set) var closeReason: TransportFailure?
-    /// What every timer of the loop runs on: deadlines, keepalive and idleness.
-    private let clock = LoopClock()
-    /// The configuration's keepalive and idle timers in nanoseconds, converted once.
+    /// The configuration's keepalive and idle timers in nanoseconds on the loop's clock
+    /// (`LoopClock`), converted once.
     private let keepaliveInterval: Int64?
     private let keepaliveTimeout: Int64
     private let idleTimeout: Int64?
-    /// When bytes last arrived; the clock's origin until the first do.
-    private var lastReceive = LoopInstant(nanoseconds: 0)
+    /// When bytes last arrived; when the loop was made until the first do.
+    private var lastReceive = LoopClock.now
     private var pingSentAt: LoopInstant?
     /// Since when no stream has been open (with an idle timeout only).
     private var idleSince: LoopInstant?
@@ -295,7 +294,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 throw .connectFailed(target: route.description, reason: Errno.describe(errno), kind: .other)
             }
             if fds[0].revents != 0 {
-                if let failure = receive() {
+                if let failure = receive(now: LoopClock.now) {
                     throw .connectFailed(
                         target: route.description,
                         reason: Self.handshakeReason(failure),
@@ -341,20 +340,24 @@ final class ConnectionLoop: @unchecked Sendable {
                 close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
                 break
             }
-            takeCommands()
+            // One reading of the clock serves the whole turn: what it is used for (a deadline
+            // passed, the last bytes' arrival, idleness) takes no harm from the microseconds a
+            // turn lasts, and a reading costs two calls and a 128-bit division.
+            let now = LoopClock.now
+            takeCommands(now: now)
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.
             if closeReason != nil { break }
             if pollSet[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-                if let failure = receive() {
+                if let failure = receive(now: now) {
                     close(failure)
                     break
                 }
             }
-            expireDeadlines()
-            checkKeepalive()
+            expireDeadlines(now: now)
+            checkKeepalive(now: now)
             if closeReason != nil { break }
-            runJobs()
+            runJobs(now: now)
             if closeReason != nil { break }
             resetStreamsOverLimit()
             do throws(TransportFailure) {
@@ -363,7 +366,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 close(error)
                 break
             }
-            checkIdle()
+            checkIdle(now: now)
             if shouldStop() { break }
         }
     }
@@ -402,7 +405,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Runs the jobs queued so far (callers resumed on this thread), then takes the commands they
     /// queued (their next requests) so those go out in this turn's write. Jobs queued while these
     /// run wait for the next turn, so reading and writing always get their turn.
-    private func runJobs() {
+    private func runJobs(now: LoopInstant) {
         // The batch is a local, its buffer parked in `takenJobs` between turns, as in
         // `takeCommands`.
         var batch: [ScheduledJob] = []
@@ -414,7 +417,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         batch.removeAll(keepingCapacity: true)
         swap(&batch, &takenJobs)
-        if ran { takeCommands() }
+        if ran { takeCommands(now: now) }
     }
 
     /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
@@ -430,7 +433,7 @@ final class ConnectionLoop: @unchecked Sendable {
             next = next.map { min($0, event) } ?? event
         }
         guard let next else { return -1 }
-        return LoopClock.pollMilliseconds(from: clock.now, until: next)
+        return LoopClock.pollMilliseconds(from: LoopClock.now, until: next)
     }
 
     private func shouldStop() -> Bool {
@@ -449,7 +452,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - Commands
 
-    private func takeCommands() {
+    private func takeCommands(now: LoopInstant) {
         // The batch is a local, its buffer parked in `takenCommands` between turns: Swift checks
         // every access to a class's array property at run time (about a hundred instructions
         // each) unless no access to it spans other work, and a loop over the property would span
@@ -466,7 +469,7 @@ final class ConnectionLoop: @unchecked Sendable {
         for command in batch {
             switch command {
             case .submit(let stream):
-                submit(stream)
+                submit(stream, now: now)
             case .cancel(let stream, let generation):
                 if stream.generation == generation { cancel(stream) }
             case .shutdown(let graceful):
@@ -497,13 +500,12 @@ final class ConnectionLoop: @unchecked Sendable {
     /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
     /// Called after each turn's write, so a stream opened and answered within one turn's jobs
     /// is seen; the clock is read only while no stream is open.
-    private func checkIdle() {
+    private func checkIdle(now: LoopInstant) {
         guard let timeout = idleTimeout, !gracefulShutdown else { return }
         guard noStreamOpen else {
             idleSince = nil
             return
         }
-        let now = clock.now
         guard let since = idleSince else {
             idleSince = now
             return
@@ -560,7 +562,7 @@ final class ConnectionLoop: @unchecked Sendable {
         return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
     }
 
-    private func submit(_ stream: HTTP2Stream) {
+    private func submit(_ stream: HTTP2Stream, now: LoopInstant) {
         guard let session else { return }
         if let closeReason {
             // The submit came in the same batch as an immediate shutdown.
@@ -576,9 +578,8 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         // The deadline alone: a copy of the whole request would retain each of its strings.
-        let deadline: LoopInstant? =
-            if let instant = stream.request.deadline { clock.instant(instant) } else { nil }
-        if let deadline, deadline <= clock.now {
+        let deadline = stream.request.deadlineSinceOrigin.map(LoopClock.instant(sinceOrigin:))
+        if let deadline, deadline <= now {
             stream.finish(.failure(.deadlineExceeded))
             return
         }
@@ -706,12 +707,10 @@ final class ConnectionLoop: @unchecked Sendable {
         stream.finish(result)
     }
 
-    private func expireDeadlines() {
+    private func expireDeadlines(now: LoopInstant) {
         // One read of the queue in a turn where nothing expires (each access to it is checked at
         // run time).
-        guard let next = deadlines.nextDeadline else { return }
-        let now = clock.now
-        guard next <= now else { return }
+        guard let next = deadlines.nextDeadline, next <= now else { return }
         while let stream = deadlines.popExpired(now: now) {
             reset(stream, failing: .deadlineExceeded)
         }
@@ -732,9 +731,8 @@ final class ConnectionLoop: @unchecked Sendable {
         swap(&batch, &pendingResets)
     }
 
-    private func checkKeepalive() {
+    private func checkKeepalive(now: LoopInstant) {
         guard let interval = keepaliveInterval, let session, !noStreamOpen else { return }
-        let now = clock.now
         if let sent = pingSentAt {
             if now.nanoseconds(since: sent) >= keepaliveTimeout {
                 close(.keepaliveTimeout)
@@ -749,7 +747,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Reads what the socket has (bounded, so writes get their turn) and feeds nghttp2.
     /// Returns the error that ends the connection, if any.
-    private func receive() -> TransportFailure? {
+    private func receive(now: LoopInstant) -> TransportFailure? {
         guard let socket else { return .connectionClosed(reason: "not connected", streamWasSent: false) }
         var budget = 4 << 20
         while budget > 0 {
@@ -757,7 +755,7 @@ final class ConnectionLoop: @unchecked Sendable {
             switch socket.receive(into: target) {
             case .bytes(let count):
                 budget -= count
-                lastReceive = clock.now
+                lastReceive = now
                 if let tls {
                     tls.feed(UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count]))
                     if let failure = decryptAndFeed(tls) { return failure }

@@ -1,24 +1,28 @@
-/// The connection loop's clock: instants as whole nanoseconds since the loop's origin.
+/// The connection loops' clock: instants as whole nanoseconds since a fixed instant of the
+/// process.
 ///
 /// The loop reads and compares its timers several times a turn, and its deadline heap compares
 /// deadlines at every sift. `ContinuousClock.Instant` is resilient, so outside the standard
 /// library each copy, comparison and assignment of one is a call into the runtime, and a class
 /// property holding one is checked for exclusive access at run time on every use. An instant is
-/// therefore converted once, when it enters the loop, and the loop works on plain integers.
-struct LoopClock {
-    /// The instant nanosecond 0 stands for.
-    let origin: ContinuousClock.Instant
-
-    init(origin: ContinuousClock.Instant = .now) {
-        self.origin = origin
-    }
+/// therefore converted once, when it enters the loop (a request carries its deadline as a
+/// `Duration` from the same ``origin``: see `HTTP2Request.deadline`), and the loop works on plain
+/// integers.
+enum LoopClock {
+    /// The instant nanosecond 0 stands for: the first reading of this clock in the process.
+    static let origin = ContinuousClock.now
 
     /// Now, on this clock.
-    var now: LoopInstant { instant(ContinuousClock.now) }
+    static var now: LoopInstant { instant(ContinuousClock.now) }
 
     /// `instant` on this clock; instants more than 292 years from the origin saturate.
-    func instant(_ instant: ContinuousClock.Instant) -> LoopInstant {
-        LoopInstant(nanoseconds: Self.nanoseconds(instant - origin))
+    static func instant(_ instant: ContinuousClock.Instant) -> LoopInstant {
+        self.instant(sinceOrigin: instant - origin)
+    }
+
+    /// The instant `duration` after ``origin``.
+    static func instant(sinceOrigin duration: Duration) -> LoopInstant {
+        LoopInstant(nanoseconds: nanoseconds(duration))
     }
 
     /// `duration` in whole nanoseconds (truncated toward zero), saturating at `Int64`'s bounds.

@@ -12,7 +12,14 @@ package struct HTTP2Request: Sendable {
     package var body: [UInt8]
     /// When the stream must be given up: it is reset with CANCEL and the send fails
     /// ``TransportFailure/deadlineExceeded``.
-    package var deadline: ContinuousClock.Instant?
+    package var deadline: ContinuousClock.Instant? {
+        get { deadlineSinceOrigin.map { LoopClock.origin + $0 } }
+        set { deadlineSinceOrigin = newValue.map { $0 - LoopClock.origin } }
+    }
+    /// ``deadline``, as its distance from the connection loops' clock origin (`LoopClock`). Held
+    /// as a `Duration`, a plain value: `ContinuousClock.Instant` is resilient, and a request
+    /// holding one would be copied and moved through the runtime's generic value witnesses.
+    private(set) var deadlineSinceOrigin: Duration?
     /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
     /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
@@ -27,7 +34,7 @@ package struct HTTP2Request: Sendable {
         self.headerBlock = headerBlock
         self.head = nil
         self.body = body
-        self.deadline = deadline
+        self.deadlineSinceOrigin = deadline.map { $0 - LoopClock.origin }
         self.maxResponseBodyBytes = maxResponseBodyBytes
     }
 
@@ -41,7 +48,7 @@ package struct HTTP2Request: Sendable {
         self.headerBlock = HTTP2HeaderBlock()
         self.head = head
         self.body = body
-        self.deadline = deadline
+        self.deadlineSinceOrigin = deadline.map { $0 - LoopClock.origin }
         self.maxResponseBodyBytes = maxResponseBodyBytes
     }
 

@@ -16,14 +16,22 @@ struct LoopClockTests {
         #expect(LoopClock.nanoseconds(.seconds(9_223_372_036) + .seconds(1)) == .max)
     }
 
-    @Test("instants are counted from the clock's origin, either side of it")
+    @Test("instants are counted from the clock's origin, either side of it, as requests carry them")
     func instants() {
-        let origin = ContinuousClock.now
-        let clock = LoopClock(origin: origin)
-        #expect(clock.instant(origin) == LoopInstant(nanoseconds: 0))
-        #expect(clock.instant(origin + .milliseconds(5)) == LoopInstant(nanoseconds: 5_000_000))
-        #expect(clock.instant(origin - .seconds(1)) == LoopInstant(nanoseconds: -1_000_000_000))
-        #expect(clock.now >= LoopInstant(nanoseconds: 0))
+        let origin = LoopClock.origin
+        #expect(LoopClock.instant(origin) == LoopInstant(nanoseconds: 0))
+        #expect(LoopClock.instant(origin + .milliseconds(5)) == LoopInstant(nanoseconds: 5_000_000))
+        #expect(LoopClock.instant(origin - .seconds(1)) == LoopInstant(nanoseconds: -1_000_000_000))
+        #expect(LoopClock.now >= LoopInstant(nanoseconds: 0))
+
+        let deadline = origin + .milliseconds(250)
+        var request = HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: [], deadline: deadline)
+        #expect(request.deadline == deadline)
+        #expect(
+            request.deadlineSinceOrigin.map(LoopClock.instant(sinceOrigin:)) == LoopInstant(nanoseconds: 250_000_000)
+        )
+        request.deadline = nil
+        #expect(request.deadline == nil && request.deadlineSinceOrigin == nil)
     }
 
     @Test("poll never wakes early: 0 once due, whole milliseconds rounded up, Int32.max when too far")
