@@ -23,7 +23,12 @@ package struct HTTP2Request: Sendable {
     /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
     /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
+}
 
+// The initializers delegate to the memberwise one, declared apart so that it exists: a struct
+// of this many fields whose own initializer assigns its `var`s is built in memory and then
+// copied out whole (a retain and a release of every field, per call).
+extension HTTP2Request {
     /// A request whose header block, pseudo-headers first, is already built.
     package init(
         headerBlock: HTTP2HeaderBlock,
@@ -31,11 +36,13 @@ package struct HTTP2Request: Sendable {
         deadline: ContinuousClock.Instant? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
-        self.headerBlock = headerBlock
-        self.head = nil
-        self.body = body
-        self.deadlineSinceOrigin = deadline.map { $0 - LoopClock.origin }
-        self.maxResponseBodyBytes = maxResponseBodyBytes
+        self.init(
+            headerBlock: headerBlock,
+            head: nil,
+            body: body,
+            deadlineSinceOrigin: deadline.map { $0 - LoopClock.origin },
+            maxResponseBodyBytes: maxResponseBodyBytes
+        )
     }
 
     /// A request whose header fields are laid out from `head` when it is submitted.
@@ -45,11 +52,13 @@ package struct HTTP2Request: Sendable {
         deadline: ContinuousClock.Instant? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
-        self.headerBlock = HTTP2HeaderBlock()
-        self.head = head
-        self.body = body
-        self.deadlineSinceOrigin = deadline.map { $0 - LoopClock.origin }
-        self.maxResponseBodyBytes = maxResponseBodyBytes
+        self.init(
+            headerBlock: HTTP2HeaderBlock(),
+            head: head,
+            body: body,
+            deadlineSinceOrigin: deadline.map { $0 - LoopClock.origin },
+            maxResponseBodyBytes: maxResponseBodyBytes
+        )
     }
 
     /// A request from its pseudo-header values and regular fields.

@@ -6,20 +6,22 @@
 /// submits the stream, so a call builds no header block of its own: the blocks are ones built
 /// once and shared (or empty), and the strings are the call's own.
 package struct HTTP2RequestHead: Sendable {
+    // Constants: a struct of this many fields whose explicit initializer assigns `var`s is built
+    // in memory and then copied out whole (a retain and a release of every field, per call).
     /// The fields before `:path`, a block built once.
-    package var leading: HTTP2HeaderBlock
-    package var path: String
-    package var authority: String
+    package let leading: HTTP2HeaderBlock
+    package let path: String
+    package let authority: String
     /// The value of `grpc-timeout`; none when nil.
-    package var timeout: String?
+    package let timeout: String?
     /// The fields after `grpc-timeout`, usually a block built once.
-    package var common: HTTP2HeaderBlock
+    package let common: HTTP2HeaderBlock
     /// The value of `grpc-previous-rpc-attempts`; none when nil.
-    package var previousAttempts: String?
+    package let previousAttempts: String?
     /// The bearer token sent as `authorization` (never indexed by HPACK); none when nil.
-    package var bearerToken: String?
+    package let bearerToken: String?
     /// The caller's own fields, last.
-    package var trailing: HTTP2HeaderBlock
+    package let trailing: HTTP2HeaderBlock
 
     package init(
         leading: HTTP2HeaderBlock,
