@@ -120,11 +120,11 @@ final class ConnectionLoop: @unchecked Sendable {
     private var serverPrefixBytesSeen = 0
     private var serverFirstFrameIsSettings = true
     private(set) var closeReason: TransportFailure?
-    /// The configuration's keepalive and idle timers in nanoseconds on the loop's clock
-    /// (`LoopClock`), converted once.
-    private let keepaliveInterval: Int64?
-    private let keepaliveTimeout: Int64
-    private let idleTimeout: Int64?
+    /// The configuration's keepalive and idle timers in attoseconds, as the loop's clock
+    /// (`LoopClock`) counts, converted once.
+    private let keepaliveInterval: Int128?
+    private let keepaliveTimeout: Int128
+    private let idleTimeout: Int128?
     /// When bytes last arrived; when the loop was made until the first do.
     private var lastReceive = LoopClock.now
     private var pingSentAt: LoopInstant?
@@ -141,9 +141,9 @@ final class ConnectionLoop: @unchecked Sendable {
         self.serverName = serverName
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
-        self.keepaliveInterval = configuration.keepaliveInterval.map(LoopClock.nanoseconds)
-        self.keepaliveTimeout = LoopClock.nanoseconds(configuration.keepaliveTimeout)
-        self.idleTimeout = configuration.idleTimeout.map(LoopClock.nanoseconds)
+        self.keepaliveInterval = configuration.keepaliveInterval?.attoseconds
+        self.keepaliveTimeout = configuration.keepaliveTimeout.attoseconds
+        self.idleTimeout = configuration.idleTimeout?.attoseconds
         self.onEvent = onEvent
         do throws(SystemCallError) {
             self.wakeup = try Wakeup()
@@ -510,7 +510,7 @@ final class ConnectionLoop: @unchecked Sendable {
             idleSince = now
             return
         }
-        if now.nanoseconds(since: since) >= timeout {
+        if now.attoseconds(since: since) >= timeout {
             beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
         }
     }
@@ -578,7 +578,7 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         // The deadline alone: a copy of the whole request would retain each of its strings.
-        let deadline = stream.request.deadlineSinceOrigin.map(LoopClock.instant(sinceOrigin:))
+        let deadline = stream.request.deadlineSinceOrigin.map(LoopInstant.init(sinceOrigin:))
         if let deadline, deadline <= now {
             stream.finish(.failure(.deadlineExceeded))
             return
@@ -734,10 +734,10 @@ final class ConnectionLoop: @unchecked Sendable {
     private func checkKeepalive(now: LoopInstant) {
         guard let interval = keepaliveInterval, let session, !noStreamOpen else { return }
         if let sent = pingSentAt {
-            if now.nanoseconds(since: sent) >= keepaliveTimeout {
+            if now.attoseconds(since: sent) >= keepaliveTimeout {
                 close(.keepaliveTimeout)
             }
-        } else if now.nanoseconds(since: lastReceive) >= interval {
+        } else if now.attoseconds(since: lastReceive) >= interval {
             nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
             pingSentAt = now
         }

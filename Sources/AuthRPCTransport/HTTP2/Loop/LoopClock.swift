@@ -1,5 +1,5 @@
-/// The connection loops' clock: instants as whole nanoseconds since a fixed instant of the
-/// process.
+/// The connection loops' clock: instants as a `Duration`'s count of attoseconds since a fixed
+/// instant of the process.
 ///
 /// The loop reads and compares its timers several times a turn, and its deadline heap compares
 /// deadlines at every sift. `ContinuousClock.Instant` is resilient, so outside the standard
@@ -7,62 +7,56 @@
 /// property holding one is checked for exclusive access at run time on every use. An instant is
 /// therefore converted once, when it enters the loop (a request carries its deadline as a
 /// `Duration` from the same ``origin``: see `HTTP2Request.deadline`), and the loop works on plain
-/// integers.
+/// integers. The integer is the one a `Duration` holds, so converting one is a read, not a
+/// 128-bit division (which `Duration.components` would make).
 enum LoopClock {
-    /// The instant nanosecond 0 stands for: the first reading of this clock in the process.
+    /// The instant attosecond 0 stands for: the first reading of this clock in the process.
     static let origin = ContinuousClock.now
 
     /// Now, on this clock.
     static var now: LoopInstant { instant(ContinuousClock.now) }
 
-    /// `instant` on this clock; instants more than 292 years from the origin saturate.
+    /// `instant` on this clock.
     static func instant(_ instant: ContinuousClock.Instant) -> LoopInstant {
-        self.instant(sinceOrigin: instant - origin)
-    }
-
-    /// The instant `duration` after ``origin``.
-    static func instant(sinceOrigin duration: Duration) -> LoopInstant {
-        LoopInstant(nanoseconds: nanoseconds(duration))
-    }
-
-    /// `duration` in whole nanoseconds (truncated toward zero), saturating at `Int64`'s bounds.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, overflowSum) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflowSum { return seconds < 0 ? .min : .max }
-        return sum
+        LoopInstant(sinceOrigin: instant - origin)
     }
 
     /// How long poll(2) may sleep from `now` to wake at `deadline`, in milliseconds rounded up
     /// so that it never wakes early: 0 once the deadline has passed, at least 1 while any time is
     /// left, and `Int32.max` for a deadline further away than poll can say.
     static func pollMilliseconds(from now: LoopInstant, until deadline: LoopInstant) -> Int32 {
-        let remaining = deadline.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
-        if remaining.overflow { return deadline > now ? .max : 0 }
-        if remaining.partialValue <= 0 { return 0 }
-        return Int32(clamping: remaining.partialValue / 1_000_000 + 1)
+        let remaining = deadline.attoseconds(since: now)
+        if remaining <= 0 { return 0 }
+        return Int32(clamping: remaining / 1_000_000_000_000_000 + 1)
     }
 }
 
-/// A point on a ``LoopClock``: nanoseconds since its origin. Trivial to copy and compare.
+/// A point on the ``LoopClock``: attoseconds since its origin. Trivial to copy and compare.
 struct LoopInstant: Comparable {
-    var nanoseconds: Int64
+    var attoseconds: Int128
+
+    init(attoseconds: Int128) {
+        self.attoseconds = attoseconds
+    }
+
+    /// The instant `duration` after the clock's origin.
+    init(sinceOrigin duration: Duration) {
+        self.attoseconds = duration.attoseconds
+    }
 
     static func < (lhs: LoopInstant, rhs: LoopInstant) -> Bool {
-        lhs.nanoseconds < rhs.nanoseconds
+        lhs.attoseconds < rhs.attoseconds
     }
 
-    /// This instant `nanoseconds` later, saturating at the clock's bounds.
-    func advanced(by nanoseconds: Int64) -> LoopInstant {
-        let (sum, overflow) = self.nanoseconds.addingReportingOverflow(nanoseconds)
-        return LoopInstant(nanoseconds: overflow ? (nanoseconds < 0 ? .min : .max) : sum)
+    /// This instant `attoseconds` later, saturating at the clock's bounds.
+    func advanced(by attoseconds: Int128) -> LoopInstant {
+        let (sum, overflow) = self.attoseconds.addingReportingOverflow(attoseconds)
+        return LoopInstant(attoseconds: overflow ? (attoseconds < 0 ? .min : .max) : sum)
     }
 
-    /// Nanoseconds from `earlier` to this instant, saturating.
-    func nanoseconds(since earlier: LoopInstant) -> Int64 {
-        let (difference, overflow) = nanoseconds.subtractingReportingOverflow(earlier.nanoseconds)
-        return overflow ? (earlier.nanoseconds < 0 ? .max : .min) : difference
+    /// Attoseconds from `earlier` to this instant, saturating.
+    func attoseconds(since earlier: LoopInstant) -> Int128 {
+        let (difference, overflow) = attoseconds.subtractingReportingOverflow(earlier.attoseconds)
+        return overflow ? (earlier.attoseconds < 0 ? .max : .min) : difference
     }
 }
