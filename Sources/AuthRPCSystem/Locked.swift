@@ -1,5 +1,7 @@
-// Public: `withLock` is inlinable (callers' modules inline the lock and unlock), so the pthread
-// calls it makes are part of this module's interface.
+// Public, though no product exports this module: the compiler inlines and specializes an
+// `@inlinable` function in other modules only when it is public (a `package` one stays a call of
+// its generic version, with type metadata and an indirect result, on every lock). `withLock`
+// inlines, so the pthread calls it makes are part of this module's interface.
 #if canImport(Glibc)
 public import Glibc
 #elseif canImport(Darwin)
@@ -18,18 +20,18 @@ public import Darwin
 /// let counter = Locked(0)
 /// counter.withLock { $0 += 1 }
 /// ```
-package struct Locked<Value> {
+public struct Locked<Value> {
     @usableFromInline let storage: LockedStorage<Value>
 
     /// Guards `value`.
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value. Never call back into the same lock from
     /// `body`, and never wait in it for another thread.
     @inlinable
-    package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+    public func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         try storage.withLock(body)
     }
 }
