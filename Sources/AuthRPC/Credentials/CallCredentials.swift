@@ -6,19 +6,7 @@
 public struct CallCredentials: Sendable {
     enum Wrapped: Sendable {
         case accessToken(String)
-        case provider(ProviderReference)
-    }
-
-    /// A provider behind a class reference. An existential of a protocol that is not
-    /// class-bound is handled by address, and so would be this struct and every ``CallOptions``
-    /// holding it: each look into an optional `CallOptions` (once or twice per call) would copy
-    /// all of it through value witnesses, retaining and releasing each of its strings and arrays.
-    final class ProviderReference: Sendable {
-        let provider: any AuthTokenProvider
-
-        init(_ provider: any AuthTokenProvider) {
-            self.provider = provider
-        }
+        case provider(any AuthTokenProvider)
     }
 
     let wrapped: Wrapped
@@ -34,7 +22,7 @@ public struct CallCredentials: Sendable {
 
     /// Ask this provider once per call, when the call starts.
     public static func provider(_ provider: any AuthTokenProvider) -> Self {
-        Self(.provider(ProviderReference(provider)))
+        Self(.provider(provider))
     }
 
     /// The fixed access token, for credentials made with ``accessToken(_:)``; `nil` otherwise.
@@ -45,7 +33,7 @@ public struct CallCredentials: Sendable {
 
     /// The provider, for credentials made with ``provider(_:)``; `nil` otherwise.
     public var provider: (any AuthTokenProvider)? {
-        if case .provider(let reference) = wrapped { return reference.provider }
+        if case .provider(let provider) = wrapped { return provider }
         return nil
     }
 }
@@ -55,7 +43,7 @@ extension CallCredentials: CustomStringConvertible {
     public var description: String {
         switch wrapped {
         case .accessToken: return "accessToken(<redacted>)"
-        case .provider(let reference): return "provider(\(type(of: reference.provider)))"
+        case .provider(let provider): return "provider(\(type(of: provider)))"
         }
     }
 }

@@ -16,11 +16,11 @@ enum TokenResolution {
             return .resolved(nil)
         case .accessToken(let token):
             return .resolved(try checked(token))
-        case .provider(let reference):
-            if let token = reference.provider.cachedToken(for: context) {
+        case .provider(let provider):
+            if let token = provider.cachedToken(for: context) {
                 return .resolved(try checked(token))
             }
-            return .ask(reference.provider)
+            return .ask(provider)
         }
     }
 
