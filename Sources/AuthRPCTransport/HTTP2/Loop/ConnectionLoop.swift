@@ -342,7 +342,8 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             // One reading of the clock serves the whole turn: what it is used for (a deadline
             // passed, the last bytes' arrival, idleness) takes no harm from the microseconds a
-            // turn lasts, and a reading costs two calls and a 128-bit division.
+            // turn lasts, and each reading is a call into the runtime and a subtraction of
+            // instants.
             let now = LoopClock.now
             takeCommands(now: now)
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
@@ -499,7 +500,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
     /// Called after each turn's write, so a stream opened and answered within one turn's jobs
-    /// is seen; the clock is read only while no stream is open.
+    /// is seen; `now` is the turn's reading of the clock.
     private func checkIdle(now: LoopInstant) {
         guard let timeout = idleTimeout, !gracefulShutdown else { return }
         guard noStreamOpen else {
