@@ -330,7 +330,7 @@ extension Channel {
         )
         guard call.observers == nil, !call.checksAuthority, !call.awaitsRoutes else { return .general(.fresh) }
         let token: String?
-        switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+        switch try TokenResolution.lookup(call.options, call: call.context) {
         case .resolved(let resolved): token = resolved
         case .ask(let provider): return .general(.asking(provider))
         }
@@ -542,7 +542,7 @@ extension Channel {
             }
         }
         if !progress.tokenResolved {
-            switch try TokenResolution.lookup(call.options.credentials, call: call.context) {
+            switch try TokenResolution.lookup(call.options, call: call.context) {
             case .resolved(let token):
                 progress.token = token
                 progress.tokenResolved = true
@@ -630,7 +630,7 @@ extension Channel {
                 return payload
             case .failure(let error):
                 if error.code == .unauthenticated, !progress.tokenRetried, call.options.retriesUnauthenticatedOnce,
-                    let token = progress.token, let provider = call.options.credentials?.provider,
+                    let token = progress.token, let provider = call.options.authTokenProvider,
                     let invalidatable = provider as? any InvalidatableAuthTokenProvider
                 {
                     logger.debug(
@@ -730,7 +730,7 @@ extension Channel {
     /// Bearer tokens never cross a plaintext connection without the caller's explicit opt-in.
     private func checkCredentialsAllowed(_ options: CallOptions) throws(RPCError) {
         guard !transportSecurity.isSecure, !options.allowsInsecureCredentials else { return }
-        if options.credentials != nil || options.initialMetadata.contains(key: "authorization") {
+        if options.hasCredentials || options.initialMetadata.contains(key: "authorization") {
             throw RPCError(
                 code: .unauthenticated,
                 message: "refusing to send credentials over a plaintext connection to \(target); use TLS, "

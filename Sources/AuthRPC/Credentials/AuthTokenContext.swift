@@ -43,7 +43,7 @@ extension CallOptions {
     /// except keys the caller set (the caller's values win). The result is checked like any caller
     /// metadata before anything is sent. In place: the options are not copied when there is none.
     mutating func addProviderMetadata() {
-        guard let provider = credentials?.provider else { return }
+        guard let provider = authTokenProvider else { return }
         let extra = provider.requestMetadata
         let callers = initialMetadata
         for (key, value) in extra where !callers.contains(key: key) {

@@ -10,18 +10,15 @@ enum TokenResolution {
 
     /// The token to send for the call `context` describes when it is known now: a static token,
     /// or a provider's cached one (no task, no hop).
-    static func lookup(_ credentials: CallCredentials?, call context: AuthTokenContext) throws(RPCError) -> Lookup {
-        switch credentials?.wrapped {
-        case nil:
-            return .resolved(nil)
-        case .accessToken(let token):
+    static func lookup(_ options: CallOptions, call context: AuthTokenContext) throws(RPCError) -> Lookup {
+        if let token = options.oauth2AccessToken {
             return .resolved(try checked(token))
-        case .provider(let provider):
-            if let token = provider.cachedToken(for: context) {
-                return .resolved(try checked(token))
-            }
-            return .ask(provider)
         }
+        guard let provider = options.authTokenProvider else { return .resolved(nil) }
+        if let token = provider.cachedToken(for: context) {
+            return .resolved(try checked(token))
+        }
+        return .ask(provider)
     }
 
     /// Asks the provider, in a task of its own raced against the deadline and cancellation.
