@@ -63,6 +63,36 @@ struct GRPCTimeoutTests {
             #expect(text.dropLast().count <= 8, "\(text)")
         }
     }
+
+    @Test("the finest unit that fits, and the least count in it that covers the time")
+    func property() throws {
+        // Each unit in nanoseconds, finest first.
+        let units: [(symbol: Character, nanoseconds: Int128)] = [
+            ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000),
+            ("H", 3_600_000_000_000),
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            // Spread over every unit: up to Int64.max nanoseconds (about 292 years).
+            let exponent = Int.random(in: 0...19, using: &generator)
+            let limit = exponent == 19 ? Int64.max : (0..<exponent).reduce(Int64(1)) { value, _ in value * 10 }
+            let nanoseconds = Int64.random(in: 1...limit, using: &generator)
+            let text = GRPCTimeout.encode(.nanoseconds(nanoseconds))
+            let unitIndex = try #require(units.firstIndex { $0.symbol == text.last })
+            let count = try #require(Int128(String(text.dropLast())))
+            let unit = units[unitIndex].nanoseconds
+            #expect(count <= 99_999_999, "\(nanoseconds) ns → \(text)")
+            #expect(count * unit >= Int128(nanoseconds), "\(nanoseconds) ns → \(text) is less")
+            #expect((count - 1) * unit < Int128(nanoseconds), "\(nanoseconds) ns → \(text) is not the least count")
+            if unitIndex > 0 {
+                let finer = units[unitIndex - 1].nanoseconds
+                #expect(
+                    (Int128(nanoseconds) + finer - 1) / finer > 99_999_999,
+                    "\(nanoseconds) ns → \(text): a finer unit fits"
+                )
+            }
+        }
+    }
 }
 
 @Suite("Message framing")
