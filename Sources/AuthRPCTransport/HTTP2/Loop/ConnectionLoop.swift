@@ -652,10 +652,11 @@ final class ConnectionLoop: @unchecked Sendable {
             // nghttp2 copies the list, so it lives on the stack for the call (nghttp2_nv is 40
             // bytes: a typical request's dozen fields take no heap), and no property of the
             // loop's is touched once per field.
-            let count = fields.reduce(0) { count, _ in count + 1 }
+            let count = fields.count
             return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: count) { list in
                 var listSize = 0
-                for (index, field) in zip(list.indices, fields) {
+                var index = 0
+                for field in fields {
                     listSize += field.name.count + field.value.count + 32
                     list.initializeElement(
                         at: index,
@@ -671,6 +672,7 @@ final class ConnectionLoop: @unchecked Sendable {
                                 ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
                         )
                     )
+                    index += 1
                 }
                 let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE)
                 guard UInt64(listSize) <= UInt64(limit) else {

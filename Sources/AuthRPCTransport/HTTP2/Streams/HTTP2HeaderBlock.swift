@@ -95,11 +95,11 @@ package struct HTTP2HeaderBlock: Sendable {
 
         mutating func next() -> Field? {
             guard offset < buffer.count, let base = buffer.baseAddress else { return nil }
-            let sensitive = buffer[offset] != 0
-            let nameLength = length(at: offset + 1)
-            let valueLength = length(at: offset + 5)
+            let nameLength = Self.length(base, at: offset + 1)
+            let valueLength = Self.length(base, at: offset + 5)
             let nameStart = offset + HTTP2HeaderBlock.fieldOverhead
             let valueStart = nameStart + nameLength
+            let sensitive = base[offset] != 0
             offset = valueStart + valueLength
             return Field(
                 name: UnsafeBufferPointer(start: base + nameStart, count: nameLength),
@@ -108,12 +108,23 @@ package struct HTTP2HeaderBlock: Sendable {
             )
         }
 
-        private func length(at offset: Int) -> Int {
-            Int(
-                UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(
-                    buffer[offset + 3]
-                ) << 24
-            )
+        /// How many fields there are (from the current one on), read from their lengths alone.
+        var count: Int {
+            guard let base = buffer.baseAddress else { return 0 }
+            var count = 0
+            var offset = offset
+            while offset < buffer.count {
+                offset +=
+                    HTTP2HeaderBlock.fieldOverhead + Self.length(base, at: offset + 1)
+                    + Self.length(base, at: offset + 5)
+                count += 1
+            }
+            return count
+        }
+
+        /// A length as `appendLength` wrote it: four bytes, little-endian, at any alignment.
+        private static func length(_ base: UnsafePointer<UInt8>, at offset: Int) -> Int {
+            Int(UInt32(littleEndian: UnsafeRawPointer(base + offset).loadUnaligned(as: UInt32.self)))
         }
     }
 
