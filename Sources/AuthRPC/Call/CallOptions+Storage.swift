@@ -98,5 +98,4 @@ extension CallOptions {
             waitForReady: nil
         )
     }
-
 }

@@ -2,7 +2,7 @@
 enum GRPCTimeout {
     private static let maxValue: Int64 = 99_999_999
 
-    /// The units, finest first, in attoseconds (a `Duration`'s own count).
+    /// A nanosecond and a second in attoseconds, a `Duration`'s own count.
     private static let nanosecond: Int128 = 1_000_000_000
     private static let second: Int128 = 1_000_000_000_000_000_000
 
