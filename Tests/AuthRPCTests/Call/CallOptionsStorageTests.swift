@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Testing
 
 @testable import AuthRPC
@@ -41,7 +42,7 @@ struct CallOptionsStorageTests {
         var copy = original
         copy.timeout = .seconds(9)
         copy.initialMetadata.addString("2", forKey: "x-b")
-        copy.interceptors.append(PassThrough())
+        copy.interceptors.append(InterceptorTests.Tagging(name: "copy", log: Locked([])))
         copy.authTokenProvider = FixedProvider()
         copy.authority = nil
         copy.userAgentPrefix = nil
@@ -134,18 +135,5 @@ struct CallOptionsStorageTests {
         #expect(options.maxResponseMessageBytes == 6)
         #expect(shared.maxRequestMessageBytes == nil)
         #expect(!shared.waitForReady)
-    }
-
-    struct PassThrough: ClientInterceptor {
-        nonisolated(nonsending) func intercept<Request, Response>(
-            request: Request,
-            context: ClientInterceptorContext,
-            next:
-                nonisolated(nonsending) (Request, ClientInterceptorContext) async throws(RPCError) -> UnaryResponse<
-                    Response
-                >
-        ) async throws(RPCError) -> UnaryResponse<Response> {
-            try await next(request, context)
-        }
     }
 }
