@@ -4,9 +4,13 @@
 ///
 /// Building a block costs one buffer, however many fields it holds, and a block of fields that
 /// never change (built once) is copied into a call's block with one `memcpy`: no per-field
-/// `String` or array.
+/// `String` or array. A field is written in place: its room is made once (the buffer is zeroed
+/// only when it grows, which a reused block stops doing after its first call) and its bytes are
+/// copied straight from the strings' storage, not appended piece by piece.
 package struct HTTP2HeaderBlock: Sendable {
-    private var bytes: [UInt8] = []
+    /// The fields in the first `count` bytes; the rest is room for more, already initialized.
+    private var storage: [UInt8] = []
+    private var count = 0
 
     /// An empty block.
     package init() {}
@@ -17,7 +21,8 @@ package struct HTTP2HeaderBlock: Sendable {
     /// Room for `byteCount` bytes of names and values in `fields` fields, so the appends that
     /// follow do not grow the buffer.
     package mutating func reserveCapacity(fields: Int, byteCount: Int) {
-        bytes.reserveCapacity(bytes.count + fields * Self.fieldOverhead + byteCount)
+        let size = count + fields * Self.fieldOverhead + byteCount
+        if size > storage.count { grow(to: size) }
     }
 
     /// Fields whose value is a credential (`authorization`, `cookie`): nghttp2 is told never to
@@ -28,57 +33,104 @@ package struct HTTP2HeaderBlock: Sendable {
     }
 
     /// Appends one field; its value is the concatenation of `value` and `valueSuffix` (so
-    /// `Bearer <token>` needs no joined `String`).
+    /// `Bearer <token>` needs no joined `String`). A name that carries a credential is marked
+    /// sensitive (see ``isSensitive(_:)``).
     package mutating func append(name: String, value: String, valueSuffix: String = "") {
-        Self.withBytes(of: name) { name in
-            Self.withBytes(of: value) { value in
-                Self.withBytes(of: valueSuffix) { suffix in
-                    appendField(name: name, valueParts: value, suffix, sensitive: Self.isSensitive(name))
-                }
-            }
+        let nameCount = name.utf8.count
+        let field = makeRoom(nameCount: nameCount, valueCount: value.utf8.count + valueSuffix.utf8.count)
+        storage.withUnsafeMutableBytes { raw in
+            let nameStart = raw.baseAddress! + field + Self.fieldOverhead
+            let valueStart = nameStart + Self.copy(name, to: nameStart)
+            Self.copy(valueSuffix, to: valueStart + Self.copy(value, to: valueStart))
+            let nameBytes = UnsafeBufferPointer(start: nameStart.assumingMemoryBound(to: UInt8.self), count: nameCount)
+            raw[field] = Self.isSensitive(nameBytes) ? 1 : 0
         }
     }
 
-    /// A string's UTF-8 bytes, read in place when they are contiguous (a native string's always
-    /// are); a `var` copy for `withUTF8` would retain and release each string of every call.
-    private static func withBytes<Result>(
-        of text: String,
-        _ body: (UnsafeBufferPointer<UInt8>) -> Result
-    ) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = text
-        return copy.withUTF8(body)
+    /// Appends one field whose name is a literal and whose sensitivity the caller knows: the
+    /// per-call fields of a gRPC request, without comparing the name.
+    mutating func append(literalName name: StaticString, value: String, valueSuffix: String = "", sensitive: Bool) {
+        let field = makeRoom(
+            nameCount: name.utf8CodeUnitCount,
+            valueCount: value.utf8.count + valueSuffix.utf8.count
+        )
+        storage.withUnsafeMutableBytes { raw in
+            raw[field] = sensitive ? 1 : 0
+            let nameStart = raw.baseAddress! + field + Self.fieldOverhead
+            nameStart.copyMemory(from: name.utf8Start, byteCount: name.utf8CodeUnitCount)
+            let valueStart = nameStart + name.utf8CodeUnitCount
+            Self.copy(valueSuffix, to: valueStart + Self.copy(value, to: valueStart))
+        }
     }
 
     /// Appends every field of `other`, in order.
     package mutating func append(contentsOf other: HTTP2HeaderBlock) {
-        bytes.append(contentsOf: other.bytes)
+        guard other.count > 0 else { return }
+        let start = extend(by: other.count)
+        other.storage.withUnsafeBytes { source in
+            storage.withUnsafeMutableBytes { raw in
+                (raw.baseAddress! + start).copyMemory(from: source.baseAddress!, byteCount: other.count)
+            }
+        }
     }
 
     /// The bytes the block's buffer has room for.
-    var capacity: Int { bytes.capacity }
+    var capacity: Int { storage.count }
 
     /// Empties the block, keeping its buffer for the next fields.
     mutating func removeAll(keepingCapacity: Bool) {
-        bytes.removeAll(keepingCapacity: keepingCapacity)
+        count = 0
+        if !keepingCapacity { storage = [] }
     }
 
-    private mutating func appendField(
-        name: UnsafeBufferPointer<UInt8>,
-        valueParts value: UnsafeBufferPointer<UInt8>,
-        _ suffix: UnsafeBufferPointer<UInt8>,
-        sensitive: Bool
-    ) {
-        bytes.append(sensitive ? 1 : 0)
-        appendLength(name.count)
-        appendLength(value.count + suffix.count)
-        bytes.append(contentsOf: name)
-        bytes.append(contentsOf: value)
-        bytes.append(contentsOf: suffix)
+    /// Makes room for a field with names and values of these lengths, writes its lengths, and
+    /// returns where the field starts; the caller writes the sensitivity byte, name and value.
+    private mutating func makeRoom(nameCount: Int, valueCount: Int) -> Int {
+        let field = extend(by: Self.fieldOverhead + nameCount + valueCount)
+        storage.withUnsafeMutableBytes { raw in
+            raw.storeBytes(
+                of: UInt32(truncatingIfNeeded: nameCount).littleEndian,
+                toByteOffset: field + 1,
+                as: UInt32.self
+            )
+            raw.storeBytes(
+                of: UInt32(truncatingIfNeeded: valueCount).littleEndian,
+                toByteOffset: field + 5,
+                as: UInt32.self
+            )
+        }
+        return field
     }
 
-    private mutating func appendLength(_ length: Int) {
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian) { bytes.append(contentsOf: $0) }
+    /// Counts `byteCount` more bytes as the block's, growing the buffer when they do not fit,
+    /// and returns where they start.
+    private mutating func extend(by byteCount: Int) -> Int {
+        let start = count
+        count += byteCount
+        if count > storage.count { grow(to: count) }
+        return start
+    }
+
+    /// Grows the buffer to at least `size` bytes (at least doubling it, so a block built field by
+    /// field grows a logarithmic number of times).
+    @inline(never)
+    private mutating func grow(to size: Int) {
+        let target = Swift.max(size, storage.count * 2, 64)
+        storage.append(contentsOf: repeatElement(0, count: target - storage.count))
+    }
+
+    /// Copies a string's UTF-8 bytes to `destination`, read in place when they are contiguous (a
+    /// native string's always are; a `var` copy for `withUTF8` would retain and release each
+    /// string of every call); returns how many there were.
+    @discardableResult
+    private static func copy(_ text: String, to destination: UnsafeMutableRawPointer) -> Int {
+        func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+            if let source = bytes.baseAddress { destination.copyMemory(from: source, byteCount: bytes.count) }
+            return bytes.count
+        }
+        if let count = text.utf8.withContiguousStorageIfAvailable(copy) { return count }
+        var text = text
+        return text.withUTF8(copy)
     }
 
     /// One field, pointing into the block's buffer.
@@ -122,7 +174,7 @@ package struct HTTP2HeaderBlock: Sendable {
             return count
         }
 
-        /// A length as `appendLength` wrote it: four bytes, little-endian, at any alignment.
+        /// A length as `makeRoom` wrote it: four bytes, little-endian, at any alignment.
         private static func length(_ base: UnsafePointer<UInt8>, at offset: Int) -> Int {
             Int(UInt32(littleEndian: UnsafeRawPointer(base + offset).loadUnaligned(as: UInt32.self)))
         }
@@ -130,6 +182,6 @@ package struct HTTP2HeaderBlock: Sendable {
 
     /// Calls `body` with the fields in order; the pointers are valid only during the call.
     func withFields<Result>(_ body: (Fields) -> Result) -> Result {
-        bytes.withUnsafeBufferPointer { body(Fields(buffer: $0)) }
+        storage.withUnsafeBufferPointer { body(Fields(buffer: UnsafeBufferPointer(rebasing: $0[..<count]))) }
     }
 }

@@ -46,12 +46,16 @@ package struct HTTP2RequestHead: Sendable {
     /// Appends every field, in wire order, to `block`.
     func write(into block: inout HTTP2HeaderBlock) {
         block.append(contentsOf: leading)
-        block.append(name: ":path", value: path)
-        block.append(name: ":authority", value: authority)
-        if let timeout { block.append(name: "grpc-timeout", value: timeout) }
+        block.append(literalName: ":path", value: path, sensitive: false)
+        block.append(literalName: ":authority", value: authority, sensitive: false)
+        if let timeout { block.append(literalName: "grpc-timeout", value: timeout, sensitive: false) }
         block.append(contentsOf: common)
-        if let previousAttempts { block.append(name: "grpc-previous-rpc-attempts", value: previousAttempts) }
-        if let bearerToken { block.append(name: "authorization", value: "Bearer ", valueSuffix: bearerToken) }
+        if let previousAttempts {
+            block.append(literalName: "grpc-previous-rpc-attempts", value: previousAttempts, sensitive: false)
+        }
+        if let bearerToken {
+            block.append(literalName: "authorization", value: "Bearer ", valueSuffix: bearerToken, sensitive: true)
+        }
         block.append(contentsOf: trailing)
     }
 }
