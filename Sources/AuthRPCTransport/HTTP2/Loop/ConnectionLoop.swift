@@ -765,6 +765,10 @@ final class ConnectionLoop: @unchecked Sendable {
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }
+                // A read that did not fill the buffer took everything the socket had; what
+                // arrives later makes the next poll(2) return at once (it is level-triggered),
+                // so asking again now would be a system call per turn that finds nothing.
+                if count < target.count { return nil }
             case .wouldBlock:
                 return nil
             case .closed:
