@@ -42,10 +42,15 @@ extension Metadata {
     /// Metadata from a received header block: shares `fields` unless a `-bin` field needs
     /// decoding.
     init(received fields: [HTTP2HeaderField]) {
-        if fields.contains(where: { $0.name.hasSuffix("-bin") }) {
+        if fields.contains(where: { Self.isBinaryKey($0.name) }) {
             self.init(receivedFields: fields.lazy.map { (name: $0.name, value: $0.value) })
         } else {
             self.init(storage: fields.isEmpty ? .pairs([]) : .received(fields))
         }
+    }
+
+    /// The first received value under `key` (received fields are all text).
+    static func firstValue(forKey key: String, in fields: [HTTP2HeaderField]) -> String? {
+        fields.first { $0.name == key }?.value
     }
 }

@@ -102,6 +102,9 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
 
     /// The first text value under `key`.
     public func firstString(forKey key: String) -> String? {
+        // Received fields are all text (see `Storage.received`): compared as they are, without
+        // making a pair of each.
+        if case .received(let fields) = storage { return Self.firstValue(forKey: key, in: fields) }
         for element in elements where element.key == key {
             if case .string(let text) = element.value { return text }
         }
@@ -206,7 +209,7 @@ extension Metadata {
                     ? "set CallOptions.userAgentPrefix instead" : "this header is managed by the library"
             )
         }
-        let isBinaryKey = key.hasSuffix("-bin")
+        let isBinaryKey = Self.isBinaryKey(key)
         switch value {
         case .binary:
             guard isBinaryKey else { throw refuse("binary values need a key ending in '-bin'") }
@@ -219,6 +222,17 @@ extension Metadata {
                 throw refuse("text values cannot start or end with a space")
             }
         }
+    }
+
+    /// Whether `key` ends in `-bin`, from its last four bytes read as one word: `hasSuffix`
+    /// compares `Character`s, and every received field's name is asked.
+    static func isBinaryKey(_ key: String) -> Bool {
+        let suffix: UInt32 = 0x6E69_622D  // "-bin", little-endian
+        return key.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count >= 4 else { return false }
+            let last = UnsafeRawPointer(bytes.baseAddress! + bytes.count - 4).loadUnaligned(as: UInt32.self)
+            return UInt32(littleEndian: last) == suffix
+        } ?? key.utf8.reversed().starts(with: "nib-".utf8)
     }
 
     private static func isKeyByte(_ byte: UInt8) -> Bool {
@@ -246,7 +260,7 @@ extension Metadata {
         var pairs: [Element] = []
         pairs.reserveCapacity(fields.underestimatedCount)
         for field in fields {
-            guard field.name.hasSuffix("-bin") else {
+            guard Self.isBinaryKey(field.name) else {
                 pairs.append((key: field.name, value: .string(field.value)))
                 continue
             }

@@ -72,4 +72,19 @@ struct MetadataStorageTests {
     func oneWord() {
         #expect(MemoryLayout<Metadata>.size == MemoryLayout<Int>.size)
     }
+
+    @Test("a -bin key is told by its last four bytes, at any length, in any storage")
+    func binaryKeys() {
+        let long = String(repeating: "x", count: 40)
+        for key in ["-bin", "a-bin", "x-trace-bin", "\(long)-bin", "é-bin"] {
+            #expect(Metadata.isBinaryKey(key), "\(key)")
+        }
+        for key in ["", "bin", "-bi", "a-bi", "a-bin ", "a-BIN", "a_bin", "a-binx", "\(long)-bix", long] {
+            #expect(!Metadata.isBinaryKey(key), "\(key)")
+        }
+        // A name past a small string's 15 bytes, received: decoded as binary, so not kept.
+        let received = Metadata(received: [HTTP2HeaderField(name: "x-a-long-metadata-key-bin", value: "AAE")])
+        #expect(received.binaries(forKey: "x-a-long-metadata-key-bin") == [[0, 1]])
+        #expect(received.firstString(forKey: "x-a-long-metadata-key-bin") == nil)
+    }
 }

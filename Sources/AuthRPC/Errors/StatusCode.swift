@@ -44,10 +44,16 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
 
     /// Parses a `grpc-status` value: ASCII digits only, 0 through 16; anything else is `nil`.
     init?(grpcStatus value: String) {
-        guard !value.isEmpty, value.utf8.count <= 3,
-            value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            let number = Int(value), let code = StatusCode(rawValue: number)
-        else { return nil }
+        // Read digit by digit: the value is on every response, and `Int(_:)` parses a sign and
+        // any length first.
+        var number = 0
+        var digits = 0
+        for byte in value.utf8 {
+            guard digits < 3, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            number = number * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        guard digits > 0, let code = StatusCode(rawValue: number) else { return nil }
         self = code
     }
 }

@@ -126,7 +126,8 @@ struct StatusCodeTests {
     func parsing() {
         #expect(StatusCode(grpcStatus: "0") == .ok)
         #expect(StatusCode(grpcStatus: "16") == .unauthenticated)
-        for bad in ["", "17", "-1", "abc", " 1", "1 ", "0x1", "0016"] {
+        #expect(StatusCode(grpcStatus: "007") == .permissionDenied)
+        for bad in ["", "17", "-1", "+1", "abc", " 1", "1 ", "0x1", "0016", "99999999999999999999", "1\u{0}", "١"] {
             #expect(StatusCode(grpcStatus: bad) == nil, "\(bad)")
         }
     }

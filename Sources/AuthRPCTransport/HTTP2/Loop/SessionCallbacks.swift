@@ -93,7 +93,7 @@ enum SessionCallbacks {
         if stream.inInformationalBlock { return 0 }
         if nameBytes.first == UInt8(ascii: ":") {
             if nameBytes.equals(":status") {
-                stream.status = Int(String(decoding: valueBytes, as: UTF8.self)) ?? 0
+                stream.status = valueBytes.httpStatus
                 if (100..<200).contains(stream.status) {
                     stream.informationalBlocks += 1
                     if stream.informationalBlocks > ConnectionLoop.maxInformationalBlocks {

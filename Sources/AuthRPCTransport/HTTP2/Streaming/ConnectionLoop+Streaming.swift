@@ -120,7 +120,7 @@ extension ConnectionLoop {
         if call.inInformationalBlock { return true }
         if !call.sawFinalHeaders, name.first == UInt8(ascii: ":") {
             if name.equals(":status") {
-                call.status = Int(String(decoding: value, as: UTF8.self)) ?? 0
+                call.status = value.httpStatus
                 if (100..<200).contains(call.status) {
                     call.informationalBlocks += 1
                     guard call.informationalBlocks <= Self.maxInformationalBlocks else {
