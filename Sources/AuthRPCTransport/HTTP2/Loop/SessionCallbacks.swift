@@ -2,8 +2,9 @@ internal import CNGHTTP2
 
 /// The C callbacks nghttp2 calls from inside `mem_recv`/`mem_send`, on the I/O thread.
 ///
-/// Each one finds its `ConnectionLoop` through the session's user data and records what
-/// happened; none calls back into nghttp2.
+/// Each one finds its `ConnectionLoop` through the session's user data (a unary stream through
+/// the stream's) and records what happened; none calls back into nghttp2. Both are borrowed, not
+/// retained, for the length of a callback (see `withLoop`).
 enum SessionCallbacks {
     static func install(on callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
@@ -15,8 +16,14 @@ enum SessionCallbacks {
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
     }
 
-    private static func loop(_ userData: UnsafeMutableRawPointer?) -> ConnectionLoop {
-        Unmanaged<ConnectionLoop>.fromOpaque(userData!).takeUnretainedValue()
+    /// Calls `body` with the loop, borrowed: the loop owns the session and deletes it before it
+    /// goes, so it outlives every callback, and a borrowed reference costs no retain and release
+    /// (atomic, on every callback of every call).
+    private static func withLoop<Result>(
+        _ userData: UnsafeMutableRawPointer?,
+        _ body: (ConnectionLoop) -> Result
+    ) -> Result {
+        Unmanaged<ConnectionLoop>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     /// The unary stream with this id, from the user data nghttp2 keeps for it (a bidirectional
@@ -24,18 +31,29 @@ enum SessionCallbacks {
     /// table. Sound because the loop's table owns every submitted unary stream for as long as
     /// nghttp2 may call back about it: until its close callback, until its HEADERS are dropped
     /// (the loop clears the user data then), or until the session is deleted.
-    private static func unaryStream(_ session: OpaquePointer?, _ id: Int32) -> HTTP2Stream? {
+    private static func unaryStream(_ session: OpaquePointer?, _ id: Int32) -> Unmanaged<HTTP2Stream>? {
         guard let userData = nghttp2_session_get_stream_user_data(session, id) else { return nil }
-        return Unmanaged<HTTP2Stream>.fromOpaque(userData).takeUnretainedValue()
+        return Unmanaged<HTTP2Stream>.fromOpaque(userData)
     }
 
     /// Copies the next part of a request body into nghttp2's frame buffer.
     static let readRequestBody: nghttp2_data_source_read_callback = { _, _, buffer, length, flags, source, _ in
-        let stream = Unmanaged<HTTP2Stream>.fromOpaque(source!.pointee.ptr).takeUnretainedValue()
+        // Borrowed: the loop's table owns a stream while nghttp2 sends its body.
+        Unmanaged<HTTP2Stream>.fromOpaque(source!.pointee.ptr)._withUnsafeGuaranteedRef { stream in
+            copyRequestBody(of: stream, into: buffer!, length: length, flags: flags!)
+        }
+    }
+
+    private static func copyRequestBody(
+        of stream: HTTP2Stream,
+        into buffer: UnsafeMutablePointer<UInt8>,
+        length: Int,
+        flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
         let count = stream.request.body.withUnsafeBytes { body -> Int in
             let count = min(length, body.count - stream.bodyOffset)
             if count > 0 {
-                buffer!.update(
+                buffer.update(
                     from: body.baseAddress!.assumingMemoryBound(to: UInt8.self) + stream.bodyOffset,
                     count: count
                 )
@@ -44,7 +62,7 @@ enum SessionCallbacks {
         }
         stream.bodyOffset += count
         if stream.bodyOffset == stream.request.body.count {
-            flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.requestBodySent()
         }
         return count
@@ -64,27 +82,34 @@ enum SessionCallbacks {
         _,
         userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        let loop = loop(userData)
-        // Unary streams first, in this callback and the others: they are the hot path, and a
-        // bidirectional stream is looked up only when the id is not a unary one.
-        guard let stream = unaryStream(session, frame.pointee.hd.stream_id) else {
-            guard let call = loop.streamingCall(frame.pointee.hd.stream_id) else { return 0 }
-            let kept = loop.streamingHeader(
-                call,
-                name: UnsafeBufferPointer(start: name, count: nameLength),
-                value: UnsafeBufferPointer(start: value, count: valueLength)
-            )
-            return kept ? 0 : stopHeaderBlock
+        let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
+        let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
+        return withLoop(userData) { loop in
+            // Unary streams first, in this callback and the others: they are the hot path, and a
+            // bidirectional stream is looked up only when the id is not a unary one.
+            guard let stream = unaryStream(session, frame.pointee.hd.stream_id) else {
+                guard let call = loop.streamingCall(frame.pointee.hd.stream_id) else { return 0 }
+                return loop.streamingHeader(call, name: nameBytes, value: valueBytes) ? 0 : stopHeaderBlock
+            }
+            // Borrowed: failing the stream answers its caller but leaves it in the loop's table.
+            return stream._withUnsafeGuaranteedRef { receivedHeader(name: nameBytes, value: valueBytes, on: $0, loop) }
         }
+    }
+
+    /// A field of a unary stream's header block: kept, or the block stopped.
+    private static func receivedHeader(
+        name nameBytes: UnsafeBufferPointer<UInt8>,
+        value valueBytes: UnsafeBufferPointer<UInt8>,
+        on stream: HTTP2Stream,
+        _ loop: ConnectionLoop
+    ) -> Int32 {
         guard !stream.isFinished else { return 0 }
         // Every block counts, 1xx ones included, as RFC 9113 section 6.5.2 sizes a header list.
-        stream.headerBlockSize += nameLength + valueLength + 32
+        stream.headerBlockSize += nameBytes.count + valueBytes.count + 32
         if stream.headerBlockSize > loop.maxHeaderListSize {
             loop.fail(stream, .responseHeaderListTooLarge(limit: loop.maxHeaderListSize))
             return stopHeaderBlock
         }
-        let nameBytes = UnsafeBufferPointer(start: name, count: nameLength)
-        let valueBytes = UnsafeBufferPointer(start: value, count: valueLength)
         if stream.sawFinalHeaders {
             // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
             stream.appendField(name: nameBytes, value: valueBytes)
@@ -116,7 +141,15 @@ enum SessionCallbacks {
 
     private static let onFrameReceived: nghttp2_on_frame_recv_callback = { session, frame, userData in
         guard let frame else { return 0 }
-        let loop = loop(userData)
+        withLoop(userData) { loop in receivedFrame(frame, session: session, loop) }
+        return 0
+    }
+
+    private static func receivedFrame(
+        _ frame: UnsafePointer<nghttp2_frame>,
+        session: OpaquePointer?,
+        _ loop: ConnectionLoop
+    ) {
         let header = frame.pointee.hd
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch Int(header.type) {
@@ -125,30 +158,19 @@ enum SessionCallbacks {
                 if let call = loop.streamingCall(header.stream_id) {
                     loop.streamingHeadersEnded(call, endsStream: endsStream)
                 }
-                return 0
+                return
             }
-            stream.headerBlockSize = 0
-            if stream.inInformationalBlock {
-                // A 1xx block is skipped whole; the final response comes in the next block.
-                stream.inInformationalBlock = false
-                stream.status = 0
-                return 0
-            }
-            if !stream.sawFinalHeaders {
-                stream.sawFinalHeaders = true
-                stream.endedWithHeaders = endsStream
-            }
-            if endsStream { stream.remoteEnded = true }
+            stream._withUnsafeGuaranteedRef { $0.headerBlockEnded(endsStream: endsStream) }
         case Int(NGHTTP2_DATA.rawValue):
-            guard endsStream else { return 0 }
+            guard endsStream else { return }
             if let stream = unaryStream(session, header.stream_id) {
-                stream.remoteEnded = true
+                stream._withUnsafeGuaranteedRef { $0.remoteEnded = true }
             } else if let call = loop.streamingCall(header.stream_id) {
                 loop.streamingDataEnded(call)
             }
         case Int(NGHTTP2_RST_STREAM.rawValue):
             if let stream = unaryStream(session, header.stream_id) {
-                stream.resetByServer = true
+                stream._withUnsafeGuaranteedRef { $0.resetByServer = true }
             } else {
                 loop.streamingCall(header.stream_id)?.resetByServer = true
             }
@@ -169,7 +191,6 @@ enum SessionCallbacks {
         default:
             break
         }
-        return 0
     }
 
     private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = {
@@ -179,24 +200,27 @@ enum SessionCallbacks {
         data,
         length,
         userData in
-        let loop = loop(userData)
-        if let stream = unaryStream(session, streamID) {
-            // A unary response is read whole: its window is given back as it arrives.
-            nghttp2_session_consume(session, streamID, length)
-            loop.didReceiveData(UnsafeRawBufferPointer(start: data, count: length), for: stream)
-        } else if let call = loop.streamingCall(streamID) {
-            loop.streamingData(call, UnsafeRawBufferPointer(start: data, count: length))
-        } else {
-            // A stream the loop no longer tracks: its bytes still count against the connection.
-            nghttp2_session_consume(session, streamID, length)
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        withLoop(userData) { loop in
+            if let stream = unaryStream(session, streamID) {
+                // A unary response is read whole: its window is given back as it arrives.
+                nghttp2_session_consume(session, streamID, length)
+                stream._withUnsafeGuaranteedRef { loop.didReceiveData(bytes, for: $0) }
+            } else if let call = loop.streamingCall(streamID) {
+                loop.streamingData(call, bytes)
+            } else {
+                // A stream the loop no longer tracks: its bytes still count against the connection.
+                nghttp2_session_consume(session, streamID, length)
+            }
         }
         return 0
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-        let loop = loop(userData)
-        if !loop.streamDidClose(streamID, errorCode: errorCode), let call = loop.streamingCall(streamID) {
-            loop.streamingDidClose(call, errorCode: errorCode)
+        withLoop(userData) { loop in
+            if !loop.streamDidClose(streamID, errorCode: errorCode), let call = loop.streamingCall(streamID) {
+                loop.streamingDidClose(call, errorCode: errorCode)
+            }
         }
         return 0
     }
@@ -205,7 +229,7 @@ enum SessionCallbacks {
         guard let frame else { return 0 }
         switch frame.pointee.hd.type {
         case UInt8(NGHTTP2_HEADERS.rawValue):
-            unaryStream(session, frame.pointee.hd.stream_id)?.headersSent = true
+            unaryStream(session, frame.pointee.hd.stream_id)?._withUnsafeGuaranteedRef { $0.headersSent = true }
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             // nghttp2 sends GOAWAY with an error when the server broke the protocol; its debug
             // data says how.
@@ -218,7 +242,7 @@ enum SessionCallbacks {
                         as: UTF8.self
                     )
                 } ?? ""
-            loop(userData).didSendGoaway(errorCode: goaway.error_code, reason: reason)
+            withLoop(userData) { $0.didSendGoaway(errorCode: goaway.error_code, reason: reason) }
         default:
             break
         }
@@ -227,11 +251,13 @@ enum SessionCallbacks {
 
     private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { session, frame, errorCode, userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        let loop = loop(userData)
-        if let stream = unaryStream(session, frame.pointee.hd.stream_id) {
-            loop.headersNotSent(for: stream, reason: errorCode)
-        } else if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
-            loop.streamingHeadersNotSent(call, reason: errorCode)
+        withLoop(userData) { loop in
+            // Taken, not borrowed: the loop lets go of the stream here.
+            if let stream = unaryStream(session, frame.pointee.hd.stream_id)?.takeUnretainedValue() {
+                loop.headersNotSent(for: stream, reason: errorCode)
+            } else if let call = loop.streamingCall(frame.pointee.hd.stream_id) {
+                loop.streamingHeadersNotSent(call, reason: errorCode)
+            }
         }
         return 0
     }
@@ -240,9 +266,9 @@ enum SessionCallbacks {
         guard let frame else { return 0 }
         let violation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
         if let stream = unaryStream(session, frame.pointee.hd.stream_id) {
-            stream.protocolViolation = violation
+            stream._withUnsafeGuaranteedRef { $0.protocolViolation = violation }
         } else {
-            loop(userData).streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = violation
+            withLoop(userData) { $0.streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = violation }
         }
         return 0
     }

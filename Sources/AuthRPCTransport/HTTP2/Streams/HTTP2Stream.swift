@@ -171,6 +171,22 @@ final class HTTP2Stream: @unchecked Sendable {
         endedWithHeaders = false
     }
 
+    /// A header block of the response ended (END_HEADERS; `endsStream` when it also ended the
+    /// stream): a 1xx block is skipped whole, the final response comes in the next block.
+    func headerBlockEnded(endsStream: Bool) {
+        headerBlockSize = 0
+        if inInformationalBlock {
+            inInformationalBlock = false
+            status = 0
+            return
+        }
+        if !sawFinalHeaders {
+            sawFinalHeaders = true
+            endedWithHeaders = endsStream
+        }
+        if endsStream { remoteEnded = true }
+    }
+
     /// A received header field of the final block or of the trailers.
     func appendField(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         let field = HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value))
