@@ -70,7 +70,13 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Owns every submitted stream until nghttp2 closes it (on_stream_close), drops its HEADERS
     /// (on_frame_not_send), or the session is deleted: nghttp2's body providers point at them
     /// unretained, so a stream must outlive every callback that can reach it.
-    private var streams: [Int32: HTTP2Stream] = [:]
+    ///
+    /// This table and `deadlines` skip the run-time exclusivity checks (two to four per call
+    /// each): only the I/O thread touches them, and each access is one operation on the
+    /// collection (a lookup, an insert, a removal, a heap sift) that runs no code able to reach
+    /// them again. Their elements are streams, whose deinit touches nothing of the loop's, and the
+    /// queue's sifts write only the streams' own `deadlineSlot`.
+    @exclusivity(unchecked) private var streams: [Int32: HTTP2Stream] = [:]
     /// The open bidirectional streams, owned as `streams` owns the unary ones.
     var streamingCalls: [Int32: StreamingCall] = [:]
     /// How many entries each table holds, kept beside them: the loop asks several times a turn
@@ -87,7 +93,8 @@ final class ConnectionLoop: @unchecked Sendable {
         )
         return unaryStreamsOpen == 0 && streamingCallsOpen == 0
     }
-    private var deadlines = DeadlineQueue()
+    /// The open streams' deadlines (unchecked at run time, as `streams` is and for its reason).
+    @exclusivity(unchecked) private var deadlines = DeadlineQueue()
     private var pendingResets: [HTTP2Stream] = []
     /// `pendingResets` is not empty: read each turn instead of the list, whose accesses are
     /// checked at run time.

@@ -50,13 +50,16 @@ final class HTTP2Stream: @unchecked Sendable {
     /// grpc-accept-encoding; grpc-status, grpc-message) fills one buffer without growing.
     static let expectedFieldCount = 4
 
-    // The response being assembled.
+    // The response being assembled. The three arrays skip the run-time exclusivity checks (one
+    // per received field, two per DATA chunk, three per answer): only the I/O thread touches
+    // them, and each access is one append, swap or reset of the array, which runs no code able
+    // to reach the stream again (their elements are strings and bytes).
     var status = 0
     /// The final header block's fields.
-    var headers: [HTTP2HeaderField] = []
+    @exclusivity(unchecked) var headers: [HTTP2HeaderField] = []
     /// The trailing block's fields.
-    var trailers: [HTTP2HeaderField] = []
-    var body: [UInt8] = []
+    @exclusivity(unchecked) var trailers: [HTTP2HeaderField] = []
+    @exclusivity(unchecked) var body: [UInt8] = []
     /// The final (non-1xx) header block is complete; later fields are trailers.
     var sawFinalHeaders = false
     /// The block being received is a 1xx response; its fields are dropped.
