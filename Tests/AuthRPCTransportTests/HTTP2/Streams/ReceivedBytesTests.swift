@@ -28,4 +28,29 @@ struct ReceivedBytesTests {
             #expect(Self.withBytes(text) { $0.httpStatus } == 0, "\(text)")
         }
     }
+
+    @Test("received text reads as the bytes decoded, whether it is one of gRPC's own texts or not")
+    func receivedText() {
+        let common = [
+            "content-type", "application/grpc", "application/grpc+proto", "grpc-accept-encoding",
+            "identity, deflate, gzip", "grpc-encoding", "gzip", "grpc-status", "grpc-message", "0",
+        ]
+        // Near misses: the same length as a common text, one byte off.
+        let nearMisses = common.map { String($0.dropLast()) + "X" }
+        var inputs: [[UInt8]] = (common + nearMisses + ["", "1", "x-custom", String(repeating: "v", count: 300)])
+            .map { Array($0.utf8) }
+        inputs.append([0xFF, 0xFE, 0x41])  // not UTF-8: repaired, as String(decoding:) does
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            inputs.append(
+                (0..<Int.random(in: 0...30, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator)
+                }
+            )
+        }
+        for bytes in inputs {
+            let text = bytes.withUnsafeBufferPointer { ReceivedHeaderText.string($0) }
+            #expect(text == String(decoding: bytes, as: UTF8.self), "\(bytes)")
+            #expect(Array(text.utf8) == Array(String(decoding: bytes, as: UTF8.self).utf8))
+        }
+    }
 }
