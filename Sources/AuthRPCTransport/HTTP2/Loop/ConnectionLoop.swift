@@ -659,11 +659,12 @@ final class ConnectionLoop: @unchecked Sendable {
             // nghttp2 copies the list, so it lives on the stack for the call (nghttp2_nv is 40
             // bytes: a typical request's dozen fields take no heap), and no property of the
             // loop's is touched once per field.
-            let count = fields.count
+            let count = block.fieldCount
             return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: count) { list in
                 var listSize = 0
                 var index = 0
                 for field in fields {
+                    precondition(index < count, "a header block holds as many fields as it counted")
                     listSize += field.name.count + field.value.count + 32
                     list.initializeElement(
                         at: index,

@@ -11,6 +11,8 @@ package struct HTTP2HeaderBlock: Sendable {
     /// The fields in the first `count` bytes; the rest is room for more, already initialized.
     private var storage: [UInt8] = []
     private var count = 0
+    /// How many fields the block holds (nghttp2's list is sized by it before the walk).
+    private(set) var fieldCount = 0
 
     /// An empty block.
     package init() {}
@@ -67,6 +69,7 @@ package struct HTTP2HeaderBlock: Sendable {
     package mutating func append(contentsOf other: HTTP2HeaderBlock) {
         guard other.count > 0 else { return }
         let start = extend(by: other.count)
+        fieldCount += other.fieldCount
         other.storage.withUnsafeBytes { source in
             storage.withUnsafeMutableBytes { raw in
                 (raw.baseAddress! + start).copyMemory(from: source.baseAddress!, byteCount: other.count)
@@ -80,6 +83,7 @@ package struct HTTP2HeaderBlock: Sendable {
     /// Empties the block, keeping its buffer for the next fields.
     mutating func removeAll(keepingCapacity: Bool) {
         count = 0
+        fieldCount = 0
         if !keepingCapacity { storage = [] }
     }
 
@@ -87,6 +91,7 @@ package struct HTTP2HeaderBlock: Sendable {
     /// returns where the field starts; the caller writes the sensitivity byte, name and value.
     private mutating func makeRoom(nameCount: Int, valueCount: Int) -> Int {
         let field = extend(by: Self.fieldOverhead + nameCount + valueCount)
+        fieldCount += 1
         storage.withUnsafeMutableBytes { raw in
             raw.storeBytes(
                 of: UInt32(truncatingIfNeeded: nameCount).littleEndian,
@@ -119,18 +124,14 @@ package struct HTTP2HeaderBlock: Sendable {
         storage.append(contentsOf: repeatElement(0, count: target - storage.count))
     }
 
-    /// Copies a string's UTF-8 bytes to `destination`, read in place when they are contiguous (a
-    /// native string's always are; a `var` copy for `withUTF8` would retain and release each
-    /// string of every call); returns how many there were.
+    /// Copies a string's UTF-8 bytes to `destination` (the standard library copies a native
+    /// string's storage, or a small string's inline bytes, with one `memcpy`) and returns how
+    /// many there were.
     @discardableResult
     private static func copy(_ text: String, to destination: UnsafeMutableRawPointer) -> Int {
-        func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-            if let source = bytes.baseAddress { destination.copyMemory(from: source, byteCount: bytes.count) }
-            return bytes.count
-        }
-        if let count = text.utf8.withContiguousStorageIfAvailable(copy) { return count }
-        var text = text
-        return text.withUTF8(copy)
+        let count = text.utf8.count
+        UnsafeMutableRawBufferPointer(start: destination, count: count).copyBytes(from: text.utf8)
+        return count
     }
 
     /// One field, pointing into the block's buffer.
@@ -158,20 +159,6 @@ package struct HTTP2HeaderBlock: Sendable {
                 value: UnsafeBufferPointer(start: base + valueStart, count: valueLength),
                 sensitive: sensitive
             )
-        }
-
-        /// How many fields there are (from the current one on), read from their lengths alone.
-        var count: Int {
-            guard let base = buffer.baseAddress else { return 0 }
-            var count = 0
-            var offset = offset
-            while offset < buffer.count {
-                offset +=
-                    HTTP2HeaderBlock.fieldOverhead + Self.length(base, at: offset + 1)
-                    + Self.length(base, at: offset + 5)
-                count += 1
-            }
-            return count
         }
 
         /// A length as `makeRoom` wrote it: four bytes, little-endian, at any alignment.

@@ -20,7 +20,7 @@ struct HeaderBlockTests {
                     sensitive: $0.sensitive
                 )
             }
-            return (read, fields.count)
+            return (read, block.fieldCount)
         }
     }
 
