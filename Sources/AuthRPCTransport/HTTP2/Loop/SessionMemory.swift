@@ -19,9 +19,9 @@ import Darwin
 /// goes back when this value ends, which its owner lets happen only after `nghttp2_session_del`.
 ///
 /// Under AddressSanitizer a cached block (all but its first word, the free list's link), and the
-/// part of a handed-out block past the size asked for, are poisoned
-/// (``AddressSanitizerPoisoning``): nghttp2 reaching them is reported as a use after free or an
-/// overflow, as it would be without the cache.
+/// part of a handed-out block past the size asked for, are poisoned (``PoisonedBlocks``):
+/// nghttp2 reaching them is reported as a use after free or an overflow, as it would be without
+/// the cache.
 struct SessionMemory: ~Copyable {
     /// One size class's free blocks, linked through their first word.
     struct FreeList {
@@ -48,17 +48,73 @@ struct SessionMemory: ~Copyable {
         lists.initialize(repeating: FreeList(head: nil, count: 0), count: Self.classCount)
     }
 
-    /// What `nghttp2_session_client_new3` takes; nghttp2 copies it into the session.
+    /// What `nghttp2_session_client_new3` takes; nghttp2 copies it into the session. Its entry
+    /// points mark blocks for AddressSanitizer only in a process that runs under it: decided
+    /// here, once per session, not on each of a call's dozen allocations and frees.
     var allocator: nghttp2_mem {
+        var functions = Self.marking == ObjectIdentifier(PoisonedBlocks.self) ? Self.poisoning : Self.plain
+        functions.mem_user_data = UnsafeMutableRawPointer(lists)
+        return functions
+    }
+
+    /// How this process's sessions mark their blocks: poisoned under AddressSanitizer, not at all
+    /// otherwise (a `BlockMarking` type's identity).
+    static var marking: ObjectIdentifier {
+        ObjectIdentifier(AddressSanitizerPoisoning.isActive ? PoisonedBlocks.self : UnmarkedBlocks.self)
+    }
+
+    private static var plain: nghttp2_mem {
         nghttp2_mem(
-            mem_user_data: UnsafeMutableRawPointer(lists),
-            malloc: { size, lists in SessionMemory.allocate(size, lists!.assumingMemoryBound(to: FreeList.self)) },
-            free: { block, lists in SessionMemory.free(block, lists!.assumingMemoryBound(to: FreeList.self)) },
+            mem_user_data: nil,
+            malloc: { size, lists in
+                SessionMemory.allocate(size, lists!.assumingMemoryBound(to: FreeList.self), UnmarkedBlocks.self)
+            },
+            free: { block, lists in
+                SessionMemory.free(block, lists!.assumingMemoryBound(to: FreeList.self), UnmarkedBlocks.self)
+            },
             calloc: { count, size, lists in
-                SessionMemory.allocateZeroed(count, size, lists!.assumingMemoryBound(to: FreeList.self))
+                SessionMemory.allocateZeroed(
+                    count,
+                    size,
+                    lists!.assumingMemoryBound(to: FreeList.self),
+                    UnmarkedBlocks.self
+                )
             },
             realloc: { block, size, lists in
-                SessionMemory.reallocate(block, size, lists!.assumingMemoryBound(to: FreeList.self))
+                SessionMemory.reallocate(
+                    block,
+                    size,
+                    lists!.assumingMemoryBound(to: FreeList.self),
+                    UnmarkedBlocks.self
+                )
+            }
+        )
+    }
+
+    private static var poisoning: nghttp2_mem {
+        nghttp2_mem(
+            mem_user_data: nil,
+            malloc: { size, lists in
+                SessionMemory.allocate(size, lists!.assumingMemoryBound(to: FreeList.self), PoisonedBlocks.self)
+            },
+            free: { block, lists in
+                SessionMemory.free(block, lists!.assumingMemoryBound(to: FreeList.self), PoisonedBlocks.self)
+            },
+            calloc: { count, size, lists in
+                SessionMemory.allocateZeroed(
+                    count,
+                    size,
+                    lists!.assumingMemoryBound(to: FreeList.self),
+                    PoisonedBlocks.self
+                )
+            },
+            realloc: { block, size, lists in
+                SessionMemory.reallocate(
+                    block,
+                    size,
+                    lists!.assumingMemoryBound(to: FreeList.self),
+                    PoisonedBlocks.self
+                )
             }
         )
     }
@@ -91,7 +147,11 @@ struct SessionMemory: ~Copyable {
         retainedBytesPerClass / (smallestBlock << index)
     }
 
-    static func allocate(_ size: Int, _ lists: UnsafeMutablePointer<FreeList>) -> UnsafeMutableRawPointer? {
+    static func allocate<Marking: BlockMarking>(
+        _ size: Int,
+        _ lists: UnsafeMutablePointer<FreeList>,
+        _ marking: Marking.Type
+    ) -> UnsafeMutableRawPointer? {
         guard size <= Int.max - headerBytes else { return nil }
         guard let index = sizeClass(for: size) else {
             guard let block = malloc(size + headerBytes) else { return nil }
@@ -101,7 +161,7 @@ struct SessionMemory: ~Copyable {
         }
         let capacity = (smallestBlock << index) - headerBytes
         if let block = lists[index].head {
-            AddressSanitizerPoisoning.unpoison(block + headerBytes, byteCount: size)
+            Marking.unpoison(block + headerBytes, byteCount: size)
             lists[index].head = block.load(fromByteOffset: headerBytes, as: UnsafeMutableRawPointer?.self)
             lists[index].count -= 1
             block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
@@ -110,11 +170,15 @@ struct SessionMemory: ~Copyable {
         guard let block = malloc(smallestBlock << index) else { return nil }
         block.storeBytes(of: index, as: Int.self)
         block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
-        AddressSanitizerPoisoning.poison(block + headerBytes + size, byteCount: capacity - size)
+        Marking.poison(block + headerBytes + size, byteCount: capacity - size)
         return block + headerBytes
     }
 
-    static func free(_ pointer: UnsafeMutableRawPointer?, _ lists: UnsafeMutablePointer<FreeList>) {
+    static func free<Marking: BlockMarking>(
+        _ pointer: UnsafeMutableRawPointer?,
+        _ lists: UnsafeMutablePointer<FreeList>,
+        _ marking: Marking.Type
+    ) {
         guard let pointer else { return }
         let block = pointer - headerBytes
         let index = block.load(as: Int.self)
@@ -126,32 +190,34 @@ struct SessionMemory: ~Copyable {
         // ignores pointers kept in poisoned memory, so a poisoned link would make every cached
         // block but the first look leaked.
         let link = MemoryLayout<UnsafeMutableRawPointer?>.size
-        AddressSanitizerPoisoning.unpoison(pointer, byteCount: link)
+        Marking.unpoison(pointer, byteCount: link)
         pointer.storeBytes(of: lists[index].head, as: UnsafeMutableRawPointer?.self)
-        AddressSanitizerPoisoning.poison(pointer + link, byteCount: (smallestBlock << index) - headerBytes - link)
+        Marking.poison(pointer + link, byteCount: (smallestBlock << index) - headerBytes - link)
         lists[index].head = block
         lists[index].count += 1
     }
 
-    static func allocateZeroed(
+    static func allocateZeroed<Marking: BlockMarking>(
         _ count: Int,
         _ size: Int,
-        _ lists: UnsafeMutablePointer<FreeList>
+        _ lists: UnsafeMutablePointer<FreeList>,
+        _ marking: Marking.Type
     ) -> UnsafeMutableRawPointer? {
         let (total, overflow) = count.multipliedReportingOverflow(by: size)
-        guard !overflow, let pointer = allocate(total, lists) else { return nil }
+        guard !overflow, let pointer = allocate(total, lists, marking) else { return nil }
         memset(pointer, 0, total)
         return pointer
     }
 
     /// As `realloc`: the block itself when it already holds `size` bytes; otherwise a new one
     /// with the old contents, and the old one freed (kept, with nil returned, when none can be had).
-    static func reallocate(
+    static func reallocate<Marking: BlockMarking>(
         _ pointer: UnsafeMutableRawPointer?,
         _ size: Int,
-        _ lists: UnsafeMutablePointer<FreeList>
+        _ lists: UnsafeMutablePointer<FreeList>,
+        _ marking: Marking.Type
     ) -> UnsafeMutableRawPointer? {
-        guard let pointer else { return allocate(size, lists) }
+        guard let pointer else { return allocate(size, lists, marking) }
         let block = pointer - headerBytes
         let index = block.load(as: Int.self)
         let used = block.load(fromByteOffset: 8, as: Int.self)
@@ -159,14 +225,14 @@ struct SessionMemory: ~Copyable {
         if size <= capacity {
             if index >= 0 {
                 block.storeBytes(of: size, toByteOffset: 8, as: Int.self)
-                AddressSanitizerPoisoning.unpoison(pointer, byteCount: size)
-                AddressSanitizerPoisoning.poison(pointer + size, byteCount: capacity - size)
+                Marking.unpoison(pointer, byteCount: size)
+                Marking.poison(pointer + size, byteCount: capacity - size)
             }
             return pointer
         }
-        guard let moved = allocate(size, lists) else { return nil }
+        guard let moved = allocate(size, lists, marking) else { return nil }
         moved.copyMemory(from: pointer, byteCount: used)
-        free(pointer, lists)
+        free(pointer, lists, marking)
         return moved
     }
 }
