@@ -44,8 +44,12 @@ public enum StatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConve
 
     /// Parses a `grpc-status` value: ASCII digits only, 0 through 16; anything else is `nil`.
     init?(grpcStatus value: String) {
-        // Read digit by digit: the value is on every response, and `Int(_:)` parses a sign and
-        // any length first.
+        // "0" is on nearly every response: one compare of two small strings. Anything else is
+        // read digit by digit (`Int(_:)` would parse a sign and any length first).
+        if value == "0" {
+            self = .ok
+            return
+        }
         var number = 0
         var digits = 0
         for byte in value.utf8 {

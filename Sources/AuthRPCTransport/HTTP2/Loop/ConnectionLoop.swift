@@ -423,7 +423,7 @@ final class ConnectionLoop: @unchecked Sendable {
         for scheduled in batch {
             scheduled.job.runSynchronously(on: scheduled.executor)
         }
-        batch.removeAll(keepingCapacity: true)
+        Self.empty(&batch)
         swap(&batch, &takenJobs)
         if ran { takeCommands(now: now) }
     }
@@ -460,6 +460,13 @@ final class ConnectionLoop: @unchecked Sendable {
 
     // MARK: - Commands
 
+    /// Empties a batch, keeping its buffer for the next turn, from the end:
+    /// `removeAll(keepingCapacity:)` goes through the generic `replaceSubrange` (about 150
+    /// instructions) for the one or two commands a turn usually takes.
+    private static func empty<Element>(_ batch: inout [Element]) {
+        while batch.popLast() != nil {}
+    }
+
     private func takeCommands(now: LoopInstant) {
         // The batch is a local, its buffer parked in `takenCommands` between turns: Swift checks
         // every access to a class's array property at run time (about a hundred instructions
@@ -492,7 +499,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 handle(command)
             }
         }
-        batch.removeAll(keepingCapacity: true)
+        Self.empty(&batch)
         swap(&batch, &takenCommands)
     }
 
