@@ -8,22 +8,32 @@
 /// only when it grows, which a reused block stops doing after its first call) and its bytes are
 /// copied straight from the strings' storage, not appended piece by piece.
 package struct HTTP2HeaderBlock: Sendable {
-    /// The fields in the first `count` bytes; the rest is room for more, already initialized.
+    /// The buffer: a header (the fields' byte count, then their number: four bytes each, in the
+    /// machine's order), the fields, then room for more, already initialized. Empty for an empty
+    /// block. The counts live in the buffer so that a block is one word: a stream keeps three of
+    /// them (its request's parts) for as long as its call waits.
     private var storage: [UInt8] = []
-    private var count = 0
-    /// How many fields the block holds (nghttp2's list is sized by it before the walk).
-    private(set) var fieldCount = 0
 
     /// An empty block.
     package init() {}
 
+    /// The bytes in front of the fields.
+    private static let headerBytes = 8
     /// The bytes every field costs besides its name and value.
     private static let fieldOverhead = 9
+
+    /// The fields' bytes.
+    private var count: Int { storage.isEmpty ? 0 : Int(storage.withUnsafeBytes { $0.load(as: UInt32.self) }) }
+
+    /// How many fields the block holds (nghttp2's list is sized by it before the walk).
+    var fieldCount: Int {
+        storage.isEmpty ? 0 : Int(storage.withUnsafeBytes { $0.load(fromByteOffset: 4, as: UInt32.self) })
+    }
 
     /// Room for `byteCount` bytes of names and values in `fields` fields, so the appends that
     /// follow do not grow the buffer.
     package mutating func reserveCapacity(fields: Int, byteCount: Int) {
-        let size = count + fields * Self.fieldOverhead + byteCount
+        let size = Self.headerBytes + count + fields * Self.fieldOverhead + byteCount
         if size > storage.count { grow(to: size) }
     }
 
@@ -67,12 +77,15 @@ package struct HTTP2HeaderBlock: Sendable {
 
     /// Appends every field of `other`, in order.
     package mutating func append(contentsOf other: HTTP2HeaderBlock) {
-        guard other.count > 0 else { return }
-        let start = extend(by: other.count)
-        fieldCount += other.fieldCount
+        let byteCount = other.count
+        guard byteCount > 0 else { return }
+        let start = extend(by: byteCount, fields: other.fieldCount)
         other.storage.withUnsafeBytes { source in
             storage.withUnsafeMutableBytes { raw in
-                (raw.baseAddress! + start).copyMemory(from: source.baseAddress!, byteCount: other.count)
+                (raw.baseAddress! + start).copyMemory(
+                    from: source.baseAddress! + Self.headerBytes,
+                    byteCount: byteCount
+                )
             }
         }
     }
@@ -82,16 +95,17 @@ package struct HTTP2HeaderBlock: Sendable {
 
     /// Empties the block, keeping its buffer for the next fields.
     mutating func removeAll(keepingCapacity: Bool) {
-        count = 0
-        fieldCount = 0
-        if !keepingCapacity { storage = [] }
+        guard keepingCapacity, !storage.isEmpty else {
+            storage = []
+            return
+        }
+        storage.withUnsafeMutableBytes { $0.storeBytes(of: 0, as: UInt64.self) }
     }
 
     /// Makes room for a field with names and values of these lengths, writes its lengths, and
     /// returns where the field starts; the caller writes the sensitivity byte, name and value.
     private mutating func makeRoom(nameCount: Int, valueCount: Int) -> Int {
-        let field = extend(by: Self.fieldOverhead + nameCount + valueCount)
-        fieldCount += 1
+        let field = extend(by: Self.fieldOverhead + nameCount + valueCount, fields: 1)
         storage.withUnsafeMutableBytes { raw in
             raw.storeBytes(
                 of: UInt32(truncatingIfNeeded: nameCount).littleEndian,
@@ -107,13 +121,20 @@ package struct HTTP2HeaderBlock: Sendable {
         return field
     }
 
-    /// Counts `byteCount` more bytes as the block's, growing the buffer when they do not fit,
-    /// and returns where they start.
-    private mutating func extend(by byteCount: Int) -> Int {
-        let start = count
-        count += byteCount
-        if count > storage.count { grow(to: count) }
-        return start
+    /// Counts `byteCount` more bytes in `fields` more fields as the block's, growing the buffer
+    /// when they do not fit, and returns where the bytes start.
+    private mutating func extend(by byteCount: Int, fields: Int) -> Int {
+        let count = count
+        let fieldCount = fieldCount
+        let end = Self.headerBytes + count + byteCount
+        // A header list is bounded by the server's limit long before this; the counts are 32-bit.
+        precondition(end <= UInt32.max, "a header block of over 4 GiB")
+        if end > storage.count { grow(to: end) }
+        storage.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt32(count + byteCount), as: UInt32.self)
+            raw.storeBytes(of: UInt32(fieldCount + fields), toByteOffset: 4, as: UInt32.self)
+        }
+        return Self.headerBytes + count
     }
 
     /// Grows the buffer to at least `size` bytes (at least doubling it, so a block built field by
@@ -169,6 +190,12 @@ package struct HTTP2HeaderBlock: Sendable {
 
     /// Calls `body` with the fields in order; the pointers are valid only during the call.
     func withFields<Result>(_ body: (Fields) -> Result) -> Result {
-        storage.withUnsafeBufferPointer { body(Fields(buffer: UnsafeBufferPointer(rebasing: $0[..<count]))) }
+        let count = count
+        return storage.withUnsafeBufferPointer { buffer in
+            guard count > 0 else { return body(Fields(buffer: UnsafeBufferPointer(start: nil, count: 0))) }
+            return body(
+                Fields(buffer: UnsafeBufferPointer(rebasing: buffer[Self.headerBytes..<Self.headerBytes + count]))
+            )
+        }
     }
 }

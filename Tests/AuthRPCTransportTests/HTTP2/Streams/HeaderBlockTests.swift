@@ -73,6 +73,11 @@ struct HeaderBlockTests {
         #expect(block.capacity >= 5007 + 50 * 7 * 25)
     }
 
+    @Test("a block is one word: a waiting call's stream keeps three")
+    func oneWord() {
+        #expect(MemoryLayout<HTTP2HeaderBlock>.size == MemoryLayout<Int>.size)
+    }
+
     @Test("a copy keeps its fields when the original is emptied and written again")
     func copyOnWrite() {
         var block = HTTP2HeaderBlock()
