@@ -52,8 +52,7 @@ package struct HTTP2HeaderBlock: Sendable {
         let field = makeRoom(nameCount: nameCount, valueCount: value.utf8.count + valueSuffix.utf8.count)
         storage.withUnsafeMutableBytes { raw in
             let nameStart = raw.baseAddress! + field + Self.fieldOverhead
-            let valueStart = nameStart + Self.copy(name, to: nameStart)
-            Self.copy(valueSuffix, to: valueStart + Self.copy(value, to: valueStart))
+            Self.copy(value, valueSuffix, to: nameStart + Self.copy(name, to: nameStart))
             let nameBytes = UnsafeBufferPointer(start: nameStart.assumingMemoryBound(to: UInt8.self), count: nameCount)
             raw[field] = Self.isSensitive(nameBytes) ? 1 : 0
         }
@@ -70,8 +69,7 @@ package struct HTTP2HeaderBlock: Sendable {
             raw[field] = sensitive ? 1 : 0
             let nameStart = raw.baseAddress! + field + Self.fieldOverhead
             nameStart.copyMemory(from: name.utf8Start, byteCount: name.utf8CodeUnitCount)
-            let valueStart = nameStart + name.utf8CodeUnitCount
-            Self.copy(valueSuffix, to: valueStart + Self.copy(value, to: valueStart))
+            Self.copy(value, valueSuffix, to: nameStart + name.utf8CodeUnitCount)
         }
     }
 
@@ -153,6 +151,11 @@ package struct HTTP2HeaderBlock: Sendable {
         let count = text.utf8.count
         UnsafeMutableRawBufferPointer(start: destination, count: count).copyBytes(from: text.utf8)
         return count
+    }
+
+    /// Copies a field's value, `value` then `suffix`, to `destination`.
+    private static func copy(_ value: String, _ suffix: String, to destination: UnsafeMutableRawPointer) {
+        copy(suffix, to: destination + copy(value, to: destination))
     }
 
     /// One field, pointing into the block's buffer.
