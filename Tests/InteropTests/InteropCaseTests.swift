@@ -84,6 +84,46 @@ struct InteropCaseTests {
         #expect(error?.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [0xAB, 0xAB, 0xAB])
     }
 
+    @Test("custom_metadata on one connection: each call reads its own headers and trailers, however they differ from the last call's")
+    func customMetadataRepeated() async throws {
+        // One channel, one connection: the client compares each response's blocks with the last
+        // ones its server sent, and must never answer with another call's fields.
+        let channel = try await SandboxChannel.tls()
+        let client = Grpc_Testing_TestServiceClient(channel: channel)
+        let plain = channel.defaultCallOptions
+        func echoing(_ initial: String, trailing: [UInt8]) -> CallOptions {
+            var options = plain
+            options.initialMetadata.addString(initial, forKey: "x-grpc-test-echo-initial")
+            options.initialMetadata.addBinary(trailing, forKey: "x-grpc-test-echo-trailing-bin")
+            return options
+        }
+        let plainHeaders = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: plain).headers
+        let calls: [(initial: String, trailing: [UInt8])?] = [
+            nil, ("a", [1]), ("a", [1]), ("b", [1]), ("b", [2, 2]), nil, nil, ("a", [1]), nil,
+        ]
+        for (index, call) in calls.enumerated() {
+            let options = call.map { echoing($0.initial, trailing: $0.trailing) } ?? plain
+            let response = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options)
+            #expect(response.headers.firstString(forKey: "x-grpc-test-echo-initial") == call?.initial, "call \(index)")
+            #expect(response.headers.count == plainHeaders.count + (call == nil ? 0 : 1), "call \(index)")
+            #expect(response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == call?.trailing, "call \(index)")
+            #expect(response.trailers.firstString(forKey: "grpc-status") == "0", "call \(index)")
+        }
+        // A failing call between them: its status and message are its own, and the next success's too.
+        var failing = Grpc_Testing_SimpleRequest()
+        failing.responseStatus.code = 2
+        failing.responseStatus.message = "fail"
+        for _ in 0..<2 {
+            let error = await #expect(throws: RPCError.self) { try await client.unaryCall(failing, options: plain) }
+            #expect(error?.code == .unknown)
+            #expect(error?.message == "fail")
+            #expect(error?.trailers.firstString(forKey: "grpc-status") == "2")
+            let response = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: echoing("c", trailing: [3]))
+            #expect(response.headers.firstString(forKey: "x-grpc-test-echo-initial") == "c")
+            #expect(response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [3])
+        }
+    }
+
     @Test("timeout_on_sleeping_server: a call to a server that sleeps past the deadline is DEADLINE_EXCEEDED")
     func timeoutOnSleepingServer() async throws {
         let client = Grpc_Testing_TestServiceClient(channel: try await SandboxChannel.tls())

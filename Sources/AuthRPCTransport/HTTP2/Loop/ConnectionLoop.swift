@@ -95,6 +95,10 @@ final class ConnectionLoop: @unchecked Sendable {
     }
     /// The open streams' deadlines (unchecked at run time, as `streams` is and for its reason).
     @exclusivity(unchecked) private var deadlines = DeadlineQueue()
+    /// The server's last header block and trailers, which each unary response's are compared
+    /// with as they arrive. Unchecked at run time, as `streams` is: only the I/O thread touches
+    /// it, in one call per received field or block that runs no code able to reach it again.
+    @exclusivity(unchecked) var repeatedBlocks = RepeatedHeaderBlocks()
     private var pendingResets: [HTTP2Stream] = []
     /// `pendingResets` is not empty: read each turn instead of the list, whose accesses are
     /// checked at run time.

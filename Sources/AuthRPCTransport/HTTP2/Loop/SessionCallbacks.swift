@@ -112,7 +112,7 @@ enum SessionCallbacks {
         }
         if stream.sawFinalHeaders {
             // Pseudo-headers never belong in trailers; nghttp2 already rejects them.
-            stream.appendField(name: nameBytes, value: valueBytes)
+            stream.appendField(name: nameBytes, value: valueBytes, repeating: &loop.repeatedBlocks)
             return 0
         }
         if stream.inInformationalBlock { return 0 }
@@ -135,7 +135,7 @@ enum SessionCallbacks {
             }
             return 0
         }
-        stream.appendField(name: nameBytes, value: valueBytes)
+        stream.appendField(name: nameBytes, value: valueBytes, repeating: &loop.repeatedBlocks)
         return 0
     }
 
@@ -160,7 +160,9 @@ enum SessionCallbacks {
                 }
                 return
             }
-            stream._withUnsafeGuaranteedRef { $0.headerBlockEnded(endsStream: endsStream) }
+            stream._withUnsafeGuaranteedRef {
+                $0.headerBlockEnded(endsStream: endsStream, repeating: &loop.repeatedBlocks)
+            }
         case Int(NGHTTP2_DATA.rawValue):
             guard endsStream else { return }
             if let stream = unaryStream(session, header.stream_id) {

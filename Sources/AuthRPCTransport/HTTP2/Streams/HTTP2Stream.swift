@@ -66,6 +66,11 @@ final class HTTP2Stream: @unchecked Sendable {
     var inInformationalBlock = false
     /// The size of the header block being received so far (name + value + 32 per field).
     var headerBlockSize = 0
+    /// How many of the fields of the block being received repeat the connection's last block of
+    /// the same kind (see ``RepeatedHeaderBlocks``), or -1 once one differed. Unchecked at run
+    /// time, as `headers`, `trailers` and `body` are and for their reason: the I/O thread
+    /// alone passes it `inout`, once per received field or block.
+    @exclusivity(unchecked) var repeatedFields = 0
     /// How many 1xx header blocks the server sent.
     var informationalBlocks = 0
     var endedWithHeaders = false
@@ -170,13 +175,16 @@ final class HTTP2Stream: @unchecked Sendable {
         sawFinalHeaders = false
         inInformationalBlock = false
         headerBlockSize = 0
+        repeatedFields = 0
         informationalBlocks = 0
         endedWithHeaders = false
     }
 
     /// A header block of the response ended (END_HEADERS; `endsStream` when it also ended the
-    /// stream): a 1xx block is skipped whole, the final response comes in the next block.
-    func headerBlockEnded(endsStream: Bool) {
+    /// stream): a 1xx block is skipped whole, the final response comes in the next block. The
+    /// block's fields are settled against the connection's last blocks (`blocks`), unless the
+    /// caller has already been answered.
+    func headerBlockEnded(endsStream: Bool, repeating blocks: inout RepeatedHeaderBlocks) {
         headerBlockSize = 0
         if inInformationalBlock {
             inInformationalBlock = false
@@ -184,26 +192,26 @@ final class HTTP2Stream: @unchecked Sendable {
             return
         }
         if !sawFinalHeaders {
+            if !isFinished { blocks.end(&headers, repeated: &repeatedFields, kind: .headers) }
             sawFinalHeaders = true
             endedWithHeaders = endsStream
+        } else if !isFinished {
+            blocks.end(&trailers, repeated: &repeatedFields, kind: .trailers)
         }
         if endsStream { remoteEnded = true }
     }
 
-    /// A received header field of the final block or of the trailers.
-    func appendField(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        let field = HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value))
+    /// A received header field of the final block or of the trailers, compared with the
+    /// connection's last block of the same kind (`blocks`).
+    func appendField(
+        name: UnsafeBufferPointer<UInt8>,
+        value: UnsafeBufferPointer<UInt8>,
+        repeating blocks: inout RepeatedHeaderBlocks
+    ) {
         if sawFinalHeaders {
-            Self.append(field, to: &trailers)
+            blocks.append(name: name, value: value, to: &trailers, repeated: &repeatedFields, kind: .trailers)
         } else {
-            Self.append(field, to: &headers)
+            blocks.append(name: name, value: value, to: &headers, repeated: &repeatedFields, kind: .headers)
         }
-    }
-
-    /// One access to the block's array (each is checked at run time), not one to look and one
-    /// to append.
-    private static func append(_ field: consuming HTTP2HeaderField, to fields: inout [HTTP2HeaderField]) {
-        if fields.isEmpty { fields.reserveCapacity(expectedFieldCount) }
-        fields.append(field)
     }
 }

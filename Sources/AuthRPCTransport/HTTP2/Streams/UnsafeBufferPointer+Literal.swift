@@ -13,4 +13,15 @@ extension UnsafeBufferPointer<UInt8> {
         guard let baseAddress, count > 0 else { return true }
         return memcmp(baseAddress, literal.utf8Start, count) == 0
     }
+
+    /// Whether these bytes are exactly `text`'s UTF-8: one `memcmp` against the string's own
+    /// storage (every string the loop keeps is native, or a literal, and has it).
+    func equals(utf8Of text: String) -> Bool {
+        let matched = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard count == utf8.count else { return false }
+            guard let baseAddress, count > 0 else { return true }
+            return memcmp(baseAddress, utf8.baseAddress!, count) == 0
+        }
+        return matched ?? elementsEqual(text.utf8)
+    }
 }

@@ -19,6 +19,19 @@ struct ReceivedBytesTests {
         #expect(!UnsafeBufferPointer<UInt8>(start: nil, count: 0).equals("cookie"))
     }
 
+    @Test("equals(utf8Of:) matches a string's UTF-8 byte for byte, small, large or bridged from bytes")
+    func equalsString() {
+        let large = String(repeating: "grpc-", count: 20)
+        for text in ["", "0", "grpc-status", "identity, deflate, gzip", "é", large] {
+            #expect(Self.withBytes(text) { $0.equals(utf8Of: text) }, "\(text)")
+            #expect(Self.withBytes(text) { $0.equals(utf8Of: String(decoding: Array(text.utf8), as: UTF8.self)) })
+            #expect(!Self.withBytes(text + "x") { $0.equals(utf8Of: text) }, "\(text)")
+            #expect(!Self.withBytes("x" + text.dropFirst()) { $0.equals(utf8Of: text) } || text.isEmpty)
+        }
+        #expect(!Self.withBytes("e\u{301}") { $0.equals(utf8Of: "é") }, "compared as bytes, not as characters")
+        #expect(UnsafeBufferPointer<UInt8>(start: nil, count: 0).equals(utf8Of: ""))
+    }
+
     @Test("httpStatus reads three ASCII digits, and is 0 for anything else")
     func httpStatus() {
         for (text, status) in [("200", 200), ("100", 100), ("503", 503), ("007", 7), ("999", 999)] {
