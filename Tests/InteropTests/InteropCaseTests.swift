@@ -84,7 +84,9 @@ struct InteropCaseTests {
         #expect(error?.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [0xAB, 0xAB, 0xAB])
     }
 
-    @Test("custom_metadata on one connection: each call reads its own headers and trailers, however they differ from the last call's")
+    @Test(
+        "custom_metadata on one connection: each call reads its own headers and trailers, however they differ from the last call's"
+    )
     func customMetadataRepeated() async throws {
         // One channel, one connection: the client compares each response's blocks with the last
         // ones its server sent, and must never answer with another call's fields.
@@ -106,7 +108,10 @@ struct InteropCaseTests {
             let response = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: options)
             #expect(response.headers.firstString(forKey: "x-grpc-test-echo-initial") == call?.initial, "call \(index)")
             #expect(response.headers.count == plainHeaders.count + (call == nil ? 0 : 1), "call \(index)")
-            #expect(response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == call?.trailing, "call \(index)")
+            #expect(
+                response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == call?.trailing,
+                "call \(index)"
+            )
             #expect(response.trailers.firstString(forKey: "grpc-status") == "0", "call \(index)")
         }
         // A failing call between them: its status and message are its own, and the next success's too.
@@ -118,7 +123,10 @@ struct InteropCaseTests {
             #expect(error?.code == .unknown)
             #expect(error?.message == "fail")
             #expect(error?.trailers.firstString(forKey: "grpc-status") == "2")
-            let response = try await client.unaryCall(Grpc_Testing_SimpleRequest(), options: echoing("c", trailing: [3]))
+            let response = try await client.unaryCall(
+                Grpc_Testing_SimpleRequest(),
+                options: echoing("c", trailing: [3])
+            )
             #expect(response.headers.firstString(forKey: "x-grpc-test-echo-initial") == "c")
             #expect(response.trailers.firstBinary(forKey: "x-grpc-test-echo-trailing-bin") == [3])
         }
