@@ -73,10 +73,10 @@ final class ConnectionLoop: @unchecked Sendable {
     ///
     /// This table and `deadlines` skip the run-time exclusivity checks (two to four per call
     /// each): only the I/O thread touches them, and each access is one operation on the
-    /// collection (a lookup, an insert, a removal, a heap sift) that runs no code able to reach
-    /// them again. Their elements are streams, whose deinit touches nothing of the loop's, and the
-    /// queue's sifts write only the streams' own `deadlineSlot`.
-    @exclusivity(unchecked) private var streams: [Int32: HTTP2Stream] = [:]
+    /// collection (an insert, a removal, a heap sift) that runs no code able to reach them again.
+    /// Their elements are streams, whose deinit touches nothing of the loop's, and moving one
+    /// writes only its own slot (`tableSlot`, `deadlineSlot`).
+    @exclusivity(unchecked) private var streams = UnaryStreamTable()
     /// The open bidirectional streams, owned as `streams` owns the unary ones.
     var streamingCalls: [Int32: StreamingCall] = [:]
     /// How many entries each table holds, kept beside them: the loop asks several times a turn
@@ -338,8 +338,13 @@ final class ConnectionLoop: @unchecked Sendable {
         // connection's life, refilled each turn, so the loop allocates nothing to wait. A local,
         // so its accesses are checked at compile time.
         var pollSet = [pollfd](repeating: pollfd(), count: 2)
+        // The reading of the clock the last turn ran on. The next sleep is timed from it rather
+        // than from a reading of its own (a call into the runtime on every sleep): it is older by
+        // the time the turn took, microseconds on a call's path, so a timer fires that much
+        // later, never earlier.
+        var now = LoopClock.now
         while closeReason == nil {
-            let timeout = readyToSleep() ? pollTimeout() : 0
+            let timeout = readyToSleep() ? pollTimeout(now: now) : 0
             pollSet[0] = pollfd(
                 fd: socket!.fd,
                 events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)),
@@ -355,7 +360,7 @@ final class ConnectionLoop: @unchecked Sendable {
             // passed, the last bytes' arrival, idleness) takes no harm from the microseconds a
             // turn lasts, and each reading is a call into the runtime and a subtraction of
             // instants.
-            let now = LoopClock.now
+            now = LoopClock.now
             takeCommands(now: now)
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.
@@ -434,7 +439,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
     /// forever.
-    private func pollTimeout() -> Int32 {
+    private func pollTimeout(now: LoopInstant) -> Int32 {
         var next = deadlines.nextDeadline
         if let interval = keepaliveInterval, !noStreamOpen {
             let event = pingSentAt?.advanced(by: keepaliveTimeout) ?? lastReceive.advanced(by: interval)
@@ -445,7 +450,7 @@ final class ConnectionLoop: @unchecked Sendable {
             next = next.map { min($0, event) } ?? event
         }
         guard let next else { return -1 }
-        return LoopClock.pollMilliseconds(from: LoopClock.now, until: next)
+        return LoopClock.pollMilliseconds(from: now, until: next)
     }
 
     private func shouldStop() -> Bool {
@@ -553,7 +558,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private func footprint() -> HTTP2ConnectionFootprint {
         var seen = Set<ObjectIdentifier>()
         var bytes = 0
-        for stream in Array(streams.values) + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
+        for stream in streams.streams + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
             bytes += stream.retainedBytes
         }
         return HTTP2ConnectionFootprint(streams: streams.count, deadlines: deadlines.count, retainedBytes: bytes)
@@ -609,7 +614,7 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         stream.id = id
-        streams[id] = stream
+        streams.insert(stream)
         unaryStreamsOpen += 1
         if let deadline {
             deadlines.insert(stream, deadline: deadline)
@@ -745,7 +750,7 @@ final class ConnectionLoop: @unchecked Sendable {
         // A local batch, as in `takeCommands`.
         var batch: [HTTP2Stream] = []
         swap(&batch, &pendingResets)
-        for stream in batch where streams[stream.id] === stream {
+        for stream in batch where streams.contains(stream) {
             reset(stream, failing: .responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes))
         }
         // Never reused (see `recycle`): dropped with the list.
@@ -951,7 +956,7 @@ final class ConnectionLoop: @unchecked Sendable {
         guard closeReason == nil else { return }
         closeReason = error
         inbox.withLock { $0.phase = .closed(error) }
-        for stream in streams.values {
+        for stream in streams.streams {
             stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
         }
         failStreamingCalls(error)
@@ -1049,21 +1054,20 @@ final class ConnectionLoop: @unchecked Sendable {
         end(stream, .failure(error))
     }
 
-    /// Returns whether the id was a unary stream's.
-    @discardableResult
-    func streamDidClose(_ id: Int32, errorCode: UInt32) -> Bool {
-        guard let stream = streams.removeValue(forKey: id) else { return false }
+    /// nghttp2 closed a unary stream (the one its user data points at).
+    func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        guard streams.remove(stream) else { return }
         unaryStreamsOpen -= 1
         // nghttp2 is done with the stream (its body provider included): once its caller has been
         // answered it can carry another exchange.
         defer { recycle(stream) }
-        guard !stream.isFinished else { return true }
+        guard !stream.isFinished else { return }
         if stream.deadlineSlot >= 0 { deadlines.remove(stream) }
         if stream.remoteEnded {
             stream.finishWithResponse()
         } else if let violation = stream.protocolViolation {
             stream.finish(.failure(.protocolError(violation)))
-        } else if let goawayError, let last = goawayLastStreamID, id > last {
+        } else if let goawayError, let last = goawayLastStreamID, stream.id > last {
             stream.finish(.failure(goawayError))
         } else if stream.resetByServer {
             stream.finish(.failure(.streamReset(errorCode: errorCode)))
@@ -1079,13 +1083,12 @@ final class ConnectionLoop: @unchecked Sendable {
                 )
             )
         }
-        return true
     }
 
     /// nghttp2 could not send a stream's HEADERS (the session is going away): never processed.
     /// nghttp2 drops the request (and its body provider) after this callback.
     func headersNotSent(for stream: HTTP2Stream, reason: Int32) {
-        if streams.removeValue(forKey: stream.id) != nil { unaryStreamsOpen -= 1 }
+        if streams.remove(stream) { unaryStreamsOpen -= 1 }
         // The table no longer keeps the stream alive, so nghttp2 must not hand it back.
         if let session { nghttp2_session_set_stream_user_data(session, stream.id, nil) }
         end(

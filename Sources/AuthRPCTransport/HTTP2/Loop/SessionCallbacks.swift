@@ -218,9 +218,12 @@ enum SessionCallbacks {
         return 0
     }
 
-    private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+    private static let onStreamClose: nghttp2_on_stream_close_callback = { session, streamID, errorCode, userData in
         withLoop(userData) { loop in
-            if !loop.streamDidClose(streamID, errorCode: errorCode), let call = loop.streamingCall(streamID) {
+            // Taken, not borrowed: the loop lets go of the stream here.
+            if let stream = unaryStream(session, streamID)?.takeUnretainedValue() {
+                loop.streamDidClose(stream, errorCode: errorCode)
+            } else if let call = loop.streamingCall(streamID) {
                 loop.streamingDidClose(call, errorCode: errorCode)
             }
         }

@@ -34,6 +34,9 @@ final class HTTP2Stream: @unchecked Sendable {
     var bodyOffset = 0
     /// Where the stream sits in the connection's deadline queue, or -1 when it is not queued.
     var deadlineSlot = -1
+    /// Where the stream sits in the connection's table of submitted streams, or -1 when it is
+    /// not there.
+    var tableSlot = -1
     /// The caller gave up before the I/O thread submitted the stream.
     var cancelledBeforeSubmit = false
     /// This stream's HEADERS left the client (so the server may have processed it).
@@ -166,6 +169,7 @@ final class HTTP2Stream: @unchecked Sendable {
         id = -1
         bodyOffset = 0
         deadlineSlot = -1
+        tableSlot = -1
         cancelledBeforeSubmit = false
         headersSent = false
         remoteEnded = false
