@@ -9,7 +9,8 @@
 /// differed is the one the next response is compared with.
 ///
 /// Owned by the connection's loop and used only on its I/O thread. It holds two blocks, each
-/// within the connection's header list limit, for as long as the connection lasts.
+/// within the connection's header list limit, for as long as the connection lasts (the server's
+/// HPACK table, which nghttp2 keeps for the connection, may hold the same fields).
 struct RepeatedHeaderBlocks {
     /// Which of a response's blocks a field belongs to.
     enum Kind {
