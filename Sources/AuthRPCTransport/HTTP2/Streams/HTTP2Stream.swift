@@ -49,10 +49,6 @@ final class HTTP2Stream: @unchecked Sendable {
     /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
     var resetByServer = false
 
-    /// Room made on a block's first field, so a typical gRPC block (content-type,
-    /// grpc-accept-encoding; grpc-status, grpc-message) fills one buffer without growing.
-    static let expectedFieldCount = 4
-
     // The response being assembled. The three arrays skip the run-time exclusivity checks (one
     // per received field, two per DATA chunk, three per answer): only the I/O thread touches
     // them, and each access is one append, swap or reset of the array, which runs no code able

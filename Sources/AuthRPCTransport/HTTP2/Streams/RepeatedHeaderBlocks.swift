@@ -21,6 +21,10 @@ struct RepeatedHeaderBlocks {
     private var headers: [HTTP2HeaderField] = []
     private var trailers: [HTTP2HeaderField] = []
 
+    /// Room made when a block's first field is stored, so a typical gRPC block (content-type,
+    /// grpc-accept-encoding; grpc-status, grpc-message) fills one buffer without growing.
+    private static let expectedFieldCount = 4
+
     /// Adds a received field to `fields`, the block of `kind` being received.
     ///
     /// `repeated` follows the block: how many of its fields so far repeat the last block's (not
@@ -71,7 +75,7 @@ struct RepeatedHeaderBlocks {
             copy(repeated, of: last, to: &fields)
             repeated = -1
         }
-        if fields.isEmpty { fields.reserveCapacity(HTTP2Stream.expectedFieldCount) }
+        if fields.isEmpty { fields.reserveCapacity(expectedFieldCount) }
         fields.append(HTTP2HeaderField(name: ReceivedHeaderText.string(name), value: ReceivedHeaderText.string(value)))
     }
 
@@ -88,7 +92,7 @@ struct RepeatedHeaderBlocks {
     /// Copies the first `count` fields of `last`, the ones a block repeated, to its `fields`.
     private static func copy(_ count: Int, of last: [HTTP2HeaderField], to fields: inout [HTTP2HeaderField]) {
         guard count > 0 else { return }
-        fields.reserveCapacity(fields.count + max(count + 1, HTTP2Stream.expectedFieldCount))
+        fields.reserveCapacity(fields.count + max(count + 1, expectedFieldCount))
         fields.append(contentsOf: last[..<count])
     }
 }

@@ -9,19 +9,21 @@ extension UnsafeBufferPointer<UInt8> {
     /// compare with a `String`'s UTF-8 view would walk the view one code unit at a time (on the
     /// hot path, for every response's `:status` and every request's credential fields).
     func equals(_ literal: StaticString) -> Bool {
-        guard count == literal.utf8CodeUnitCount else { return false }
-        guard let baseAddress, count > 0 else { return true }
-        return memcmp(baseAddress, literal.utf8Start, count) == 0
+        equals(literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
 
     /// Whether these bytes are exactly `text`'s UTF-8: one `memcmp` against the string's own
     /// storage (every string the loop keeps is native, or a literal, and has it).
     func equals(utf8Of text: String) -> Bool {
-        let matched = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard count == utf8.count else { return false }
-            guard let baseAddress, count > 0 else { return true }
-            return memcmp(baseAddress, utf8.baseAddress!, count) == 0
-        }
-        return matched ?? elementsEqual(text.utf8)
+        text.utf8.withContiguousStorageIfAvailable { equals($0.baseAddress, count: $0.count) }
+            ?? elementsEqual(text.utf8)
+    }
+
+    /// Whether these bytes are the `byteCount` bytes at `bytes`, length first.
+    private func equals(_ bytes: UnsafePointer<UInt8>?, count byteCount: Int) -> Bool {
+        guard count == byteCount else { return false }
+        guard count > 0 else { return true }
+        // Both are non-empty, so both have an address.
+        return memcmp(baseAddress!, bytes!, count) == 0
     }
 }
