@@ -165,7 +165,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
         var index = cursor
         for _ in 0..<count {
             if index >= count { index = 0 }
-            if case .ready(_, let connection) = subchannels[index].state, connection.isAcceptingStreams {
+            if let connection = subchannels[index].connection, connection.isAcceptingStreams {
                 cursor = index + 1
                 return connection
             }
@@ -229,7 +229,7 @@ struct ChannelStateMachine<Connection: SubchannelConnection> {
     /// Subchannel `index`'s connection, if it is ready and takes streams.
     @inline(__always)
     private func readyConnection(at index: Int) -> Connection? {
-        if case .ready(_, let connection) = subchannels[index].state, connection.isAcceptingStreams {
+        if let connection = subchannels[index].connection, connection.isAcceptingStreams {
             return connection
         }
         return nil

@@ -30,19 +30,20 @@ struct Subchannel<Connection: SubchannelConnection> {
     var endpoints: [ChannelEndpoint]
     /// Its priority and locality, when the resolver balances its addresses as a tree.
     var placement: ChannelResolution.Placement?
-    var state = State.idle
+    var state = State.idle {
+        didSet {
+            if case .ready(_, let ready) = state { connection = ready } else { connection = nil }
+        }
+    }
+    /// The connection, when ready. Kept beside `state` so that each call's pick reads one
+    /// reference, not a copy of the whole state (an error and its strings when backing off).
+    private(set) var connection: Connection?
     var backoff: ConnectionBackoffState
 
     init(id: Int, endpoints: [ChannelEndpoint], backoff: ConnectionBackoff) {
         self.id = id
         self.endpoints = endpoints
         self.backoff = ConnectionBackoffState(backoff)
-    }
-
-    /// The connection, when ready.
-    var connection: Connection? {
-        if case .ready(_, let connection) = state { return connection }
-        return nil
     }
 
     var isConnecting: Bool {

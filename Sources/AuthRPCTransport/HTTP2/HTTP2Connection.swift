@@ -1,5 +1,6 @@
 import AuthRPCSystem
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 #elseif canImport(Darwin)
@@ -178,14 +179,10 @@ package final class HTTP2Connection: Sendable {
         loop.peer.withLock { $0 }
     }
 
-    /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed).
+    /// `true` while the connection takes new streams (no GOAWAY, not closing, not closed). Read
+    /// without a lock, as every call's pick of a connection does; once `false`, never `true` again.
     package var isAcceptingStreams: Bool {
-        loop.inbox.withLock { inbox in
-            switch inbox.phase {
-            case .connecting, .ready: return true
-            case .draining, .closed: return false
-            }
-        }
+        loop.acceptsStreams.load(ordering: .acquiring)
     }
 
     /// Stops the connection. Graceful: no new streams, open ones finish, then GOAWAY and close.

@@ -1,5 +1,6 @@
 import AuthRPCSystem
 internal import CNGHTTP2
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +57,10 @@ final class ConnectionLoop: @unchecked Sendable {
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
     let inbox = Locked(ConnectionInbox())
+    /// `true` until the inbox's phase leaves `.connecting` and `.ready`, then `false` for good:
+    /// what ``HTTP2Connection/isAcceptingStreams`` answers each call's pick of a connection
+    /// with, without taking the inbox's lock. Set only under that lock, with the phase.
+    let acceptsStreams = Atomic(true)
     /// The address the socket connected to, set before the connection is reported ready.
     let peer = Locked<SocketAddress?>(nil)
     let wakeup: Wakeup
@@ -235,7 +240,7 @@ final class ConnectionLoop: @unchecked Sendable {
         do throws(TransportFailure) {
             try establish()
         } catch {
-            inbox.withLock { $0.phase = .closed(error) }
+            inbox.withLock { enter(.closed(error), in: &$0) }
             teardown()
             ready(error)
             failQueuedCommands(with: error)
@@ -512,12 +517,18 @@ final class ConnectionLoop: @unchecked Sendable {
         swap(&batch, &takenCommands)
     }
 
+    /// Moves `inbox` (whose lock the caller holds) to `phase`, one that takes no new streams.
+    private func enter(_ phase: ConnectionInbox.Phase, in inbox: inout ConnectionInbox) {
+        inbox.phase = phase
+        acceptsStreams.store(false, ordering: .releasing)
+    }
+
     /// No new streams (they fail with `refusal`, marked not sent); the open ones finish, then
     /// GOAWAY and close.
     private func beginGracefulShutdown(_ refusal: TransportFailure) {
         gracefulShutdown = true
         inbox.withLock { inbox in
-            if case .ready = inbox.phase { inbox.phase = .draining(refusal) }
+            if case .ready = inbox.phase { enter(.draining(refusal), in: &inbox) }
         }
     }
 
@@ -955,7 +966,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private func close(_ error: TransportFailure) {
         guard closeReason == nil else { return }
         closeReason = error
-        inbox.withLock { $0.phase = .closed(error) }
+        inbox.withLock { enter(.closed(error), in: &$0) }
         for stream in streams.streams {
             stream.finish(.failure(Self.failure(error, headersSent: stream.headersSent)))
         }
@@ -1027,7 +1038,7 @@ final class ConnectionLoop: @unchecked Sendable {
         inbox.withLock { inbox in
             switch inbox.phase {
             case .closed: break
-            default: inbox.phase = .draining(error)
+            default: enter(.draining(error), in: &inbox)
             }
         }
         onEvent(.draining)

@@ -142,9 +142,11 @@ struct SessionMemory: ~Copyable {
         return index < classCount ? index : nil
     }
 
-    /// The most cached blocks of class `index`.
+    /// The most cached blocks of class `index`: a shift, not a division (both sizes are powers
+    /// of two), since every block nghttp2 frees asks.
+    @inline(__always)
     static func retainedLimit(ofClass index: Int) -> Int {
-        retainedBytesPerClass / (smallestBlock << index)
+        (retainedBytesPerClass >> smallestBlock.trailingZeroBitCount) >> index
     }
 
     static func allocate<Marking: BlockMarking>(
