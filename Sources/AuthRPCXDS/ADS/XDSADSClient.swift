@@ -264,7 +264,7 @@ actor XDSADSClient {
         timer = Task {
             try? await Task.sleep(until: deadline)
             guard !Task.isCancelled else { return }
-            await self.expire()
+            self.expire()
         }
     }
 
