@@ -336,9 +336,10 @@ extension Channel {
         }
         switch try call.connections.nextStep(waitForReady: call.options.waitForReady) {
         case .use(let connection):
-            guard let exchange = try openExchange(call, on: connection, token: token, previousAttempts: 0) else {
-                return .general(.settle(token: token, result: .failure(.cancelled), headersReceived: false))
-            }
+            // `prepare` has just checked for cancellation, and nothing since could wait: from
+            // here on a cancellation reaches the stream through `perform`'s handler (at once, if
+            // it already came), which resets it or keeps it from being sent.
+            let exchange = connection.exchange(for: try makeRequest(call, token: token, previousAttempts: 0))
             let acceptance = Acceptance(
                 maxResponseMessageBytes: call.options.maxResponseMessageBytes,
                 hasRetryPolicy: call.options.retryPolicy != nil
