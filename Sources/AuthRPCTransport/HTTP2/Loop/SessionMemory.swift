@@ -142,11 +142,11 @@ struct SessionMemory: ~Copyable {
         return index < classCount ? index : nil
     }
 
-    /// The most cached blocks of class `index`: a shift, not a division (both sizes are powers
-    /// of two), since every block nghttp2 frees asks.
+    /// The most cached blocks of class `index`. Asked on every free, so a shift of a constant,
+    /// not a division by the block size (a class's blocks are twice the size of the one before).
     @inline(__always)
     static func retainedLimit(ofClass index: Int) -> Int {
-        (retainedBytesPerClass >> smallestBlock.trailingZeroBitCount) >> index
+        (retainedBytesPerClass / smallestBlock) >> index
     }
 
     static func allocate<Marking: BlockMarking>(
