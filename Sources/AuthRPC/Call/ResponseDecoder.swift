@@ -34,7 +34,9 @@ enum ResponseDecoder {
 
         let contentType = response.headers.first { $0.name == "content-type" }?.value
         let statusText = trailers.firstString(forKey: "grpc-status")
-        if let contentType, !contentType.hasPrefix("application/grpc") {
+        // Equality first: it compares the bytes of two ASCII strings, where `hasPrefix` compares
+        // characters (about 120 instructions), and servers nearly always send exactly this.
+        if let contentType, contentType != "application/grpc", !contentType.hasPrefix("application/grpc") {
             return failure(
                 httpStatusCode(response.status),
                 "unexpected content-type '\(contentType)' (HTTP status \(response.status))"
