@@ -289,7 +289,7 @@ let package = Package(
         // the Happy Eyeballs test makes (Tests/AuthRPCTransportTests/Network).
         .executableTarget(
             name: "ConnectProbe",
-            dependencies: ["AuthRPCTransport"],
+            dependencies: ["AuthRPCTransport", "AuthRPCSystem"],
             path: "Tests/ConnectProbe",
             swiftSettings: defaultSwiftSettings
         ),

@@ -1,4 +1,5 @@
 import AuthRPCSyntax
+import AuthRPCSystem
 import AuthRPCTransport
 import AuthSampleService
 import Foundation
@@ -157,8 +158,9 @@ enum GRPCCompressionTarget {
     }
 }
 
-/// `grpc-timeout`: every remaining time encodes to at most eight digits and a unit, never less
-/// than the time left (rounded up), and never more than one unit step above it.
+/// `grpc-timeout`: every remaining time, counted in whole nanoseconds as a call counts it
+/// (`ContinuousTime.nanoseconds(roundingUp:)`, clamped to `Int64`), encodes to at most eight
+/// digits and a unit: never less than that count, the least count in the finest unit that fits.
 ///
 /// Input: 16 bytes, a big-endian seconds count (any `Int64`) and attoseconds (taken modulo 10^18).
 enum GRPCTimeoutTarget {
@@ -167,36 +169,38 @@ enum GRPCTimeoutTarget {
         let seconds = bytes[0..<8].reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let attoseconds = bytes[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }.magnitude % 1_000_000_000_000_000_000
         let remaining = Duration(secondsComponent: seconds, attosecondsComponent: Int64(attoseconds))
-        let text = GRPCTimeout.encode(remaining)
+        let nanoseconds = ContinuousTime.nanoseconds(roundingUp: remaining)
+        let exact = remaining.attoseconds
+        try require(
+            Int128(nanoseconds) * 1_000_000_000 >= min(exact, Int128(Int64.max) * 1_000_000_000)
+                && (nanoseconds == .min || (Int128(nanoseconds) - 1) * 1_000_000_000 < exact),
+            "\(remaining) counted as \(nanoseconds) ns"
+        )
+        let text = GRPCTimeout(nanoseconds: nanoseconds).description
         let digits = text.dropLast()
         try require(
             (1...8).contains(digits.count) && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber),
-            "grpc-timeout \(text) for \(remaining) is not 1 to 8 digits"
+            "grpc-timeout \(text) for \(nanoseconds) ns is not 1 to 8 digits"
         )
-        let units: [Character: Duration] = [
-            "n": .nanoseconds(1), "u": .microseconds(1), "m": .milliseconds(1),
-            "S": .seconds(1), "M": .seconds(60), "H": .seconds(3600),
+        // Each unit in nanoseconds, finest first.
+        let units: [(symbol: Character, nanoseconds: Int128)] = [
+            ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000),
+            ("H", 3_600_000_000_000),
         ]
-        guard let unitCharacter = text.last, let unit = units[unitCharacter], let count = Int64(digits) else {
-            throw OracleViolation("grpc-timeout \(text) for \(remaining) has no unit")
+        guard let index = units.firstIndex(where: { $0.symbol == text.last }), let count = Int128(digits) else {
+            throw OracleViolation("grpc-timeout \(text) for \(nanoseconds) ns has no unit")
         }
-        guard remaining > .zero else {
-            try require(text == "1n", "a non-positive remaining time \(remaining) encoded as \(text), not 1n")
+        guard nanoseconds > 0 else {
+            try require(text == "1n", "a non-positive remaining time \(nanoseconds) ns encoded as \(text), not 1n")
             return
         }
-        if count < 99_999_999 || unitCharacter != "H" {
-            // Decoded: count × unit, in attoseconds as a Double (the sizes reach 10^29).
-            let encoded = Double(count) * attosecondsOf(unit)
-            let exact = attosecondsOf(remaining)
-            try require(encoded >= exact * (1 - 1e-12), "grpc-timeout \(text) is less than the \(remaining) left")
-            try require(
-                encoded <= exact * (1 + 1e-12) + attosecondsOf(unit),
-                "grpc-timeout \(text) is over a \(unitCharacter) above \(remaining)"
-            )
+        let unit = units[index].nanoseconds
+        let time = Int128(nanoseconds)
+        try require(count * unit >= time, "grpc-timeout \(text) is less than the \(nanoseconds) ns left")
+        try require((count - 1) * unit < time, "grpc-timeout \(text) is not the least count for \(nanoseconds) ns")
+        if index > 0 {
+            let finer = units[index - 1].nanoseconds
+            try require((time + finer - 1) / finer > 99_999_999, "grpc-timeout \(text): a finer unit fits")
         }
-    }
-
-    private static func attosecondsOf(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1e18 + Double(duration.components.attoseconds)
     }
 }

@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import AuthRPCTransport
 // connect-probe: connects with AuthRPCTransport and makes one request, for tests that must run the
 // client where the test runner cannot go (inside a network namespace, under a private hosts
@@ -63,7 +64,7 @@ do {
                 HTTP2HeaderField(name: "te", value: "trailers"),
             ],
             body: [0, 0, 0, 0, UInt8(message.count)] + message,
-            deadline: .now + .seconds(10),
+            deadline: ContinuousTime.now.advanced(by: 10_000_000_000),
             maxResponseBodyBytes: 1 << 20
         )
     )

@@ -1,30 +1,32 @@
-/// When a call started, held as a `Duration` from a fixed instant.
+import AuthRPCSystem
+
+/// When a call started, on the integer clock (``ContinuousTime``).
 ///
 /// `ContinuousClock.Instant` is not frozen: an async frame that keeps one across an await holds
 /// it in a task allocation of its own, reached through value witnesses, and that allocation
-/// (with its header) is what pushes a waiting call's frames into another 1 KiB slab. `Duration`
-/// is frozen, so this is two words in the frame.
+/// (with its header) is what pushes a waiting call's frames into another 1 KiB slab. Reading it
+/// is a call into the runtime too. This is one word in the frame.
 struct CallStart {
-    /// The instant every call's start is measured from (the first call's).
-    private static let reference = ContinuousClock.now
-    private let sinceReference: Duration
-
-    // Not inlined: in an async function, each `Instant` temporary would be a task allocation.
+    private let time: ContinuousTime
 
     /// Now.
-    @inline(never)
-    static func now() -> CallStart { CallStart(sinceReference: ContinuousClock.now - reference) }
+    static func now() -> CallStart { CallStart(time: .now) }
 
-    /// The instant the call started.
-    @inline(never)
-    func instant() -> ContinuousClock.Instant { Self.reference + sinceReference }
+    /// The call's deadline for `timeout` from its start: nil without a timeout. A timeout past
+    /// ``CallOptions/longestTimeout``, or past the clock's range (about 292 years), is the
+    /// clock's ``ContinuousTime/distantFuture``, which never fires and goes on the wire as the
+    /// longest `grpc-timeout` there is.
+    func deadline(after timeout: Duration?) -> ContinuousTime? {
+        guard let timeout else { return nil }
+        if timeout >= CallOptions.longestTimeout { return .distantFuture }
+        return time.advanced(by: ContinuousTime.nanoseconds(roundingUp: timeout))
+    }
 
     /// A number the call's start determines, uniformly spread (``SplitMix64``'s first draw,
     /// seeded by the start in nanoseconds): the same each time the call is settled, so a
     /// per-call router's random choice (a weighted cluster) is made once per call.
     var roll: UInt64 {
-        let (seconds, attoseconds) = sinceReference.components
-        var generator = SplitMix64(seed: UInt64(bitPattern: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
+        var generator = SplitMix64(seed: UInt64(bitPattern: time.nanoseconds))
         return generator.next()
     }
 }

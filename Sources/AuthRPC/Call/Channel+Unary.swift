@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import AuthRPCTransport
 import Logging
 public import SwiftProtobuf
@@ -31,7 +32,9 @@ private struct CallProgress {
 struct PreparedCall {
     let options: CallOptions
     /// When the call must have ended; nil for no deadline.
-    let deadline: ContinuousClock.Instant?
+    let deadline: ContinuousTime?
+    /// ``deadline`` as the instant the waits before a send (a token, a connection, routes) take.
+    var deadlineInstant: ContinuousClock.Instant? { deadline?.instant }
     /// The framed request message (kept for transparent retries).
     let body: [UInt8]
     /// The method and authority, as token providers see them.
@@ -185,7 +188,7 @@ extension Channel {
         if let routing {
             awaitsRoutes = try route(method, &options, &connections, routing, started)
         }
-        let deadline = options.timeout.map { started.instant() + min($0, CallOptions.longestTimeout) }
+        let deadline = started.deadline(after: options.timeout)
         if checkingCancellation, Task.isCancelled {
             throw RPCError(code: .cancelled, message: "the call was cancelled before it started")
         }
@@ -410,11 +413,11 @@ extension Channel {
         case .waiting(let token, let signal):
             progress.token = token
             progress.tokenResolved = true
-            try await call.connections.wait(for: signal, deadline: call.deadline)
+            try await call.connections.wait(for: signal, deadline: call.deadlineInstant)
         case .asking(let provider):
             // What `nextStep` does when the lookup finds no token, without looking up again.
             call.observers?.report(.tokenRequested, attempt: progress.attempt)
-            progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
+            progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadlineInstant)
             progress.tokenResolved = true
         case .settle(let token, let result, let headersReceived):
             progress.token = token
@@ -444,12 +447,16 @@ extension Channel {
                     return payload
                 }
             case .askProvider(let provider):
-                progress.token = try await TokenResolution.ask(provider, call: call.context, deadline: call.deadline)
+                progress.token = try await TokenResolution.ask(
+                    provider,
+                    call: call.context,
+                    deadline: call.deadlineInstant
+                )
                 progress.tokenResolved = true
             case .waitForConnection(let signal):
-                try await call.connections.wait(for: signal, deadline: call.deadline)
+                try await call.connections.wait(for: signal, deadline: call.deadlineInstant)
             case .invalidate(let provider, let token):
-                try await TokenResolution.invalidate(token, of: provider, deadline: call.deadline)
+                try await TokenResolution.invalidate(token, of: provider, deadline: call.deadlineInstant)
             case .backOff(let instant):
                 try await Self.backOff(until: instant)
             }
@@ -482,7 +489,7 @@ extension Channel {
             )
             // Once the router has answered, its routes are known (or why not): one wait at most.
             guard call.awaitsRoutes, !waited, let router = routing?.router else { return call }
-            try await Self.awaitRoutes(of: router, target: target, deadline: call.deadline)
+            try await Self.awaitRoutes(of: router, target: target, deadline: call.deadlineInstant)
             waited = true
         }
     }
@@ -608,7 +615,7 @@ extension Channel {
                 call.observers?.report(.transparentRetry, attempt: progress.attempt)
                 return nil
             }
-            let failure = RPCError(transportFailure: error, deadline: call.deadline)
+            let failure = RPCError(transportFailure: error, deadline: call.deadlineInstant)
             switch error {
             case .cancelled, .deadlineExceeded:
                 throw withAttemptCount(failure, call, progress)
@@ -677,7 +684,7 @@ extension Channel {
             policy: policy,
             throttle: retryThrottle,
             now: now,
-            deadline: call.deadline,
+            deadline: call.deadlineInstant,
             using: &generator
         )
         switch decision {
@@ -774,13 +781,13 @@ extension Channel {
         token: String?,
         previousAttempts: Int
     ) throws(RPCError) -> HTTP2Request {
-        var timeout: String?
+        var timeout: GRPCTimeout?
         if let deadline = call.deadline {
-            let remaining = deadline - .now
-            guard remaining > .zero else {
+            let remaining = deadline.nanoseconds(since: .now)
+            guard remaining > 0 else {
                 throw RPCError(code: .deadlineExceeded, message: "deadline exceeded before the request was sent")
             }
-            timeout = GRPCTimeout.encode(remaining)
+            timeout = deadline == .distantFuture ? .longest : GRPCTimeout(nanoseconds: remaining)
         }
         var common = Self.plainCallFields
         if call.options.compression != nil || call.options.userAgentPrefix != nil {

@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import AuthRPCTransport
 import Foundation
 import TestSupport
@@ -39,7 +40,7 @@ enum FaultPeer {
             path: "/fault.Fault/\(scenario)",
             headers: fields,
             body: frame(message),
-            deadline: deadline,
+            deadline: deadline.map(ContinuousTime.init),
             maxResponseBodyBytes: maxBody
         )
     }

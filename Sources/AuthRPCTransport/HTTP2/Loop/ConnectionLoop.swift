@@ -136,16 +136,16 @@ final class ConnectionLoop: @unchecked Sendable {
     private var serverPrefixBytesSeen = 0
     private var serverFirstFrameIsSettings = true
     private(set) var closeReason: TransportFailure?
-    /// The configuration's keepalive and idle timers in attoseconds, as the loop's clock
+    /// The configuration's keepalive and idle timers in nanoseconds, as the loop's clock
     /// (`LoopClock`) counts, converted once.
-    private let keepaliveInterval: Int128?
-    private let keepaliveTimeout: Int128
-    private let idleTimeout: Int128?
+    private let keepaliveInterval: Int64?
+    private let keepaliveTimeout: Int64
+    private let idleTimeout: Int64?
     /// When bytes last arrived; when the loop was made until the first do.
     private var lastReceive = LoopClock.now
-    private var pingSentAt: LoopInstant?
+    private var pingSentAt: ContinuousTime?
     /// Since when no stream has been open (with an idle timeout only).
-    private var idleSince: LoopInstant?
+    private var idleSince: ContinuousTime?
 
     init(
         route: ConnectionRoute,
@@ -157,9 +157,9 @@ final class ConnectionLoop: @unchecked Sendable {
         self.serverName = serverName
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
-        self.keepaliveInterval = configuration.keepaliveInterval?.attoseconds
-        self.keepaliveTimeout = configuration.keepaliveTimeout.attoseconds
-        self.idleTimeout = configuration.idleTimeout?.attoseconds
+        self.keepaliveInterval = configuration.keepaliveInterval.map(LoopClock.nanoseconds)
+        self.keepaliveTimeout = LoopClock.nanoseconds(configuration.keepaliveTimeout)
+        self.idleTimeout = configuration.idleTimeout.map(LoopClock.nanoseconds)
         self.onEvent = onEvent
         do throws(SystemCallError) {
             self.wakeup = try Wakeup()
@@ -427,7 +427,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Runs the jobs queued so far (callers resumed on this thread), then takes the commands they
     /// queued (their next requests) so those go out in this turn's write. Jobs queued while these
     /// run wait for the next turn, so reading and writing always get their turn.
-    private func runJobs(now: LoopInstant) {
+    private func runJobs(now: ContinuousTime) {
         // The batch is a local, its buffer parked in `takenJobs` between turns, as in
         // `takeCommands`.
         var batch: [ScheduledJob] = []
@@ -444,7 +444,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
     /// forever.
-    private func pollTimeout(now: LoopInstant) -> Int32 {
+    private func pollTimeout(now: ContinuousTime) -> Int32 {
         var next = deadlines.nextDeadline
         if let interval = keepaliveInterval, !noStreamOpen {
             let event = pingSentAt?.advanced(by: keepaliveTimeout) ?? lastReceive.advanced(by: interval)
@@ -481,7 +481,7 @@ final class ConnectionLoop: @unchecked Sendable {
         while batch.popLast() != nil {}
     }
 
-    private func takeCommands(now: LoopInstant) {
+    private func takeCommands(now: ContinuousTime) {
         // The batch is a local, its buffer parked in `takenCommands` between turns: Swift checks
         // every access to a class's array property at run time (about a hundred instructions
         // each) unless no access to it spans other work, and a loop over the property would span
@@ -535,7 +535,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// With an idle timeout, once no stream has been open for that long: a graceful shutdown.
     /// Called after each turn's write, so a stream opened and answered within one turn's jobs
     /// is seen; `now` is the turn's reading of the clock.
-    private func checkIdle(now: LoopInstant) {
+    private func checkIdle(now: ContinuousTime) {
         guard let timeout = idleTimeout, !gracefulShutdown else { return }
         guard noStreamOpen else {
             idleSince = nil
@@ -545,7 +545,7 @@ final class ConnectionLoop: @unchecked Sendable {
             idleSince = now
             return
         }
-        if now.attoseconds(since: since) >= timeout {
+        if now.nanoseconds(since: since) >= timeout {
             beginGracefulShutdown(.connectionClosed(reason: "the connection was idle", streamWasSent: false))
         }
     }
@@ -597,7 +597,7 @@ final class ConnectionLoop: @unchecked Sendable {
         return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
     }
 
-    private func submit(_ stream: HTTP2Stream, now: LoopInstant) {
+    private func submit(_ stream: HTTP2Stream, now: ContinuousTime) {
         guard let session else { return }
         if let closeReason {
             // The submit came in the same batch as an immediate shutdown.
@@ -613,7 +613,7 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         // The deadline alone: a copy of the whole request would retain each of its strings.
-        let deadline = stream.request.deadlineSinceOrigin.map(LoopInstant.init(sinceOrigin:))
+        let deadline = stream.request.deadline
         if let deadline, deadline <= now {
             stream.finish(.failure(.deadlineExceeded))
             return
@@ -745,7 +745,7 @@ final class ConnectionLoop: @unchecked Sendable {
         stream.finish(result)
     }
 
-    private func expireDeadlines(now: LoopInstant) {
+    private func expireDeadlines(now: ContinuousTime) {
         // One read of the queue in a turn where nothing expires (each access to it is checked at
         // run time).
         guard let next = deadlines.nextDeadline, next <= now else { return }
@@ -769,13 +769,13 @@ final class ConnectionLoop: @unchecked Sendable {
         swap(&batch, &pendingResets)
     }
 
-    private func checkKeepalive(now: LoopInstant) {
+    private func checkKeepalive(now: ContinuousTime) {
         guard let interval = keepaliveInterval, let session, !noStreamOpen else { return }
         if let sent = pingSentAt {
-            if now.attoseconds(since: sent) >= keepaliveTimeout {
+            if now.nanoseconds(since: sent) >= keepaliveTimeout {
                 close(.keepaliveTimeout)
             }
-        } else if now.attoseconds(since: lastReceive) >= interval {
+        } else if now.nanoseconds(since: lastReceive) >= interval {
             nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
             pingSentAt = now
         }
@@ -785,7 +785,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Reads what the socket has (bounded, so writes get their turn) and feeds nghttp2.
     /// Returns the error that ends the connection, if any.
-    private func receive(now: LoopInstant) -> TransportFailure? {
+    private func receive(now: ContinuousTime) -> TransportFailure? {
         guard let socket else { return .connectionClosed(reason: "not connected", streamWasSent: false) }
         var budget = 4 << 20
         while budget > 0 {

@@ -1,3 +1,5 @@
+import AuthRPCSystem
+
 /// Running streams ordered by deadline (a binary min-heap), so the I/O loop knows how long it may
 /// sleep. Each stream knows its slot in the heap, so a stream that finishes early leaves at once
 /// (O(log n)) instead of staying, with everything it holds, until its deadline comes round.
@@ -6,7 +8,7 @@
 /// integers on the loop's clock (``LoopClock``), so walking the heap calls nothing and copies no
 /// stream reference.
 struct DeadlineQueue {
-    private var deadlines: [LoopInstant] = []
+    private var deadlines: [ContinuousTime] = []
     private var entries: [HTTP2Stream] = []
 
     var isEmpty: Bool { entries.isEmpty }
@@ -16,9 +18,9 @@ struct DeadlineQueue {
     var streams: [HTTP2Stream] { entries }
 
     /// The earliest deadline.
-    var nextDeadline: LoopInstant? { deadlines.first }
+    var nextDeadline: ContinuousTime? { deadlines.first }
 
-    mutating func insert(_ stream: HTTP2Stream, deadline: LoopInstant) {
+    mutating func insert(_ stream: HTTP2Stream, deadline: ContinuousTime) {
         precondition(stream.deadlineSlot < 0, "a stream is queued once")
         deadlines.append(deadline)
         entries.append(stream)
@@ -45,7 +47,7 @@ struct DeadlineQueue {
     }
 
     /// Removes and returns the earliest stream whose deadline is at or before `now`, if any.
-    mutating func popExpired(now: LoopInstant) -> HTTP2Stream? {
+    mutating func popExpired(now: ContinuousTime) -> HTTP2Stream? {
         guard let first = deadlines.first, first <= now else { return nil }
         let top = entries[0]
         remove(top)
@@ -96,7 +98,7 @@ struct DeadlineQueue {
     private static func swapSlots(
         _ a: Int,
         _ b: Int,
-        _ deadlines: UnsafeMutableBufferPointer<LoopInstant>,
+        _ deadlines: UnsafeMutableBufferPointer<ContinuousTime>,
         _ entries: UnsafeMutableBufferPointer<HTTP2Stream>
     ) {
         deadlines.swapAt(a, b)

@@ -73,6 +73,22 @@ package struct HTTP2HeaderBlock: Sendable {
         }
     }
 
+    /// Appends one field that is not sensitive, whose name is a literal and whose `valueCount`
+    /// bytes of value `writeValue` writes in place (a value that is not a `String`).
+    mutating func append(
+        literalName name: StaticString,
+        valueCount: Int,
+        writeValue: (UnsafeMutableRawPointer) -> Void
+    ) {
+        let field = makeRoom(nameCount: name.utf8CodeUnitCount, valueCount: valueCount)
+        storage.withUnsafeMutableBytes { raw in
+            raw[field] = 0
+            let nameStart = raw.baseAddress! + field + Self.fieldOverhead
+            nameStart.copyMemory(from: name.utf8Start, byteCount: name.utf8CodeUnitCount)
+            writeValue(nameStart + name.utf8CodeUnitCount)
+        }
+    }
+
     /// Appends every field of `other`, in order.
     package mutating func append(contentsOf other: HTTP2HeaderBlock) {
         let byteCount = other.count

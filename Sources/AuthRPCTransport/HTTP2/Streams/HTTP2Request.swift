@@ -1,3 +1,5 @@
+package import AuthRPCSystem
+
 /// A request sent on its own HTTP/2 stream: one header block and a complete body.
 package struct HTTP2Request: Sendable {
     /// Every header field in the order sent: the pseudo-headers (`:method`, `:scheme`, `:path`,
@@ -11,15 +13,10 @@ package struct HTTP2Request: Sendable {
     /// body is one empty DATA frame with END_STREAM).
     package var body: [UInt8]
     /// When the stream must be given up: it is reset with CANCEL and the send fails
-    /// ``TransportFailure/deadlineExceeded``.
-    package var deadline: ContinuousClock.Instant? {
-        get { deadlineSinceOrigin.map { LoopClock.origin + $0 } }
-        set { deadlineSinceOrigin = newValue.map { $0 - LoopClock.origin } }
-    }
-    /// ``deadline``, as its distance from the connection loops' clock origin (`LoopClock`). Held
-    /// as a `Duration`, a plain value: `ContinuousClock.Instant` is resilient, and a request
-    /// holding one would be copied and moved through the runtime's generic value witnesses.
-    private(set) var deadlineSinceOrigin: Duration?
+    /// ``TransportFailure/deadlineExceeded``. A plain integer on the loop's clock, not a
+    /// `ContinuousClock.Instant`: that is resilient, and a request holding one would be copied
+    /// and moved through the runtime's generic value witnesses.
+    package var deadline: ContinuousTime?
     /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
     /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
@@ -33,14 +30,14 @@ extension HTTP2Request {
     package init(
         headerBlock: HTTP2HeaderBlock,
         body: [UInt8],
-        deadline: ContinuousClock.Instant? = nil,
+        deadline: ContinuousTime? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
         self.init(
             headerBlock: headerBlock,
             head: nil,
             body: body,
-            deadlineSinceOrigin: deadline.map { $0 - LoopClock.origin },
+            deadline: deadline,
             maxResponseBodyBytes: maxResponseBodyBytes
         )
     }
@@ -49,14 +46,14 @@ extension HTTP2Request {
     package init(
         head: HTTP2RequestHead,
         body: [UInt8],
-        deadline: ContinuousClock.Instant? = nil,
+        deadline: ContinuousTime? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
         self.init(
             headerBlock: HTTP2HeaderBlock(),
             head: head,
             body: body,
-            deadlineSinceOrigin: deadline.map { $0 - LoopClock.origin },
+            deadline: deadline,
             maxResponseBodyBytes: maxResponseBodyBytes
         )
     }
@@ -69,7 +66,7 @@ extension HTTP2Request {
         path: String,
         headers: [HTTP2HeaderField],
         body: [UInt8],
-        deadline: ContinuousClock.Instant? = nil,
+        deadline: ContinuousTime? = nil,
         maxResponseBodyBytes: Int = .max
     ) {
         var block = HTTP2HeaderBlock()

@@ -13,7 +13,7 @@ package struct HTTP2RequestHead: Sendable {
     package let path: String
     package let authority: String
     /// The value of `grpc-timeout`; none when nil.
-    package let timeout: String?
+    package let timeout: GRPCTimeout?
     /// The fields after `grpc-timeout`, usually a block built once.
     package let common: HTTP2HeaderBlock
     /// The value of `grpc-previous-rpc-attempts`; none when nil.
@@ -27,7 +27,7 @@ package struct HTTP2RequestHead: Sendable {
         leading: HTTP2HeaderBlock,
         path: String,
         authority: String,
-        timeout: String?,
+        timeout: GRPCTimeout?,
         common: HTTP2HeaderBlock,
         previousAttempts: String?,
         bearerToken: String?,
@@ -48,7 +48,9 @@ package struct HTTP2RequestHead: Sendable {
         block.append(contentsOf: leading)
         block.append(literalName: ":path", value: path, sensitive: false)
         block.append(literalName: ":authority", value: authority, sensitive: false)
-        if let timeout { block.append(literalName: "grpc-timeout", value: timeout, sensitive: false) }
+        if let timeout {
+            block.append(literalName: "grpc-timeout", valueCount: timeout.byteCount) { timeout.write(to: $0) }
+        }
         block.append(contentsOf: common)
         if let previousAttempts {
             block.append(literalName: "grpc-previous-rpc-attempts", value: previousAttempts, sensitive: false)

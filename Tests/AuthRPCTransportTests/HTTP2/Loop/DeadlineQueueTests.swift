@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Testing
 
 @testable import AuthRPCTransport
@@ -9,12 +10,12 @@ struct DeadlineQueueTests {
         HTTP2Stream(request: HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: []))
     }
 
-    private func at(_ ticks: Int64) -> LoopInstant {
-        LoopInstant(attoseconds: Int128(ticks))
+    private func at(_ ticks: Int64) -> ContinuousTime {
+        ContinuousTime(nanoseconds: ticks)
     }
 
     /// Pops everything due at `now`, as the loop does each turn.
-    private func popAll(_ queue: inout DeadlineQueue, now: LoopInstant) -> [HTTP2Stream] {
+    private func popAll(_ queue: inout DeadlineQueue, now: ContinuousTime) -> [HTTP2Stream] {
         var popped: [HTTP2Stream] = []
         while let stream = queue.popExpired(now: now) { popped.append(stream) }
         return popped
