@@ -52,12 +52,11 @@ package struct GRPCTimeout: Sendable, Equatable, CustomStringConvertible {
 
     /// How many bytes the value takes: its digits and the unit.
     var byteCount: Int {
-        var digits = 1
-        var rest = count / 10
-        while rest > 0 {
-            digits += 1
-            rest /= 10
-        }
+        // Comparisons, not a division per digit: the count has at most eight.
+        let digits =
+            count < 10_000
+            ? (count < 100 ? (count < 10 ? 1 : 2) : (count < 1_000 ? 3 : 4))
+            : (count < 1_000_000 ? (count < 100_000 ? 5 : 6) : (count < 10_000_000 ? 7 : 8))
         return digits + 1
     }
 

@@ -58,34 +58,98 @@ package struct HTTP2HeaderBlock: Sendable {
         }
     }
 
-    /// Appends one field whose name is a literal and whose sensitivity the caller knows: the
-    /// per-call fields of a gRPC request, without comparing the name.
-    mutating func append(literalName name: StaticString, value: String, valueSuffix: String = "", sensitive: Bool) {
-        let field = makeRoom(
-            nameCount: name.utf8CodeUnitCount,
-            valueCount: value.utf8.count + valueSuffix.utf8.count
-        )
-        storage.withUnsafeMutableBytes { raw in
-            raw[field] = sensitive ? 1 : 0
-            let nameStart = raw.baseAddress! + field + Self.fieldOverhead
-            nameStart.copyMemory(from: name.utf8Start, byteCount: name.utf8CodeUnitCount)
-            Self.copy(value, valueSuffix, to: nameStart + name.utf8CodeUnitCount)
+    /// The room fields take in a block, counted before they are written (see
+    /// ``append(_:_:)``).
+    struct Room {
+        fileprivate(set) var fields = 0
+        fileprivate(set) var bytes = 0
+
+        /// Room for one field named `name` whose value takes `valueCount` bytes.
+        mutating func add(name: StaticString, valueCount: Int) {
+            fields += 1
+            bytes += HTTP2HeaderBlock.fieldOverhead + name.utf8CodeUnitCount + valueCount
+        }
+
+        /// Room for every field of `block`.
+        mutating func add(_ block: HTTP2HeaderBlock) {
+            fields += block.fieldCount
+            bytes += block.count
         }
     }
 
-    /// Appends one field that is not sensitive, whose name is a literal and whose `valueCount`
-    /// bytes of value `writeValue` writes in place (a value that is not a `String`).
-    mutating func append(
-        literalName name: StaticString,
-        valueCount: Int,
-        writeValue: (UnsafeMutableRawPointer) -> Void
-    ) {
-        let field = makeRoom(nameCount: name.utf8CodeUnitCount, valueCount: valueCount)
+    /// Writes fields in sequence into room made for them at once, so laying out a request's
+    /// fields grows and counts the buffer once, not once per field. Each write checks that it
+    /// stays inside the room counted, and the room must be filled exactly.
+    struct Writer: ~Copyable {
+        private var cursor: UnsafeMutableRawPointer
+        private var remaining: Int
+
+        fileprivate init(_ start: UnsafeMutableRawPointer, byteCount: Int) {
+            cursor = start
+            remaining = byteCount
+        }
+
+        fileprivate var isFull: Bool { remaining == 0 }
+
+        /// The next `byteCount` bytes of the room.
+        private mutating func take(_ byteCount: Int) -> UnsafeMutableRawPointer {
+            precondition(byteCount <= remaining, "a header field written past the room counted for it")
+            let start = cursor
+            cursor += byteCount
+            remaining -= byteCount
+            return start
+        }
+
+        /// Writes a field's sensitivity byte, its lengths and its name, and returns where its
+        /// value goes.
+        private mutating func field(name: StaticString, valueCount: Int, sensitive: Bool) -> UnsafeMutableRawPointer {
+            let nameCount = name.utf8CodeUnitCount
+            let start = take(HTTP2HeaderBlock.fieldOverhead + nameCount + valueCount)
+            start.storeBytes(of: sensitive ? 1 : 0, as: UInt8.self)
+            start.storeBytes(of: UInt32(truncatingIfNeeded: nameCount).littleEndian, toByteOffset: 1, as: UInt32.self)
+            start.storeBytes(of: UInt32(truncatingIfNeeded: valueCount).littleEndian, toByteOffset: 5, as: UInt32.self)
+            let nameStart = start + HTTP2HeaderBlock.fieldOverhead
+            nameStart.copyMemory(from: name.utf8Start, byteCount: nameCount)
+            return nameStart + nameCount
+        }
+
+        /// Writes one field whose value is `value` then `valueSuffix` (so `Bearer <token>` needs
+        /// no joined `String`), marked sensitive as the caller says.
+        mutating func append(name: StaticString, value: String, valueSuffix: String = "", sensitive: Bool) {
+            let valueCount = value.utf8.count + valueSuffix.utf8.count
+            HTTP2HeaderBlock.copy(
+                value,
+                valueSuffix,
+                to: field(name: name, valueCount: valueCount, sensitive: sensitive)
+            )
+        }
+
+        /// Writes one field that is not sensitive, whose `valueCount` bytes of value
+        /// `writeValue` writes in place (a value that is not a `String`).
+        mutating func append(name: StaticString, valueCount: Int, writeValue: (UnsafeMutableRawPointer) -> Void) {
+            writeValue(field(name: name, valueCount: valueCount, sensitive: false))
+        }
+
+        /// Writes every field of `block`, in order.
+        mutating func append(contentsOf block: HTTP2HeaderBlock) {
+            let byteCount = block.count
+            guard byteCount > 0 else { return }
+            let destination = take(byteCount)
+            block.storage.withUnsafeBytes { source in
+                destination.copyMemory(from: source.baseAddress! + HTTP2HeaderBlock.headerBytes, byteCount: byteCount)
+            }
+        }
+    }
+
+    /// Appends the fields `write` writes, which take exactly `room`: the buffer grows (if it
+    /// must) and is counted once for all of them.
+    mutating func append(_ room: Room, _ write: (inout Writer) -> Void) {
+        guard room.bytes > 0 else { return }
+        let start = extend(by: room.bytes, fields: room.fields)
         storage.withUnsafeMutableBytes { raw in
-            raw[field] = 0
-            let nameStart = raw.baseAddress! + field + Self.fieldOverhead
-            nameStart.copyMemory(from: name.utf8Start, byteCount: name.utf8CodeUnitCount)
-            writeValue(nameStart + name.utf8CodeUnitCount)
+            var writer = Writer(raw.baseAddress! + start, byteCount: room.bytes)
+            write(&writer)
+            precondition(writer.isFull, "header fields written in less than the room counted for them")
         }
     }
 

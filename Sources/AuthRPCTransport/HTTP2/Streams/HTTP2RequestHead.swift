@@ -43,21 +43,40 @@ package struct HTTP2RequestHead: Sendable {
         self.trailing = trailing
     }
 
-    /// Appends every field, in wire order, to `block`.
+    /// Appends every field, in wire order, to `block`: their room is counted first, so the block
+    /// grows and counts its fields once.
     func write(into block: inout HTTP2HeaderBlock) {
-        block.append(contentsOf: leading)
-        block.append(literalName: ":path", value: path, sensitive: false)
-        block.append(literalName: ":authority", value: authority, sensitive: false)
-        if let timeout {
-            block.append(literalName: "grpc-timeout", valueCount: timeout.byteCount) { timeout.write(to: $0) }
-        }
-        block.append(contentsOf: common)
+        var room = HTTP2HeaderBlock.Room()
+        room.add(leading)
+        room.add(name: ":path", valueCount: path.utf8.count)
+        room.add(name: ":authority", valueCount: authority.utf8.count)
+        if let timeout { room.add(name: "grpc-timeout", valueCount: timeout.byteCount) }
+        room.add(common)
         if let previousAttempts {
-            block.append(literalName: "grpc-previous-rpc-attempts", value: previousAttempts, sensitive: false)
+            room.add(name: "grpc-previous-rpc-attempts", valueCount: previousAttempts.utf8.count)
         }
         if let bearerToken {
-            block.append(literalName: "authorization", value: "Bearer ", valueSuffix: bearerToken, sensitive: true)
+            room.add(name: "authorization", valueCount: Self.bearer.utf8.count + bearerToken.utf8.count)
         }
-        block.append(contentsOf: trailing)
+        room.add(trailing)
+        block.append(room) { fields in
+            fields.append(contentsOf: leading)
+            fields.append(name: ":path", value: path, sensitive: false)
+            fields.append(name: ":authority", value: authority, sensitive: false)
+            if let timeout {
+                fields.append(name: "grpc-timeout", valueCount: timeout.byteCount) { timeout.write(to: $0) }
+            }
+            fields.append(contentsOf: common)
+            if let previousAttempts {
+                fields.append(name: "grpc-previous-rpc-attempts", value: previousAttempts, sensitive: false)
+            }
+            if let bearerToken {
+                fields.append(name: "authorization", value: Self.bearer, valueSuffix: bearerToken, sensitive: true)
+            }
+            fields.append(contentsOf: trailing)
+        }
     }
+
+    /// The `authorization` value's prefix; the token follows it.
+    private static var bearer: String { "Bearer " }
 }

@@ -31,8 +31,13 @@ struct HeaderBlockTests {
         block.append(name: "authorization", value: "Bearer ", valueSuffix: "abc")
         block.append(name: "cookie", value: "a=b")
         block.append(name: "x-empty", value: "")
-        block.append(literalName: "grpc-timeout", value: "5S", sensitive: false)
-        block.append(literalName: "authorization", value: "Bearer ", valueSuffix: "token", sensitive: true)
+        var room = HTTP2HeaderBlock.Room()
+        room.add(name: "grpc-timeout", valueCount: 2)
+        room.add(name: "authorization", valueCount: 12)
+        block.append(room) { fields in
+            fields.append(name: "grpc-timeout", value: "5S", sensitive: false)
+            fields.append(name: "authorization", value: "Bearer ", valueSuffix: "token", sensitive: true)
+        }
         // Names and values past a small string's 15 bytes, non-ASCII included.
         block.append(name: "x-a-rather-long-metadata-key", value: String(repeating: "é", count: 40))
         let (fields, count) = Self.fields(of: block)
@@ -56,21 +61,46 @@ struct HeaderBlockTests {
         for index in 0..<50 { shared.append(name: "x-field-\(index)", value: String(repeating: "v", count: index * 7)) }
         var block = HTTP2HeaderBlock()
         block.reserveCapacity(fields: 1, byteCount: 4)
-        block.append(literalName: ":path", value: "/a.B/C", sensitive: false)
-        block.append(contentsOf: shared)
-        block.append(contentsOf: HTTP2HeaderBlock())
-        block.append(
-            literalName: "authorization",
-            value: "Bearer ",
-            valueSuffix: String(repeating: "t", count: 5000),
-            sensitive: true
-        )
+        var room = HTTP2HeaderBlock.Room()
+        room.add(name: ":path", valueCount: 6)
+        room.add(shared)
+        room.add(HTTP2HeaderBlock())
+        room.add(name: "authorization", valueCount: 5007)
+        block.append(room) { fields in
+            fields.append(name: ":path", value: "/a.B/C", sensitive: false)
+            fields.append(contentsOf: shared)
+            fields.append(contentsOf: HTTP2HeaderBlock())
+            fields.append(
+                name: "authorization",
+                value: "Bearer ",
+                valueSuffix: String(repeating: "t", count: 5000),
+                sensitive: true
+            )
+        }
         let (fields, count) = Self.fields(of: block)
         #expect(count == 52)
         #expect(fields.first == Field(name: ":path", value: "/a.B/C", sensitive: false))
         #expect(fields[1...50].map(\.value.count) == (0..<50).map { $0 * 7 })
         #expect(fields.last?.value.count == 5007)
         #expect(block.capacity >= 5007 + 50 * 7 * 25)
+    }
+
+    @Test(
+        "fields written past the room counted for them, or short of it, stop the process instead of corrupting memory"
+    )
+    func roomIsEnforced() async {
+        await #expect(processExitsWith: .failure) {
+            var block = HTTP2HeaderBlock()
+            var room = HTTP2HeaderBlock.Room()
+            room.add(name: ":path", valueCount: 2)
+            block.append(room) { $0.append(name: ":path", value: "/a.B/C", sensitive: false) }
+        }
+        await #expect(processExitsWith: .failure) {
+            var block = HTTP2HeaderBlock()
+            var room = HTTP2HeaderBlock.Room()
+            room.add(name: ":path", valueCount: 20)
+            block.append(room) { $0.append(name: ":path", value: "/a.B/C", sensitive: false) }
+        }
     }
 
     @Test("a block is one word: a waiting call's stream keeps three")
