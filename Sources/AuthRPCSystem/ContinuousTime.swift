@@ -50,8 +50,8 @@ package struct ContinuousTime: Comparable, Hashable, Sendable {
         ContinuousClock().systemEpoch + .nanoseconds(nanoseconds)
     }
 
-    /// `duration` in whole nanoseconds, rounded up (away from zero's past: 1 attosecond counts as
-    /// 1 nanosecond) and clamped to `Int64`'s range.
+    /// `duration` in whole nanoseconds, rounded toward the future (a remainder of one attosecond
+    /// counts as a whole nanosecond) and clamped to `Int64`'s range.
     package static func nanoseconds(roundingUp duration: Duration) -> Int64 {
         let attoseconds = duration.attoseconds
         let whole = attoseconds / 1_000_000_000
