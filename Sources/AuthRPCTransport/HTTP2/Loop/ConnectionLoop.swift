@@ -142,7 +142,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private let keepaliveTimeout: Int64
     private let idleTimeout: Int64?
     /// When bytes last arrived; when the loop was made until the first do.
-    private var lastReceive = LoopClock.now
+    private var lastReceive = ContinuousTime.now
     private var pingSentAt: ContinuousTime?
     /// Since when no stream has been open (with an idle timeout only).
     private var idleSince: ContinuousTime?
@@ -157,9 +157,9 @@ final class ConnectionLoop: @unchecked Sendable {
         self.serverName = serverName
         self.configuration = configuration
         self.maxHeaderListSize = Int(configuration.maxHeaderListSize)
-        self.keepaliveInterval = configuration.keepaliveInterval.map(LoopClock.nanoseconds)
-        self.keepaliveTimeout = LoopClock.nanoseconds(configuration.keepaliveTimeout)
-        self.idleTimeout = configuration.idleTimeout.map(LoopClock.nanoseconds)
+        self.keepaliveInterval = configuration.keepaliveInterval.map(ContinuousTime.nanoseconds(roundingUp:))
+        self.keepaliveTimeout = ContinuousTime.nanoseconds(roundingUp: configuration.keepaliveTimeout)
+        self.idleTimeout = configuration.idleTimeout.map(ContinuousTime.nanoseconds(roundingUp:))
         self.onEvent = onEvent
         do throws(SystemCallError) {
             self.wakeup = try Wakeup()
@@ -310,7 +310,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 throw .connectFailed(target: route.description, reason: Errno.describe(errno), kind: .other)
             }
             if fds[0].revents != 0 {
-                if let failure = receive(now: LoopClock.now) {
+                if let failure = receive(now: ContinuousTime.now) {
                     throw .connectFailed(
                         target: route.description,
                         reason: Self.handshakeReason(failure),
@@ -347,7 +347,7 @@ final class ConnectionLoop: @unchecked Sendable {
         // than from a reading of its own (a call into the runtime on every sleep): it is older by
         // the time the turn took, microseconds on a call's path, so a timer fires that much
         // later, never earlier.
-        var now = LoopClock.now
+        var now = ContinuousTime.now
         while closeReason == nil {
             let timeout = readyToSleep() ? pollTimeout(now: now) : 0
             pollSet[0] = pollfd(
@@ -365,7 +365,7 @@ final class ConnectionLoop: @unchecked Sendable {
             // passed, the last bytes' arrival, idleness) takes no harm from the microseconds a
             // turn lasts, and each reading is a call into the runtime and a subtraction of
             // instants.
-            now = LoopClock.now
+            now = ContinuousTime.now
             takeCommands(now: now)
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.

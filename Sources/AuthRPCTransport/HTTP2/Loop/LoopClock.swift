@@ -8,9 +8,6 @@ import AuthRPCSystem
 /// (`ContinuousClock.Instant` is resilient, and its `Duration` is 128 bits). A request carries its
 /// deadline as a `ContinuousTime` already (see `HTTP2Request.deadline`).
 enum LoopClock {
-    /// Now, on this clock.
-    static var now: ContinuousTime { .now }
-
     /// How long poll(2) may sleep from `now` to wake at `deadline`, in milliseconds rounded up
     /// so that it never wakes early: 0 once the deadline has passed, at least 1 while any time is
     /// left, and `Int32.max` for a deadline further away than poll can say.
@@ -18,11 +15,5 @@ enum LoopClock {
         let remaining = deadline.nanoseconds(since: now)
         if remaining <= 0 { return 0 }
         return Int32(clamping: remaining / 1_000_000 + 1)
-    }
-
-    /// `duration` in nanoseconds for the loop's timers: rounded up, and clamped so that a timer
-    /// too long to count never fires.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        ContinuousTime.nanoseconds(roundingUp: duration)
     }
 }

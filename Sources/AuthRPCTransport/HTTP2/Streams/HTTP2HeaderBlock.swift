@@ -106,8 +106,7 @@ package struct HTTP2HeaderBlock: Sendable {
             let nameCount = name.utf8CodeUnitCount
             let start = take(HTTP2HeaderBlock.fieldOverhead + nameCount + valueCount)
             start.storeBytes(of: sensitive ? 1 : 0, as: UInt8.self)
-            start.storeBytes(of: UInt32(truncatingIfNeeded: nameCount).littleEndian, toByteOffset: 1, as: UInt32.self)
-            start.storeBytes(of: UInt32(truncatingIfNeeded: valueCount).littleEndian, toByteOffset: 5, as: UInt32.self)
+            HTTP2HeaderBlock.writeLengths(at: start, nameCount: nameCount, valueCount: valueCount)
             let nameStart = start + HTTP2HeaderBlock.fieldOverhead
             nameStart.copyMemory(from: name.utf8Start, byteCount: nameCount)
             return nameStart + nameCount
@@ -185,18 +184,16 @@ package struct HTTP2HeaderBlock: Sendable {
     private mutating func makeRoom(nameCount: Int, valueCount: Int) -> Int {
         let field = extend(by: Self.fieldOverhead + nameCount + valueCount, fields: 1)
         storage.withUnsafeMutableBytes { raw in
-            raw.storeBytes(
-                of: UInt32(truncatingIfNeeded: nameCount).littleEndian,
-                toByteOffset: field + 1,
-                as: UInt32.self
-            )
-            raw.storeBytes(
-                of: UInt32(truncatingIfNeeded: valueCount).littleEndian,
-                toByteOffset: field + 5,
-                as: UInt32.self
-            )
+            Self.writeLengths(at: raw.baseAddress! + field, nameCount: nameCount, valueCount: valueCount)
         }
         return field
+    }
+
+    /// Writes a field's name and value lengths after its sensitivity byte at `field`: four bytes
+    /// each, little-endian, as `Fields` reads them.
+    private static func writeLengths(at field: UnsafeMutableRawPointer, nameCount: Int, valueCount: Int) {
+        field.storeBytes(of: UInt32(truncatingIfNeeded: nameCount).littleEndian, toByteOffset: 1, as: UInt32.self)
+        field.storeBytes(of: UInt32(truncatingIfNeeded: valueCount).littleEndian, toByteOffset: 5, as: UInt32.self)
     }
 
     /// Counts `byteCount` more bytes in `fields` more fields as the block's, growing the buffer

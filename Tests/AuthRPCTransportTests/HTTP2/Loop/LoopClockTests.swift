@@ -36,11 +36,11 @@ struct LoopClockTests {
 
     @Test("a keepalive interval of years is a wait poll can say, not an overflow")
     func farTimers() {
-        let now = LoopClock.now
-        let interval = LoopClock.nanoseconds(.seconds(Int64.max))
+        let now = ContinuousTime.now
+        let interval = ContinuousTime.nanoseconds(roundingUp: .seconds(Int64.max))
         #expect(interval == .max)
         #expect(now.advanced(by: interval) == .distantFuture)
         #expect(LoopClock.pollMilliseconds(from: now, until: now.advanced(by: interval)) == .max)
-        #expect(LoopClock.nanoseconds(.milliseconds(20)) == 20 * Self.millisecond)
+        #expect(ContinuousTime.nanoseconds(roundingUp: .milliseconds(20)) == 20 * Self.millisecond)
     }
 }
