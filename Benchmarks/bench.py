@@ -90,8 +90,8 @@ def main():
                         help="with --callgrind: keep the breakdown in CALLGRIND.md under LABEL (e.g. before, after)")
     parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile and --callgrind")
     parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
-    parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS, default="authrpc",
-                        help="for --profile (swift-authrpc's) and --callgrind (any, C-core's too)")
+    parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS + ("h2load",), default="authrpc",
+                        help="for --profile (swift-authrpc's) and --callgrind (any, C-core's and h2load too)")
     parser.add_argument("--update-budget", action="store_true",
                         help="write allocation-budget.json (and, in a full run, target-baseline.json) from this run's "
                              "figures (plus a margin) instead of checking them")
@@ -110,6 +110,8 @@ def main():
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
     arguments = parser.parse_args()
+    if arguments.profile and arguments.client == "h2load":
+        parser.error("--profile profiles BenchClient and CxxClient; h2load is counted by --callgrind")
     if arguments.rounds is None:
         arguments.rounds = 5 if arguments.quick else 3
     if arguments.calls is None:

@@ -80,6 +80,8 @@ LAYERS = (
     "abseil (C-core's locks, status, strings)",
     "C++ runtime (libstdc++)",
     "Swift stdlib generics specialized into the binary (called by the library: Array, Sequence, hashing)",
+    "h2load itself (its own code, libev)",
+    "malloc/free (jemalloc: h2load's allocator)",
 )
 
 
@@ -113,6 +115,10 @@ def layer_of(obj, symbol):
         return LAYERS[17]
     if name == "bench_client":
         return LAYERS[12]
+    if name == "h2load" or name.startswith("libev."):
+        return LAYERS[19]
+    if name.startswith("libjemalloc"):
+        return LAYERS[20]
     if "libssl" in name or "libcrypto" in name:
         return LAYERS[1]
     if ALLOCATOR.match(symbol):
@@ -277,7 +283,8 @@ def record(label, heading, lines, note):
                      "them than it does natively. Repeated runs differ by a few percent (65,479 and 64,200 instructions per "
                      "call for authrpc over h2c on the same build): how many loop turns and wake-ups a call takes "
                      "depends on timing.\n\n")
-        for title, body in sections.items():
+        # The references (C-core, h2load) first, then the library's steps in the order recorded.
+        for title, body in sorted(sections.items(), key=lambda item: not item[0].startswith("reference")):
             handle.write(f"## {title}\n\n" + "\n".join(body).rstrip() + "\n\n")
 
 
@@ -309,6 +316,11 @@ def prepare(out, binary):
     return stripped, shim
 
 
+def version(program):
+    """The first line of `program --version` (h2load: `h2load nghttp2/1.52.0`)."""
+    return subprocess.run([program, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[0]
+
+
 def run(runner, server, transport, calls, client="authrpc", label=None):
     """Two callgrind runs of BenchClient (SHORT_CALLS and SHORT_CALLS + calls at 1 in flight);
     prints the per-call breakdown, records it under `label` when given, returns its lines."""
@@ -317,12 +329,19 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
     parsed = []
     for n in (SHORT_CALLS, SHORT_CALLS + calls):
         path = os.path.join(out, f"callgrind-{client}-{transport}-{n}.out")
-        command = runner.command("load", client, server, transport, calls=n, concurrency=1, warmup=WARMUP)
-        command[0], shim = prepare(out, command[0])
-        print(f"callgrind: {client} {transport}, {n} calls after {WARMUP} warm-up calls ...", flush=True)
+        if client == "h2load":
+            # nghttp2's own client, the floor: no warm-up of its own, so the short run's calls
+            # cancel its start-up, connection and first calls alike.
+            command, env = runner.h2load_command(server, transport, 1, n), os.environ
+            print(f"callgrind: h2load {transport}, {n} calls ...", flush=True)
+        else:
+            command = runner.command("load", client, server, transport, calls=n, concurrency=1, warmup=WARMUP)
+            command[0], shim = prepare(out, command[0])
+            env = {**os.environ, "LD_PRELOAD": shim}
+            print(f"callgrind: {client} {transport}, {n} calls after {WARMUP} warm-up calls ...", flush=True)
         subprocess.run(["valgrind", "--tool=callgrind", "--quiet", f"--callgrind-out-file={path}",
                         "--collect-systime=nsec", "--dump-instr=no"] + command,
-                       check=True, stdout=subprocess.DEVNULL, timeout=1800, env={**os.environ, "LD_PRELOAD": shim})
+                       check=True, stdout=subprocess.DEVNULL, timeout=1800, env=env)
         parsed.append(parse(path))
     costs, events = per_call(parsed[0], parsed[1], calls)
     heading = f"{client}, {transport}, 1 in flight"
@@ -332,7 +351,8 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
         # The last commit that changed the library (Sources/), which is what before and after compare.
         commit = subprocess.run(["git", "-C", HERE, "log", "-1", "--format=%h", "--", "../Sources"],
                                 capture_output=True, text=True).stdout.strip()
-        record(label, heading, lines, f"{lines[0][4:]}. Measured {time.strftime('%Y-%m-%d')}, library Sources at "
-                                      f"`{commit}`, against the {server.name} server.")
+        measured = (f"{version('h2load')}" if client == "h2load" else f"library Sources at `{commit}`")
+        record(label, heading, lines, f"{lines[0][4:]}. Measured {time.strftime('%Y-%m-%d')}, {measured}, "
+                                      f"against the {server.name} server.")
         print(f"callgrind: recorded in {RECORD}")
     return lines

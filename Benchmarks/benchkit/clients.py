@@ -104,6 +104,15 @@ class Runner:
                       short_calls=short_calls)
         return result
 
+    def h2load_command(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100):
+        """h2load's command line for `calls` calls on one connection: the framed request, and the
+        headers a gRPC call sends (content-type, te, the bearer token)."""
+        port = server.ports[transport]
+        url = (f"https://localhost:{port}" if transport == "tls" else f"http://127.0.0.1:{port}") + PATH
+        return ["h2load", "-n", str(calls), "-c", "1", "-m", str(concurrency),
+                "-H", "content-type: application/grpc", "-H", "te: trailers",
+                "-H", f"authorization: Bearer {TOKEN}", "-d", self.body(request_bytes, response_bytes), url]
+
     def h2load_run(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100, count_mallocs=False):
         """One h2load process with the same framed request and bearer header. h2load counts any
         2xx as a success and never reads grpc-status, so its responses are checked by their data
@@ -112,12 +121,8 @@ class Runner:
         if os.path.exists(log):
             os.remove(log)  # h2load appends to an existing log
         report = os.path.join(self.work, "h2load-mallocs.json")
-        port = server.ports[transport]
-        url = (f"https://localhost:{port}" if transport == "tls" else f"http://127.0.0.1:{port}") + PATH
-        command = ["h2load", "-n", str(calls), "-c", "1", "-m", str(concurrency),
-                   "-H", "content-type: application/grpc", "-H", "te: trailers",
-                   "-H", f"authorization: Bearer {TOKEN}", "-d", self.body(request_bytes, response_bytes),
-                   "--log-file", log, url]
+        command = self.h2load_command(server, transport, concurrency, calls, request_bytes, response_bytes) + [
+            "--log-file", log]
         env = {"LD_PRELOAD": self.counter, "MALLOC_COUNTER_REPORT": report} if count_mallocs else None
         stdout, cpu, rss, switches = run_checked(command, timeout=900, env=env)
         finished = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", stdout)

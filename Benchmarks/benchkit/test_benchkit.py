@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import types
 import unittest
 from unittest import mock
 
@@ -112,6 +113,22 @@ class FrameTests(unittest.TestCase):
             request = self.messages.SimpleRequest.FromString(frame[5:])
             self.assertEqual(request.response_size, response_bytes)
             self.assertEqual(request.payload.body, bytes(request_bytes))
+
+    def test_h2load_command_makes_the_benchmarks_grpc_call(self):
+        work = tempfile.mkdtemp(prefix="bench-h2load-")
+        open(os.path.join(work, "libMallocCounter.so"), "w").close()
+        runner = clients.Runner(work, work, "ca.pem")
+        server = types.SimpleNamespace(ports={"h2c": 5001, "tls": 5002})
+        command = runner.h2load_command(server, "tls", 1, 400, 100, 100)
+        self.assertEqual(command[-1], "https://localhost:5002" + clients.PATH)
+        self.assertEqual(command[command.index("-n") + 1], "400")
+        self.assertEqual(command[command.index("-c") + 1], "1")  # one connection, as the clients use
+        headers = [command[i + 1] for i, word in enumerate(command) if word == "-H"]
+        self.assertEqual(headers, ["content-type: application/grpc", "te: trailers",
+                                   f"authorization: Bearer {clients.TOKEN}"])
+        with open(command[command.index("-d") + 1], "rb") as handle:
+            self.assertEqual(handle.read(), frames.request_frame(100, 100))
+        self.assertEqual(runner.h2load_command(server, "h2c", 1, 1)[-1], "http://127.0.0.1:5001" + clients.PATH)
 
     def test_min_response_frame_size_is_a_real_response_frame(self):
         for response_bytes in (1, 100, 4 << 20):
@@ -489,6 +506,12 @@ class CallgrindTests(unittest.TestCase):
                          "Swift concurrency: tasks, continuations, executors")
         self.assertEqual(callgrind.layer_of("/x/BenchClient", "$sSTsE11allSatisfyySbSb7ElementQzKXEKF"),
                          callgrind.LAYERS[18])  # stdlib generics specialized into the binary
+        # h2load, the floor: its own code and libev apart from nghttp2, and its allocator as malloc.
+        self.assertEqual(callgrind.layer_of("/usr/bin/h2load", "0x0000000000020d00"), "h2load itself (its own code, libev)")
+        self.assertEqual(callgrind.layer_of("/usr/lib/libev.so.4.0.0", "ev_run"), "h2load itself (its own code, libev)")
+        self.assertEqual(callgrind.layer_of("/usr/lib/libjemalloc.so.2", "free"),
+                         "malloc/free (jemalloc: h2load's allocator)")
+        self.assertEqual(callgrind.layer_of("/usr/lib/libnghttp2.so.14", "nghttp2_session_mem_recv"), "nghttp2")
         self.assertEqual(callgrind.swift_module("$sSa6appendyyxnF"), "Swift")
         self.assertEqual(callgrind.swift_module("$s16AuthRPCTransport4LoopC"), "AuthRPCTransport")
         self.assertIsNone(callgrind.swift_module("nghttp2_submit_request"))
@@ -515,6 +538,16 @@ class CallgrindRecordTests(unittest.TestCase):
         with mock.patch.object(report.os.path, "join", return_value=self.path):
             included = report.callgrind_section()
         self.assertIn("### before: authrpc, tls, 1 in flight", included)
+
+    def test_the_references_come_before_the_librarys_steps(self):
+        lines = ["### heading", "", "| layer | 1 |"]
+        callgrind.record("after", "authrpc, h2c, 1 in flight", lines, "after")
+        callgrind.record("reference (C-core)", "ccore-cq, h2c, 1 in flight", lines, "c-core")
+        callgrind.record("before", "authrpc, h2c, 1 in flight", lines, "before")
+        callgrind.record("reference (nghttp2)", "h2load, h2c, 1 in flight", lines, "h2load")
+        self.assertEqual(list(callgrind.read_sections()),
+                         ["reference (C-core): ccore-cq, h2c, 1 in flight", "reference (nghttp2): h2load, h2c, 1 in flight",
+                          "after: authrpc, h2c, 1 in flight", "before: authrpc, h2c, 1 in flight"])
 
 
 class ReportWriteTests(unittest.TestCase):
