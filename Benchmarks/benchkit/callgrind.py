@@ -19,6 +19,7 @@ import re
 import subprocess
 import time
 
+from .clients import h2load_summary
 from .processes import HERE
 
 RECORD = os.path.join(HERE, "CALLGRIND.md")
@@ -322,8 +323,9 @@ def version(program):
 
 
 def run(runner, server, transport, calls, client="authrpc", label=None):
-    """Two callgrind runs of BenchClient (SHORT_CALLS and SHORT_CALLS + calls at 1 in flight);
-    prints the per-call breakdown, records it under `label` when given, returns its lines."""
+    """Two callgrind runs of one client (BenchClient, CxxClient or h2load; SHORT_CALLS and
+    SHORT_CALLS + calls at 1 in flight); prints the per-call breakdown, records it under `label`
+    when given, returns its lines."""
     out = os.path.join(HERE, ".build", "callgrind")
     os.makedirs(out, exist_ok=True)
     parsed = []
@@ -339,9 +341,11 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
             command[0], shim = prepare(out, command[0])
             env = {**os.environ, "LD_PRELOAD": shim}
             print(f"callgrind: {client} {transport}, {n} calls after {WARMUP} warm-up calls ...", flush=True)
-        subprocess.run(["valgrind", "--tool=callgrind", "--quiet", f"--callgrind-out-file={path}",
-                        "--collect-systime=nsec", "--dump-instr=no"] + command,
-                       check=True, stdout=subprocess.DEVNULL, timeout=1800, env=env)
+        finished = subprocess.run(["valgrind", "--tool=callgrind", "--quiet", f"--callgrind-out-file={path}",
+                                   "--collect-systime=nsec", "--dump-instr=no"] + command,
+                                  check=True, stdout=subprocess.PIPE, text=True, timeout=1800, env=env)
+        if client == "h2load":
+            h2load_summary(finished.stdout, n, 100, f"{server.name} {transport} under callgrind")
         parsed.append(parse(path))
     costs, events = per_call(parsed[0], parsed[1], calls)
     heading = f"{client}, {transport}, 1 in flight"
@@ -351,7 +355,7 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
         # The last commit that changed the library (Sources/), which is what before and after compare.
         commit = subprocess.run(["git", "-C", HERE, "log", "-1", "--format=%h", "--", "../Sources"],
                                 capture_output=True, text=True).stdout.strip()
-        measured = (f"{version('h2load')}" if client == "h2load" else f"library Sources at `{commit}`")
+        measured = version("h2load") if client == "h2load" else f"library Sources at `{commit}`"
         record(label, heading, lines, f"{lines[0][4:]}. Measured {time.strftime('%Y-%m-%d')}, {measured}, "
                                       f"against the {server.name} server.")
         print(f"callgrind: recorded in {RECORD}")

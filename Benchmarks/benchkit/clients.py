@@ -27,6 +27,22 @@ def h2load_per_call(short, long, short_calls, long_calls):
     return (long - short) / (long_calls - short_calls)
 
 
+def h2load_summary(stdout, calls, response_bytes, where):
+    """(seconds, response data bytes) from h2load's summary, once every call is known to have
+    succeeded. h2load counts any 2xx as a success and never reads grpc-status, so its responses
+    are also checked by their data bytes; it exits 0 whatever its requests' fate."""
+    finished = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", stdout)
+    succeeded = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", stdout)
+    data = re.search(r"traffic: .*\((\d+)\) data", stdout)
+    if not (finished and succeeded and data):
+        raise RuntimeError(f"cannot read h2load's output:\n{stdout}")
+    expected = calls * frames.min_response_frame_size(response_bytes)
+    if int(succeeded.group(1)) != calls or int(data.group(1)) < expected:
+        raise RuntimeError(f"h2load against {where}: {succeeded.group(1)} of {calls} succeeded, "
+                           f"{data.group(1)} of at least {expected} response data bytes")
+    return float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1), int(data.group(1))
+
+
 class Runner:
     def __init__(self, bin_dir, work, ca_cert, ccore_client=None):
         self.client = os.path.join(bin_dir, "BenchClient")
@@ -125,16 +141,7 @@ class Runner:
             "--log-file", log]
         env = {"LD_PRELOAD": self.counter, "MALLOC_COUNTER_REPORT": report} if count_mallocs else None
         stdout, cpu, rss, switches = run_checked(command, timeout=900, env=env)
-        finished = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", stdout)
-        succeeded = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", stdout)
-        data = re.search(r"traffic: .*\((\d+)\) data", stdout)
-        if not (finished and succeeded and data):
-            raise RuntimeError(f"cannot read h2load's output:\n{stdout}")
-        expected = calls * frames.min_response_frame_size(response_bytes)
-        if int(succeeded.group(1)) != calls or int(data.group(1)) < expected:
-            raise RuntimeError(f"h2load against {server.name} {transport}: {succeeded.group(1)} of {calls} succeeded, "
-                               f"{data.group(1)} of at least {expected} response data bytes")
-        seconds = float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1)
+        seconds, data_bytes = h2load_summary(stdout, calls, response_bytes, f"{server.name} {transport}")
         with open(log) as handle:
             latencies = sorted(int(line.split()[2]) for line in handle if line.strip())
         result = {"impl": "h2load", "server": server.name, "transport": transport, "concurrency": concurrency,
@@ -143,7 +150,7 @@ class Runner:
                   "p99_us": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
                   "cpu_us_per_call": cpu * 1e6 / calls, "context_switches_per_call": switches / calls, "max_rss_kib": rss,
                   "request_bytes": request_bytes, "response_bytes": response_bytes,
-                  "response_data_bytes": int(data.group(1)), "process_cpu_seconds": cpu,
+                  "response_data_bytes": data_bytes, "process_cpu_seconds": cpu,
                   "process_context_switches": switches}
         if count_mallocs:
             with open(report) as handle:

@@ -130,6 +130,21 @@ class FrameTests(unittest.TestCase):
             self.assertEqual(handle.read(), frames.request_frame(100, 100))
         self.assertEqual(runner.h2load_command(server, "h2c", 1, 1)[-1], "http://127.0.0.1:5001" + clients.PATH)
 
+    def test_h2load_summary_refuses_a_run_with_a_failed_call_or_short_data(self):
+        frame = frames.min_response_frame_size(100)
+        summary = ("finished in 250.5ms, 1596.81 req/s, 200.03KB/s\n"
+                   "requests: 400 total, 400 started, 400 done, {} succeeded, {} failed, 0 errored, 0 timeout\n"
+                   "traffic: 79.64KB (81552) total, 6.64KB (6800) headers (space savings 90.34%), {}B ({}) data\n")
+        seconds, data = clients.h2load_summary(summary.format(400, 0, 400 * frame, 400 * frame), 400, 100, "here")
+        self.assertAlmostEqual(seconds, 0.2505)
+        self.assertEqual(data, 400 * frame)
+        with self.assertRaisesRegex(RuntimeError, "399 of 400 succeeded"):
+            clients.h2load_summary(summary.format(399, 1, 400 * frame, 400 * frame), 400, 100, "here")
+        with self.assertRaisesRegex(RuntimeError, "response data bytes"):  # 2xx without the message
+            clients.h2load_summary(summary.format(400, 0, 0, 0), 400, 100, "here")
+        with self.assertRaisesRegex(RuntimeError, "cannot read"):
+            clients.h2load_summary("connect failed\n", 400, 100, "here")
+
     def test_min_response_frame_size_is_a_real_response_frame(self):
         for response_bytes in (1, 100, 4 << 20):
             response = self.messages.SimpleResponse()
