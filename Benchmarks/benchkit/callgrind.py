@@ -40,6 +40,8 @@ int sigsuspend(const sigset_t *mask) {
 """
 SHORT_CALLS = 100
 WARMUP = 50
+# h2load's request and response payloads: BenchClient's and CxxClient's defaults.
+PAYLOAD_BYTES = 100
 
 # Allocator entry points and glibc's internals behind them.
 ALLOCATOR = re.compile(r"^(malloc|free|calloc|realloc|cfree|posix_memalign|aligned_alloc|memalign|_int_malloc|_int_free|"
@@ -334,7 +336,8 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
         if client == "h2load":
             # nghttp2's own client, the floor: no warm-up of its own, so the short run's calls
             # cancel its start-up, connection and first calls alike.
-            command, env = runner.h2load_command(server, transport, 1, n), os.environ
+            command = runner.h2load_command(server, transport, 1, n, PAYLOAD_BYTES, PAYLOAD_BYTES)
+            env = os.environ
             print(f"callgrind: h2load {transport}, {n} calls ...", flush=True)
         else:
             command = runner.command("load", client, server, transport, calls=n, concurrency=1, warmup=WARMUP)
@@ -345,7 +348,7 @@ def run(runner, server, transport, calls, client="authrpc", label=None):
                                    "--collect-systime=nsec", "--dump-instr=no"] + command,
                                   check=True, stdout=subprocess.PIPE, text=True, timeout=1800, env=env)
         if client == "h2load":
-            h2load_summary(finished.stdout, n, 100, f"{server.name} {transport} under callgrind")
+            h2load_summary(finished.stdout, n, PAYLOAD_BYTES, f"{server.name} {transport} under callgrind")
         parsed.append(parse(path))
     costs, events = per_call(parsed[0], parsed[1], calls)
     heading = f"{client}, {transport}, 1 in flight"

@@ -130,9 +130,8 @@ class Runner:
                 "-H", f"authorization: Bearer {TOKEN}", "-d", self.body(request_bytes, response_bytes), url]
 
     def h2load_run(self, server, transport, concurrency, calls, request_bytes=100, response_bytes=100, count_mallocs=False):
-        """One h2load process with the same framed request and bearer header. h2load counts any
-        2xx as a success and never reads grpc-status, so its responses are checked by their data
-        bytes. CPU here is the whole process's (wait4)."""
+        """One h2load process with the same framed request and bearer header, its summary
+        checked by `h2load_summary`. CPU here is the whole process's (wait4)."""
         log = os.path.join(self.work, "h2load.log")
         if os.path.exists(log):
             os.remove(log)  # h2load appends to an existing log
