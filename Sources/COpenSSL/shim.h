@@ -31,6 +31,10 @@ static inline int copenssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) 
     return (int)SSL_CTX_add1_chain_cert(ctx, certificate);
 }
 
+/// Read ahead: OpenSSL asks its BIO for as much as its record buffer holds, not for a record's
+/// header and then its fragment.
+static inline void copenssl_ctx_set_read_ahead(SSL_CTX *ctx) { SSL_CTX_set_read_ahead(ctx, 1); }
+
 static inline long copenssl_op_no_compression(void) { return (long)SSL_OP_NO_COMPRESSION; }
 static inline long copenssl_op_no_renegotiation(void) { return (long)SSL_OP_NO_RENEGOTIATION; }
 
@@ -42,5 +46,10 @@ static inline int copenssl_selection_public_key(void) { return EVP_PKEY_PUBLIC_K
 /// OSSL_PARAM_BLD_to_param, longer than a C string Swift makes for one call lives.
 static inline const char *copenssl_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
 static inline const char *copenssl_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+
+/// A BIO that has nothing to read now, or took what it was given: the retry flags OpenSSL
+/// reads to report SSL_ERROR_WANT_READ rather than an end of file.
+static inline void copenssl_bio_set_retry_read(BIO *bio) { BIO_set_retry_read(bio); }
+static inline void copenssl_bio_clear_retry_flags(BIO *bio) { BIO_clear_retry_flags(bio); }
 
 #endif
