@@ -94,9 +94,10 @@ package enum HTTP1Exchange {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
         defer { scratch.deallocate() }
 
+        let output = ByteQueue(capacity: max(bytes.count, 4096))
         var session: TLSSession?
         if let context {
-            let tls = try TLSSession(context: context, serverName: serverName)
+            let tls = try TLSSession(context: context, serverName: serverName, output: output)
             if !early.isEmpty {
                 early.withUnsafeBytes { tls.feed($0) }
                 early = []
@@ -105,10 +106,9 @@ package enum HTTP1Exchange {
             session = tls
         }
 
-        let output = ByteQueue(capacity: max(bytes.count, 4096))
         if let session {
             let encrypted = bytes.withUnsafeBytes { plaintext in
-                Result { () throws(TransportFailure) in try session.encrypt(plaintext, into: output) }
+                Result { () throws(TransportFailure) in try session.encrypt(plaintext) }
             }
             try encrypted.get()
         } else {

@@ -63,6 +63,9 @@ package final class TLSContext: @unchecked Sendable {
         // flight malloc'd them again: 3 mallocs and 50 KB per call, to save 33 KiB on a
         // connection whose own buffers are 448 KiB.
         _ = copenssl_ctx_set_options(context, copenssl_op_no_compression() | copenssl_op_no_renegotiation())
+        // One read a record rather than two (its header, then its fragment); the session's BIO
+        // hands over a record at a time (`TLSRecordBoundary` says why).
+        copenssl_ctx_set_read_ahead(context)
         let name = configuration.applicationProtocol == .http2 ? "h2" : "http/1.1"
         let alpn = [UInt8(name.utf8.count)] + Array(name.utf8)
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {

@@ -2,15 +2,15 @@ import AuthCrypto
 import AuthRPCSystem
 internal import COpenSSL
 
-/// One TLS client session over memory BIOs, driven by the connection's I/O thread.
+/// One TLS client session, driven by the connection's I/O thread.
 ///
-/// OpenSSL never touches the socket: ciphertext read from the socket is fed in, and records it
-/// produces are gathered into the connection's output so that they leave in one `send` (with
-/// MSG_NOSIGNAL, so a closed peer can never raise SIGPIPE).
+/// OpenSSL never touches the socket: it reads the ciphertext the connection received where it
+/// lies (``receiving(_:_:)``), and writes the records it produces into the connection's output
+/// queue, so that they leave in one `send` (with MSG_NOSIGNAL, so a closed peer can never raise
+/// SIGPIPE).
 final class TLSSession {
     let ssl: OpaquePointer
-    private let input: OpaquePointer
-    private let output: OpaquePointer
+    private let ciphertext: CiphertextBIO
     private let serverName: String
     private let applicationProtocol: TLSClientConfiguration.ApplicationProtocol
     /// Set (by the info callback, inside SSL_read) when OpenSSL refused a renegotiation the
@@ -18,18 +18,18 @@ final class TLSSession {
     private let refusedRenegotiation: UnsafeMutablePointer<Bool>
 
     /// Prepares a session that verifies the server as `serverName` (a DNS name, which also goes in
-    /// SNI, or an IP literal, checked against the certificate's IP addresses).
-    init(context: TLSContext, serverName: String) throws(TransportFailure) {
+    /// SNI, or an IP literal, checked against the certificate's IP addresses), and appends every
+    /// record it produces to `output`.
+    init(context: TLSContext, serverName: String, output: ByteQueue) throws(TransportFailure) {
         guard let ssl = SSL_new(context.context) else {
             throw .tls(TLSFailure(.invalidConfiguration, OpenSSLErrors.drain()))
         }
-        let input = BIO_new(BIO_s_mem())!
-        let output = BIO_new(BIO_s_mem())!
-        SSL_set_bio(ssl, input, output)
+        let ciphertext = CiphertextBIO(output: output)
+        // One BIO reads and writes; SSL_set_bio takes its one reference.
+        SSL_set_bio(ssl, ciphertext.bio, ciphertext.bio)
         SSL_set_connect_state(ssl)
         self.ssl = ssl
-        self.input = input
-        self.output = output
+        self.ciphertext = ciphertext
         self.serverName = serverName
         self.applicationProtocol = context.applicationProtocol
         refusedRenegotiation = .allocate(capacity: 1)
@@ -48,7 +48,7 @@ final class TLSSession {
     }
 
     deinit {
-        SSL_free(ssl)  // frees both BIOs too
+        SSL_free(ssl)  // frees the BIO too
         refusedRenegotiation.deallocate()
     }
 
@@ -73,19 +73,18 @@ final class TLSSession {
         flag.assumingMemoryBound(to: Bool.self).pointee = true
     }
 
-    /// Runs the handshake to completion over `socket`, then checks that ALPN chose the context's
-    /// protocol (`h2`; or `http/1.1`, or nothing, for an HTTP/1.1 context).
+    /// Runs the handshake to completion over `socket` (sending the output queue as it goes), then
+    /// checks that ALPN chose the context's protocol (`h2`; or `http/1.1`, or nothing, for an
+    /// HTTP/1.1 context).
     func handshake(
         over socket: StreamSocket,
         deadline: ContinuousClock.Instant,
         abortFD: Int32,
         scratch: UnsafeMutableRawBufferPointer
     ) throws(TransportFailure) {
-        let outgoing = ByteQueue(capacity: 4096)
+        var result = SSL_do_handshake(ssl)
         while true {
-            let result = SSL_do_handshake(ssl)
-            drainRecords(into: outgoing)
-            try sendAll(outgoing, over: socket, deadline: deadline, abortFD: abortFD)
+            try sendAll(ciphertext.output, over: socket, deadline: deadline, abortFD: abortFD)
             if result == 1 { break }
             let error = SSL_get_error(ssl, result)
             guard error == SSL_ERROR_WANT_READ else {
@@ -94,7 +93,8 @@ final class TLSSession {
             try wait(for: Int16(POLLIN), on: socket, deadline: deadline, abortFD: abortFD)
             switch socket.receive(into: scratch) {
             case .bytes(let count):
-                feed(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+                // What the server sent after its Finished stays for the first read.
+                result = receiving(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) { SSL_do_handshake(ssl) }
             case .wouldBlock:
                 continue
             case .closed:
@@ -133,9 +133,20 @@ final class TLSSession {
         }
     }
 
-    /// Hands ciphertext received from the socket to OpenSSL.
-    func feed(_ ciphertext: UnsafeRawBufferPointer) {
-        _ = BIO_write(input, ciphertext.baseAddress, Int32(ciphertext.count))
+    /// Copies ciphertext received before the session began (after a proxy's answer) for
+    /// OpenSSL's first reads.
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        ciphertext.keep(bytes)
+    }
+
+    /// Runs `body` (the handshake's steps, or ``decrypt(into:)`` until it needs input) with
+    /// `bytes`, ciphertext just received, readable by OpenSSL where they lie; what it has not
+    /// read when `body` returns is copied for its next read.
+    func receiving<Result, Failure: Error>(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try ciphertext.lending(bytes, body)
     }
 
     /// What decrypting produced.
@@ -150,7 +161,7 @@ final class TLSSession {
         case failed(String)
     }
 
-    /// Decrypts into `buffer` what the fed ciphertext holds.
+    /// Decrypts into `buffer` what the received ciphertext holds.
     func decrypt(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
         if count > 0 { return .bytes(Int(count)) }
@@ -170,8 +181,8 @@ final class TLSSession {
         }
     }
 
-    /// Encrypts `plaintext`, appending the records to `queue`.
-    func encrypt(_ plaintext: UnsafeRawBufferPointer, into queue: ByteQueue) throws(TransportFailure) {
+    /// Encrypts `plaintext`, appending the records to the output queue.
+    func encrypt(_ plaintext: UnsafeRawBufferPointer) throws(TransportFailure) {
         var offset = 0
         while offset < plaintext.count {
             let written = SSL_write(
@@ -183,17 +194,6 @@ final class TLSSession {
                 throw .connectionClosed(reason: "TLS write failed: \(OpenSSLErrors.drain())", streamWasSent: false)
             }
             offset += Int(written)
-        }
-        drainRecords(into: queue)
-    }
-
-    /// Moves records OpenSSL produced (data, alerts, key updates) into `queue`.
-    func drainRecords(into queue: ByteQueue) {
-        while case let pending = Int(BIO_ctrl_pending(output)), pending > 0 {
-            let target = queue.reserve(pending)
-            let read = BIO_read(output, target, Int32(pending))
-            guard read > 0 else { return }
-            queue.commit(Int(read))
         }
     }
 

@@ -7,9 +7,10 @@ import Testing
 /// the server records exactly one `headers` event for the call's tag.
 ///
 /// One path no peer can take: a TLS write failure (the error it raises says "not sent"). With
-/// memory BIOs and renegotiation refused, OpenSSL's SSL_write only fails after a failed read, and
-/// a failed read ends the connection first; `tls12_renegotiate`, which sends a PING and a
-/// HelloRequest so the client writes into a renegotiation, does not make it fail either. These
+/// a BIO whose writes never fail (`CiphertextBIO`) and renegotiation refused, OpenSSL's SSL_write
+/// only fails after a failed read, and a failed read ends the connection first;
+/// `tls12_renegotiate`, which sends a PING and a HelloRequest so the client writes into a
+/// renegotiation, does not make it fail either. These
 /// cases hold the rule that covers it: a stream's "sent" comes from its own state, never from the
 /// error that ended the connection.
 @Suite("A request the server may have processed is never replayed")

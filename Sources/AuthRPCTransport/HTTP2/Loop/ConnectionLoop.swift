@@ -263,7 +263,7 @@ final class ConnectionLoop: @unchecked Sendable {
         var tunnelBytes = early
         if let context = configuration.tls {
             let name = configuration.tlsServerNameOverride ?? serverName
-            let tls = try TLSSession(context: context, serverName: name)
+            let tls = try TLSSession(context: context, serverName: name, output: records)
             self.tls = tls
             if !tunnelBytes.isEmpty {
                 tunnelBytes.withUnsafeBytes { tls.feed($0) }
@@ -795,8 +795,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 budget -= count
                 lastReceive = now
                 if let tls {
-                    tls.feed(UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count]))
-                    if let failure = decryptAndFeed(tls) { return failure }
+                    let received = UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count])
+                    if let failure = tls.receiving(received, { decryptAndFeed(tls) }) { return failure }
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }
@@ -872,12 +872,9 @@ final class ConnectionLoop: @unchecked Sendable {
                 }
                 frames.append(UnsafeRawBufferPointer(start: chunk, count: count))
             }
-            if let tls {
-                if !frames.isEmpty {
-                    try tls.encrypt(frames.readable, into: records)
-                    frames.consume(frames.count)
-                }
-                tls.drainRecords(into: records)
+            if let tls, !frames.isEmpty {
+                try tls.encrypt(frames.readable)
+                frames.consume(frames.count)
             }
             while !output.isEmpty {
                 switch socket.send(output.readable) {
