@@ -409,6 +409,73 @@ def http1_response():
         write("http1-response", name, bytes([selector]) + response)
 
 
+def der(tag, body):
+    """One DER value: the tag, its definite length, the body."""
+    if len(body) < 0x80:
+        return bytes([tag, len(body)]) + body
+    size = len(body).to_bytes((len(body).bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(size)]) + size + body
+
+
+def seeds_certificate():
+    """A self-signed Ed25519 certificate for localhost, built by hand: well formed, trusted by
+    nobody, its key and signature fixed bytes that match no private key."""
+    sequence = lambda *parts: der(0x30, b"".join(parts))
+    ed25519 = sequence(der(0x06, bytes([0x2B, 0x65, 0x70])))
+    name = sequence(der(0x31, sequence(der(0x06, bytes([0x55, 0x04, 0x03])), der(0x0C, b"localhost"))))
+    validity = sequence(der(0x17, b"260101000000Z"), der(0x17, b"360101000000Z"))
+    public_key = sequence(ed25519, der(0x03, b"\x00" + bytes(range(32))))
+    alternative_names = sequence(sequence(
+        der(0x06, bytes([0x55, 0x1D, 0x11])), der(0x04, sequence(der(0x82, b"localhost")))))
+    tbs = sequence(der(0xA0, der(0x02, b"\x02")), der(0x02, b"\x01\x23"), ed25519, name, validity, name, public_key,
+                   der(0xA3, alternative_names))
+    return sequence(tbs, ed25519, der(0x03, b"\x00" + bytes(range(64, 128))))
+
+
+def tls_handshake():
+    """A piece-size byte, then a server's answer to the client's ClientHello: TLS records."""
+    record = lambda kind, body, version=0x0303: struct.pack("!BHH", kind, version, len(body)) + body
+    message = lambda kind, body: bytes([kind]) + len(body).to_bytes(3, "big") + body
+    extension = lambda kind, body: struct.pack("!HH", kind, len(body)) + body
+    alpn_h2 = extension(16, struct.pack("!H", 3) + b"\x02h2")
+
+    def server_hello(random, extensions, session_id=bytes(range(32)), suite=0xC02F):
+        body = (struct.pack("!H", 0x0303) + random + bytes([len(session_id)]) + session_id
+                + struct.pack("!HB", suite, 0) + struct.pack("!H", len(extensions)) + extensions)
+        return message(2, body)
+
+    random = bytes(range(100, 132))
+    tls12_hello = server_hello(random, extension(0xFF01, b"\x00") + extension(11, b"\x01\x00") + alpn_h2)
+    certificate = seeds_certificate()
+    certificates = message(11, (len(certificate) + 3).to_bytes(3, "big") + len(certificate).to_bytes(3, "big")
+                           + certificate)
+    # ECDHE over x25519 (named curve 29), a 32-byte point, then an Ed25519 signature (0x0807) of 64 bytes.
+    key_exchange = message(12, b"\x03\x00\x1d\x20" + bytes(range(32)) + b"\x08\x07\x00\x40" + bytes(64))
+    hello_done = message(14, b"")
+    flight = [tls12_hello, certificates, key_exchange, hello_done]
+    tls13_hello = server_hello(random, extension(43, b"\x03\x04") + extension(51, struct.pack("!HH", 29, 32)
+                                                                                + bytes(range(32))), suite=0x1301)
+    seeds = {
+        "tls12-flight": b"".join(record(22, part) for part in flight),
+        "tls12-one-record": record(22, b"".join(flight)),
+        "tls12-fragmented": b"".join(record(22, chunk) for chunk in
+                                     (lambda data: [data[i:i + 37] for i in range(0, len(data), 37)])(b"".join(flight))),
+        "tls12-downgrade-sentinel": record(22, server_hello(random[:24] + b"DOWNGRD\x01", alpn_h2)),
+        "tls13-hello": record(22, tls13_hello) + record(20, b"\x01") + record(23, bytes(range(40))),
+        "fatal-alert": record(21, b"\x02\x28"),
+        "close-notify": record(21, b"\x01\x00"),
+        "empty-records": record(22, b"") + record(23, b"") + record(22, tls12_hello),
+        "overflow-record": struct.pack("!BHH", 22, 0x0303, 0x4801) + bytes(300),
+        "change-cipher-spec-first": record(20, b"\x01") + record(22, tls12_hello),
+        "data-before-hello": record(23, bytes(range(48))),
+        "ssl3-version": record(22, tls12_hello, version=0x0300),
+        "plain-http": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+        "short-header": b"\x16\x03\x03",
+    }
+    for index, (name, answer) in enumerate(seeds.items()):
+        write("tls-handshake", name, bytes([index * 29 % 256]) + answer)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--h2-client", action="store_true", help="record the h2-client seeds from the fault server")
@@ -432,6 +499,7 @@ def main():
     google()
     proxy_connect_answer()
     http1_response()
+    tls_handshake()
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "h2-client", maxLength: 16384, run: HTTP2ClientTarget.run),
         FuzzTarget(name: "proxy-connect-answer", maxLength: 20000, run: ProxyConnectAnswerTarget.run),
         FuzzTarget(name: "http1-response", maxLength: 8192, run: HTTP1ResponseTarget.run),
+        FuzzTarget(name: "tls-handshake", maxLength: 16384, run: TLSHandshakeTarget.run),
     ]
 
     /// The target called `name`.
@@ -55,4 +56,9 @@ struct OracleViolation: Error, CustomStringConvertible {
 /// Throws an ``OracleViolation`` unless `condition` holds.
 func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) throws(OracleViolation) {
     if !condition() { throw OracleViolation(message()) }
+}
+
+/// Whether `text` is one line of visible ASCII and spaces, as a message shown in a terminal must be.
+func isPrintable(_ text: String) -> Bool {
+    text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
 }

@@ -90,8 +90,3 @@ enum HTTP1ResponseTarget {
         return .success(parser)
     }
 }
-
-/// Whether `text` is one line of visible ASCII and spaces.
-private func isPrintable(_ text: String) -> Bool {
-    text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-}
