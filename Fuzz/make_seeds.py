@@ -453,13 +453,13 @@ def tls_handshake():
     key_exchange = message(12, b"\x03\x00\x1d\x20" + bytes(range(32)) + b"\x08\x07\x00\x40" + bytes(64))
     hello_done = message(14, b"")
     flight = [tls12_hello, certificates, key_exchange, hello_done]
+    messages = b"".join(flight)
     tls13_hello = server_hello(random, extension(43, b"\x03\x04") + extension(51, struct.pack("!HH", 29, 32)
                                                                                 + bytes(range(32))), suite=0x1301)
     seeds = {
         "tls12-flight": b"".join(record(22, part) for part in flight),
-        "tls12-one-record": record(22, b"".join(flight)),
-        "tls12-fragmented": b"".join(record(22, chunk) for chunk in
-                                     (lambda data: [data[i:i + 37] for i in range(0, len(data), 37)])(b"".join(flight))),
+        "tls12-one-record": record(22, messages),
+        "tls12-fragmented": b"".join(record(22, messages[i:i + 37]) for i in range(0, len(messages), 37)),
         "tls12-downgrade-sentinel": record(22, server_hello(random[:24] + b"DOWNGRD\x01", alpn_h2)),
         "tls13-hello": record(22, tls13_hello) + record(20, b"\x01") + record(23, bytes(range(40))),
         "fatal-alert": record(21, b"\x02\x28"),

@@ -30,9 +30,10 @@ enum TLSHandshakeTarget {
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         guard let first = bytes.first else { return }
         let answer = Array(bytes.dropFirst())
+        let pieceSize = Int(first) + 1
         let whole = try handshake(answer, pieceSize: max(answer.count, 1))
-        let pieces = try handshake(answer, pieceSize: Int(first) + 1)
-        for (outcome, how) in [(whole, "whole"), (pieces, "in pieces of \(Int(first) + 1)")] {
+        let pieces = try handshake(answer, pieceSize: pieceSize)
+        for (outcome, how) in [(whole, "whole"), (pieces, "in pieces of \(pieceSize)")] {
             guard let failure = outcome else {
                 throw OracleViolation("a handshake completed \(how) with nothing trusted")
             }
@@ -43,7 +44,7 @@ enum TLSHandshakeTarget {
         }
         try require(
             whole == pieces,
-            "whole: \(whole.map(String.init(describing:)) ?? "done"); in pieces of \(Int(first) + 1): \(pieces.map(String.init(describing:)) ?? "done")"
+            "whole: \(whole.map(String.init(describing:)) ?? "done"); in pieces of \(pieceSize): \(pieces.map(String.init(describing:)) ?? "done")"
         )
     }
 
@@ -64,6 +65,7 @@ enum TLSHandshakeTarget {
         var sent = 0
         while sent < answer.count {
             let count = answer[sent...].withUnsafeBytes { Glibc.send(ends[1], $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
             try require(count > 0, "the server end took \(sent) of \(answer.count) bytes: errno \(errno)")
             sent += count
         }
