@@ -11,7 +11,7 @@ internal import SwiftProtobuf
 /// are still taken, the refused ones keep their last good version (gRFC A27, A46). A listener
 /// or cluster the server stops sending is deleted unless the server has the
 /// `ignore_resource_deletion` feature (gRFC A53); a subscribed resource not heard of within 15 s of
-/// the request is reported as not existing.
+/// the request is reported as not existing, whatever the responses in between left out.
 struct XDSADSState {
     /// What changed for the watchers.
     enum Change: Sendable, Hashable {
@@ -163,18 +163,15 @@ struct XDSADSState {
                 changes.append(.nacked(type, name, error))
             }
         }
-        // State of the world: a listener or cluster left out does not exist (one never heard of
-        // is known not to at once); one the client had is deleted, unless the server asked for
-        // deletions to be ignored.
+        // State of the world: a listener or cluster the client had and the response leaves out
+        // is deleted, unless the server asked for deletions to be ignored. One never heard of is
+        // left to its timer, as gRPC C-core does: the response may answer a request sent before
+        // the name was asked for, so leaving it out says nothing yet.
         if type == .listener || type == .cluster {
             for name in state.names.sorted() where !seen.contains(name) {
-                if state.pending.removeValue(forKey: name) != nil {
-                    state.entries[name] = Entry(resource: nil, version: response.versionInfo, nackReason: nil)
-                    changes.append(.doesNotExist(type, name))
-                } else if !ignoresResourceDeletion, let entry = state.entries[name], entry.resource != nil {
-                    state.entries[name] = Entry(resource: nil, version: response.versionInfo, nackReason: nil)
-                    changes.append(.removed(type, name))
-                }
+                guard !ignoresResourceDeletion, let entry = state.entries[name], entry.resource != nil else { continue }
+                state.entries[name] = Entry(resource: nil, version: response.versionInfo, nackReason: nil)
+                changes.append(.removed(type, name))
             }
         }
         if problems.isEmpty { state.ackedVersion = response.versionInfo }

@@ -138,16 +138,43 @@ struct XDSADSStateTests {
         }
     }
 
-    @Test("a listener the response leaves out does not exist at once; endpoints only after 15 s")
+    @Test(
+        "a listener or cluster never heard of that a response leaves out waits for its timer, like endpoints: the response may answer an older request"
+    )
     func doesNotExist() throws {
         var state = XDSADSState(node: Self.node(), ignoresResourceDeletion: false)
         _ = state.subscribe(.listener, "svc", now: Self.start)
+        _ = state.subscribe(.cluster, "c", now: Self.start)
         _ = state.subscribe(.endpoints, "eds", now: Self.start)
-        let (_, changes) = try state.receive(Self.response(.listener, version: "1", nonce: "n1", []))
-        #expect(changes == [.doesNotExist(.listener, "svc")])
+        let (ack, changes) = try state.receive(Self.response(.listener, version: "1", nonce: "n1", []))
+        #expect(ack?.versionInfo == "1")
+        #expect(changes.isEmpty)
+        #expect(try state.receive(Self.response(.cluster, version: "1", nonce: "n2", [])).changes.isEmpty)
+        #expect(state.types[.listener]?.entries["svc"] == nil)
         #expect(state.nextDeadline == Self.start + .seconds(15))
         #expect(state.expire(now: Self.start + .seconds(14)).isEmpty)
-        #expect(state.expire(now: Self.start + .seconds(15)) == [.doesNotExist(.endpoints, "eds")])
+        #expect(
+            Set(state.expire(now: Self.start + .seconds(15)))
+                == [.doesNotExist(.listener, "svc"), .doesNotExist(.cluster, "c"), .doesNotExist(.endpoints, "eds")]
+        )
+        #expect(state.nextDeadline == nil)
+    }
+
+    @Test(
+        "a cluster asked for after a response was sent is taken from the next one that carries it, never reported missing"
+    )
+    func subscriptionRacingAResponse() throws {
+        var state = XDSADSState(node: Self.node(), ignoresResourceDeletion: false)
+        _ = state.subscribe(.cluster, "a", now: Self.start)
+        _ = try state.receive(Self.response(.cluster, version: "1", nonce: "n1", [try Self.cluster("a")]))
+        _ = state.subscribe(.cluster, "b", now: Self.start + .seconds(1))
+        // The server answers the request that named only "a" before it sees the one naming "b".
+        let (_, stale) = try state.receive(Self.response(.cluster, version: "2", nonce: "n2", [try Self.cluster("a")]))
+        #expect(stale.isEmpty)
+        let (_, fresh) = try state.receive(
+            Self.response(.cluster, version: "3", nonce: "n3", [try Self.cluster("a"), try Self.cluster("b")])
+        )
+        #expect(fresh == [.updated(.cluster, "b")])
         #expect(state.nextDeadline == nil)
     }
 
