@@ -129,6 +129,14 @@ final class ConnectionLoop: @unchecked Sendable {
     private var gracefulShutdown = false
     /// Why nghttp2 ended the session (a GOAWAY with an error it sent), for the streams' errors.
     private var protocolFailure: String?
+    /// The server sent close_notify. Like the end of a plaintext stream, it ends the connection
+    /// after the turn that read it, so a GOAWAY nghttp2 decided on from the bytes before it goes
+    /// out and its reason stands, however the records arrived.
+    private var serverClosedTLS = false
+    private static let serverClosedTLSFailure = TransportFailure.connectionClosed(
+        reason: "TLS session closed by the server",
+        streamWasSent: true
+    )
     /// How many of the server's first four bytes (its first frame's length and type) were seen,
     /// and whether that frame is SETTINGS, as an HTTP/2 server's must be: a server that answers
     /// in another protocol (HTTP/1.1's `HTTP/1.1 400`) is told apart from one that breaks HTTP/2,
@@ -293,6 +301,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 }
                 throw .connectFailed(target: route.description, reason: protocolFailure, kind: .protocolViolation)
             }
+            try failConnectIfServerClosedTLS()
             if let shutdown = shutdownRequested() { throw shutdown }
             let millis = PollTimeout.milliseconds(until: deadline)
             guard millis > 0 else {
@@ -320,6 +329,18 @@ final class ConnectionLoop: @unchecked Sendable {
                 try flush()
             }
         }
+        // SETTINGS and close_notify read together: the connection is over before its first call.
+        try failConnectIfServerClosedTLS()
+    }
+
+    /// A close_notify read while connecting ends the connect, as the end of the stream does.
+    private func failConnectIfServerClosedTLS() throws(TransportFailure) {
+        guard serverClosedTLS else { return }
+        throw .connectFailed(
+            target: route.description,
+            reason: Self.handshakeReason(Self.serverClosedTLSFailure),
+            kind: .notHTTP2
+        )
     }
 
     /// Why a connection that failed before SETTINGS arrived failed, in connect terms.
@@ -390,6 +411,10 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             checkIdle(now: now)
             if shouldStop() { break }
+            if serverClosedTLS {
+                close(Self.serverClosedTLSFailure)
+                break
+            }
         }
     }
 
@@ -797,6 +822,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 if let tls {
                     let received = UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count])
                     if let failure = tls.receiving(received, { decryptAndFeed(tls) }) { return failure }
+                    // Nothing the server sends after close_notify counts.
+                    if serverClosedTLS { return nil }
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }
@@ -823,7 +850,8 @@ final class ConnectionLoop: @unchecked Sendable {
             case .needsInput:
                 return nil
             case .closed:
-                return .connectionClosed(reason: "TLS session closed by the server", streamWasSent: true)
+                serverClosedTLS = true
+                return nil
             case .failed(let reason):
                 return .connectionClosed(reason: "TLS error: \(reason)", streamWasSent: true)
             }
