@@ -400,9 +400,10 @@ let package = Package(
 //   finding (Fuzz/Corpus, Fuzz/Regressions) through them, without a fuzzer build;
 // - under `make fuzz` (AUTHRPC_FUZZ=1, its own scratch path .build-fuzz), the libFuzzer driver.
 // Both reach internal parsers with @testable imports (debug builds are compiled for testing).
+// COpenSSL is the server's side of the h2-tls-client target: a real TLS peer in the same process.
 let fuzzDependencies: [Target.Dependency] = [
     "AuthRPCTransport", "AuthRPC", "AuthRPCSyntax", "AuthCrypto", "AuthRPCSystem", "AuthSampleService", "OAuth2",
-    "GoogleAuth",
+    "GoogleAuth", "COpenSSL",
     .product(name: "SwiftProtobuf", package: "swift-protobuf"),
 ]
 let fuzzData = ["Corpus", "Regressions", "Dictionaries", "README.md", "make_seeds.py"]

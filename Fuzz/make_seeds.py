@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the hand-made seed corpora in Fuzz/Corpus/<target>/ (the committed output of this script).
 
-    python3 Fuzz/make_seeds.py            # every target but h2-client (standard library only)
+    python3 Fuzz/make_seeds.py            # every target but h2-client (standard library only;
+                                          # h2-tls-client from h2-client's committed seeds)
     .venv/bin/python Fuzz/make_seeds.py --h2-client
                                           # h2-client: the fault server's real bytes (needs the venv)
 
@@ -476,6 +477,20 @@ def tls_handshake():
         write("tls-handshake", name, bytes([index * 29 % 256]) + answer)
 
 
+def h2_tls_client():
+    """The h2-client seeds (the fault server's real bytes) behind a record-size byte and a flags
+    byte: records of 1, 7, 100, 1,024 and 16,384 bytes, key updates asked of the client, after
+    every fourth record, and close_notify, each seed one way."""
+    source = os.path.join(CORPUS, "h2-client")
+    # (record-size byte, flags): 0 -> 1 byte, 6 -> 7, 99 -> 100, 135 -> 1,024, 255 -> 16,384.
+    ways = [(255, 0), (0, 4), (6, 1), (99, 2), (135, 5), (255, 7)]
+    for index, name in enumerate(sorted(os.listdir(source))):
+        with open(os.path.join(source, name), "rb") as handle:
+            answer = handle.read()
+        size, flags = ways[index % len(ways)]
+        write("h2-tls-client", name, bytes([size, flags]) + answer)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--h2-client", action="store_true", help="record the h2-client seeds from the fault server")
@@ -500,6 +515,7 @@ def main():
     proxy_connect_answer()
     http1_response()
     tls_handshake()
+    h2_tls_client()
 
 
 if __name__ == "__main__":

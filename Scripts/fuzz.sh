@@ -45,7 +45,7 @@ stamp=$(date +%Y%m%d-%H%M%S)
 run() {
     local name=$1 work="$scratch/fuzz/$1"
     local artifacts="$work/artifacts-$stamp" input_timeout=10
-    [[ $name == h2-client ]] && input_timeout=30
+    [[ $name == h2-client || $name == h2-tls-client ]] && input_timeout=30
     mkdir -p "$work/corpus" "$artifacts" "$work/tmp"
     local inputs=("$work/corpus" "Fuzz/Corpus/$name")
     [[ -d "Fuzz/Regressions/$name" ]] && inputs+=("Fuzz/Regressions/$name")

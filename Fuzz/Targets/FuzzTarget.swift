@@ -36,6 +36,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "proxy-connect-answer", maxLength: 20000, run: ProxyConnectAnswerTarget.run),
         FuzzTarget(name: "http1-response", maxLength: 8192, run: HTTP1ResponseTarget.run),
         FuzzTarget(name: "tls-handshake", maxLength: 16384, run: TLSHandshakeTarget.run),
+        FuzzTarget(name: "h2-tls-client", maxLength: 16386, run: HTTP2TLSClientTarget.run),
     ]
 
     /// The target called `name`.

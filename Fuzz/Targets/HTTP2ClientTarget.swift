@@ -23,11 +23,18 @@ enum HTTP2ClientTarget {
     static let maxResponseBodyBytes = (4 << 20) + 5
 
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
+        _ = try play(bytes)
+    }
+
+    /// Runs one input; what the client made of the answer (``ClientOutcome/answer``).
+    static func play(_ bytes: [UInt8]) throws(OracleViolation) -> String {
         let server = try Listener.shared.get()
+        server.turn.lock()
+        defer { server.turn.unlock() }
         let outcome = ClientOutcome()
         let port = server.port
         Task(executorPreference: ClientThreadExecutor.shared) {
-            await outcome.play(port: port)
+            await outcome.play(port: port, tls: nil)
         }
 
         let connection: Int32
@@ -42,7 +49,14 @@ enum HTTP2ClientTarget {
         defer { close(connection) }
         // An empty SETTINGS frame: the server's preface.
         try send([0, 0, 0, 4, 0, 0, 0, 0, 0], to: connection)
-        try waitForRequestHeaders(on: connection)
+        try waitForRequestHeaders { buffer throws(OracleViolation) in
+            guard waitFor(POLLIN, on: connection) else { throw OracleViolation("the client's request never arrived") }
+            while true {
+                let count = recv(connection, buffer.baseAddress, buffer.count, 0)
+                if count < 0 && errno == EINTR { continue }
+                return max(count, 0)
+            }
+        }
         // The server's bytes; a client that closed early makes the rest fail, which is fine.
         _ = try? send(bytes, to: connection)
         shutdown(connection, Int32(SHUT_WR))
@@ -56,19 +70,24 @@ enum HTTP2ClientTarget {
         }
         if let violation = outcome.violation.withLock({ $0 }) { throw violation }
         try ResourceWatch.check()
+        return outcome.answer.withLock { $0 }
     }
 
-    /// The client side: connects, sends one gRPC-shaped request, decodes what comes back.
+    /// The client side: connects (over TLS with `tls`), sends one gRPC-shaped request, decodes
+    /// what comes back.
     final class ClientOutcome: Sendable {
         let finished = DispatchSemaphore(value: 0)
         let closed = DispatchSemaphore(value: 0)
         let violation = Mutex<OracleViolation?>(nil)
         let started = Atomic<Bool>(false)
+        /// What the call came to: "OK" and the message's size, or the failure's status code.
+        let answer = Mutex("no answer")
 
-        func play(port: Int) async {
+        func play(port: Int, tls: TLSContext?) async {
             started.store(true, ordering: .releasing)
             defer { finished.signal() }
             var configuration = HTTP2ConnectionConfiguration()
+            configuration.tls = tls
             configuration.connectTimeout = .milliseconds(Int64(HTTP2ClientTarget.stepTimeout))
             let closed = self.closed
             let connection: HTTP2Connection
@@ -87,7 +106,7 @@ enum HTTP2ClientTarget {
                 return
             }
             let request = HTTP2Request(
-                scheme: "http",
+                scheme: tls == nil ? "http" : "https",
                 authority: "fuzz.test",
                 path: "/fuzz.Fuzz/Call",
                 headers: [
@@ -113,18 +132,30 @@ enum HTTP2ClientTarget {
                         )
                     }
                 }
-                _ = ResponseDecoder.decode(response, deserializer: RawBytesCodec(), maxMessageBytes: 4 << 20)
+                let decoded = ResponseDecoder.decode(response, deserializer: RawBytesCodec(), maxMessageBytes: 4 << 20)
+                answer.withLock {
+                    switch decoded {
+                    case .success(let response): $0 = "OK, \(response.message.count) bytes"
+                    case .failure(let error): $0 = "\(error.code)"
+                    }
+                }
             } catch {
-                _ = RPCError(transportFailure: error, deadline: nil).description
+                let error = RPCError(transportFailure: error, deadline: nil)
+                _ = error.description
+                answer.withLock { $0 = "\(error.code)" }
             }
         }
     }
 
-    /// Waits until the client's HEADERS for stream 1 arrived (after its 24-byte preface).
-    private static func waitForRequestHeaders(on connection: Int32) throws(OracleViolation) {
+    /// Waits until the client's HEADERS for stream 1 arrived (after its 24-byte preface), reading
+    /// what the client sent with `receive` (the count read; 0 when the client closed).
+    static func waitForRequestHeaders(
+        receive: (UnsafeMutableRawBufferPointer) throws(OracleViolation) -> Int
+    ) throws(OracleViolation) {
         var received: [UInt8] = []
         var offset = 24
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { buffer.deallocate() }
         while true {
             while received.count >= offset + 9 {
                 let length = Int(received[offset]) << 16 | Int(received[offset + 1]) << 8 | Int(received[offset + 2])
@@ -135,15 +166,13 @@ enum HTTP2ClientTarget {
                 if type == 1 && stream == 1 { return }
                 offset += 9 + length
             }
-            guard waitFor(POLLIN, on: connection) else { throw OracleViolation("the client's request never arrived") }
-            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
+            let count = try receive(buffer)
             guard count > 0 else { throw OracleViolation("the client closed before sending its request") }
             received += buffer[0..<count]
         }
     }
 
-    private static func send(_ bytes: [UInt8], to connection: Int32) throws(OracleViolation) {
+    static func send(_ bytes: [UInt8], to connection: Int32) throws(OracleViolation) {
         var sent = 0
         while sent < bytes.count {
             guard waitFor(POLLOUT, on: connection) else { throw OracleViolation("the client stopped reading") }
@@ -172,7 +201,7 @@ enum HTTP2ClientTarget {
     }
 
     /// Reads (and drops) what the client sends until it closes, so its writes never block.
-    private static func drain(_ connection: Int32) {
+    static func drain(_ connection: Int32) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             guard waitFor(POLLIN, on: connection) else { return }
@@ -182,14 +211,18 @@ enum HTTP2ClientTarget {
         }
     }
 
-    /// The listening socket, one per process.
+    /// A listening socket on 127.0.0.1; one per target and process (the replay test runs
+    /// targets at once, and each must accept its own client).
     final class Listener: Sendable {
         static let shared: Result<Listener, OracleViolation> = Result { () throws(OracleViolation) in try Listener() }
 
         let fd: Int32
         let port: Int
+        /// Held for a whole run, so runs of one target from two threads (the replay test and a
+        /// test of the harness) never accept each other's client.
+        let turn = NSLock()
 
-        private init() throws(OracleViolation) {
+        init() throws(OracleViolation) {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
