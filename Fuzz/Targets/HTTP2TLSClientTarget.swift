@@ -111,7 +111,6 @@ enum HTTP2TLSClientTarget {
         _ what: String,
         _ operation: () -> Int32
     ) throws(OracleViolation) -> Int32 {
-        var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             ERR_clear_error()
             let result = operation()
@@ -123,6 +122,8 @@ enum HTTP2TLSClientTarget {
                 guard HTTP2ClientTarget.waitFor(POLLIN, on: fd) else {
                     throw OracleViolation("\(what): the client went quiet")
                 }
+                // Made here, not per call: a write of a one-byte record never reads.
+                var buffer = [UInt8](repeating: 0, count: 16384)
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return 0 }
