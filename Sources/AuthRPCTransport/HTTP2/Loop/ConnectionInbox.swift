@@ -27,9 +27,6 @@ struct ConnectionInbox {
     var polling = true
     /// A wake-up was signalled and the loop has not yet taken the commands.
     var wakePending = false
-    /// How many wake-ups other threads have signalled, for the tests that check which calls
-    /// cost one.
-    private(set) var wakeupsSignalled = 0
     /// Streams of ended exchanges, reset by the I/O thread, for the next submits to take instead
     /// of allocating: at most `ConnectionLoop.spareStreamLimit`, cut to two whenever the loop
     /// sleeps with no stream open, emptied when the connection ends.
@@ -39,7 +36,6 @@ struct ConnectionInbox {
     mutating func needsWakeup() -> Bool {
         guard polling, !wakePending else { return false }
         wakePending = true
-        wakeupsSignalled &+= 1
         return true
     }
 }

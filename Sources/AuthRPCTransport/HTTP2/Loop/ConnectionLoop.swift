@@ -31,17 +31,15 @@ package enum HTTP2ConnectionEvent: Sendable {
     case closed(TransportFailure?)
 }
 
-/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session.
-/// It calls nghttp2 and OpenSSL for this connection, except while it sleeps with no stream open:
-/// then a caller may take its turn to submit and write its own request (`submitHere`).
+/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session,
+/// and is the only thread that ever calls nghttp2 or OpenSSL for this connection.
 ///
 /// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, run the jobs of
 /// tasks that prefer this thread (and take the requests they made), then gather every pending
 /// frame from nghttp2 into one buffer and write it with one `send`.
 final class ConnectionLoop: @unchecked Sendable {
-    // Sendable because everything but `inbox` (a Locked), `turn` and the immutable lets is
-    // touched only by the holder of `turn`: the I/O thread, from `run()` and the nghttp2
-    // callbacks it triggers, or a caller in `submitHere` while that thread sleeps.
+    // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
+    // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
     let route: ConnectionRoute
     /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
     let serverName: String
@@ -59,16 +57,6 @@ final class ConnectionLoop: @unchecked Sendable {
     /// few (100 Continue, 103 Early Hints), never an endless run.
     static let maxInformationalBlocks = 8
     let inbox = Locked(ConnectionInbox())
-    /// Held by the I/O thread except while it sleeps in poll(2); see `LoopTurn`.
-    private let turn = LoopTurn()
-    /// Set while the I/O thread sleeps with no stream open, so `submitHere` tries the turn only
-    /// then: with streams open (many calls in flight) a caller's submit touches nothing of the
-    /// turn's, and never makes the waking I/O thread wait for it. A hint; the turn's holder
-    /// checks again.
-    private let sleepsWithNoStream = Atomic(false)
-    /// When the sleeping I/O thread wakes on its own (its poll(2) timeout), nil for never: a
-    /// caller that submits in that sleep wakes it when the call brings a timer earlier than this.
-    private var sleepingUntil: ContinuousTime?
     /// `true` until the inbox's phase leaves `.connecting` and `.ready`, then `false` for good:
     /// what ``HTTP2Connection/isAcceptingStreams`` answers each call's pick of a connection
     /// with, without taking the inbox's lock. Set only under that lock, with the phase.
@@ -220,63 +208,6 @@ final class ConnectionLoop: @unchecked Sendable {
         return refusal
     }
 
-    /// Submits `stream` and writes its request on the calling thread, when the I/O thread sleeps
-    /// in poll(2) with no stream open and nothing queued; returns false, having done nothing,
-    /// otherwise (the caller then queues a `.submit`).
-    ///
-    /// A call on an idle connection is then one wake-up (the answer's) rather than two: queued,
-    /// it would wake the I/O thread to send it, and that thread would sleep again until the
-    /// answer came, while the caller's thread slept too. With a stream open the command queue is
-    /// kept: the I/O thread is about to wake for those streams' answers, and it gathers the
-    /// requests queued meanwhile into one write (one `send` per flush), where each caller
-    /// writing its own would make one each. The I/O thread is woken after all when the submit
-    /// leaves it something its sleep does not cover: output the socket did not take (it waits
-    /// for POLLOUT only when output was left), a timer earlier than its poll(2) timeout (a
-    /// deadline, or keepalive now that a stream is open), or the connection's end.
-    func submitHere(_ stream: HTTP2Stream) -> Bool {
-        guard sleepsWithNoStream.load(ordering: .relaxed), turn.tryAcquire() else { return false }
-        guard closeReason == nil, noStreamOpen,
-            inbox.withLock({ inbox in
-                guard case .ready = inbox.phase else { return false }
-                return inbox.polling && inbox.commands.isEmpty
-            })
-        else {
-            turn.release()
-            return false
-        }
-        submit(stream, now: ContinuousTime.now)
-        do throws(TransportFailure) {
-            try flush()
-        } catch {
-            close(error)
-        }
-        // What `checkIdle` does when a turn ends with a stream open: an idle timer the sleep
-        // still carries then finds the connection busy, or idle again since the answer.
-        if !noStreamOpen {
-            idleSince = nil
-            sleepsWithNoStream.store(false, ordering: .relaxed)
-        }
-        let wakes: Bool
-        if closeReason != nil || !output.isEmpty {
-            wakes = true
-        } else if let next = nextTimerEvent() {
-            wakes = sleepingUntil.map { next < $0 } ?? true
-        } else {
-            wakes = false
-        }
-        turn.release()
-        if wakes, inbox.withLock({ $0.needsWakeup() }) { wakeup.signal() }
-        return true
-    }
-
-    /// Whether the I/O thread sleeps in poll(2) with nothing queued, its turn free (what
-    /// `submitHere` finds when it writes a request itself), for tests to wait for.
-    var sleepsIdle: Bool {
-        guard turn.tryAcquire() else { return false }
-        defer { turn.release() }
-        return noStreamOpen && inbox.withLock { $0.polling && $0.commands.isEmpty }
-    }
-
     /// A stream for `request`: a spare one when the inbox holds one, else a new one; with the
     /// generation its cancel command must name.
     func makeStream(for request: consuming HTTP2Request) -> (HTTP2Stream, generation: UInt32) {
@@ -314,10 +245,6 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Connects, then runs the loop until the connection ends. `ready` is called once, with nil
     /// when the connection is usable or with the reason it could not be made.
     func run(ready: (TransportFailure?) -> Void) {
-        // The whole life of the connection is this thread's turn but for its sleeps in `loop`:
-        // no caller's submit can meet the connect or the teardown.
-        turn.acquire()
-        defer { turn.release() }
         do throws(TransportFailure) {
             try establish()
         } catch {
@@ -443,30 +370,16 @@ final class ConnectionLoop: @unchecked Sendable {
         // later, never earlier.
         var now = ContinuousTime.now
         while closeReason == nil {
-            let sleeps = readyToSleep()
-            let timeout: Int32
-            if sleeps {
-                sleepingUntil = nextTimerEvent()
-                timeout = sleepingUntil.map { LoopClock.pollMilliseconds(from: now, until: $0) } ?? -1
-            } else {
-                timeout = 0
-            }
+            let timeout = readyToSleep() ? pollTimeout(now: now) : 0
             pollSet[0] = pollfd(
                 fd: socket!.fd,
                 events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)),
                 revents: 0
             )
             pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
-            // A caller may take the turn while this thread sleeps (`submitHere`); it is taken
-            // back before anything of the loop's is touched again.
-            if sleeps && noStreamOpen { sleepsWithNoStream.store(true, ordering: .relaxed) }
-            turn.release()
             let ready = poll(&pollSet, 2, timeout)
-            let pollError = ready < 0 ? errno : 0
-            turn.acquire()
-            sleepsWithNoStream.store(false, ordering: .relaxed)
-            if ready < 0 && pollError != EINTR {
-                close(.connectionClosed(reason: "poll failed: \(Errno.describe(pollError))", streamWasSent: true))
+            if ready < 0 && errno != EINTR {
+                close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
                 break
             }
             // One reading of the clock serves the whole turn: what it is used for (a deadline
@@ -554,9 +467,9 @@ final class ConnectionLoop: @unchecked Sendable {
         if ran { takeCommands(now: now) }
     }
 
-    /// When poll(2) must return at the latest: the nearest deadline, keepalive or idle event;
-    /// nil for never.
-    private func nextTimerEvent() -> ContinuousTime? {
+    /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
+    /// forever.
+    private func pollTimeout(now: ContinuousTime) -> Int32 {
         var next = deadlines.nextDeadline
         if let interval = keepaliveInterval, !noStreamOpen {
             let event = pingSentAt?.advanced(by: keepaliveTimeout) ?? lastReceive.advanced(by: interval)
@@ -566,7 +479,8 @@ final class ConnectionLoop: @unchecked Sendable {
             let event = since.advanced(by: timeout)
             next = next.map { min($0, event) } ?? event
         }
-        return next
+        guard let next else { return -1 }
+        return LoopClock.pollMilliseconds(from: now, until: next)
     }
 
     private func shouldStop() -> Bool {
@@ -1126,7 +1040,7 @@ final class ConnectionLoop: @unchecked Sendable {
         onEvent(.closed(error))
     }
 
-    // MARK: - nghttp2 callbacks (called from inside mem_recv / mem_send by the turn's holder)
+    // MARK: - nghttp2 callbacks (called from inside mem_recv / mem_send on this thread)
 
     func didReceiveSettings() {
         receivedSettings = true

@@ -43,14 +43,12 @@ package struct HTTP2Exchange: Sendable {
         ThreadSanitizerHandoff.receive(stream)
     }
 
-    /// Submits the request, on this thread when the connection is idle (`submitHere`), else by
-    /// handing the stream to the I/O thread; `continuation` is answered exactly once (at once,
+    /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,
     /// with the refusal, when the connection no longer takes streams).
     package func submit(answeringTo continuation: UnsafeContinuation<Answer, Never>) {
-        // The stream is still the calling task's alone: set before the turn's or the inbox's
-        // lock orders it before anything the I/O thread does with the stream.
+        // The stream is still the calling task's alone: set before the inbox's lock orders it
+        // before anything the I/O thread does with the stream.
         stream.completion = continuation
-        if loop.submitHere(stream) { return }
         if let refusal = loop.enqueue(.submit(stream)) {
             stream.finish(.failure(refusal))
         }
