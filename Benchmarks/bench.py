@@ -30,7 +30,9 @@ target-baseline.json by more than the noise the run measured (benchkit/regressio
 measures only swift-authrpc's CPU and allocations per call (h2c and TLS, 1 and 100 in flight,
 against the C++ server, h2load and C-core beside it), the xDS row and its memory per call in
 flight, checks the budget and the xDS row, and writes nothing. `--callgrind` counts instructions
-per call by layer (benchkit/callgrind.py). See ../../shared/PERFORMANCE.md.
+per call by layer (benchkit/callgrind.py). `--compare BEFORE` runs a saved build and this one in
+the same interleaved rounds and says whether a change moved CPU per call beyond the rounds' noise
+(benchkit/compare.py). See ../../shared/PERFORMANCE.md.
 """
 
 import argparse
@@ -48,7 +50,7 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import async_frames, budget, callgrind, plots, profile, regression, report, wake, xds  # noqa: E402
+from benchkit import async_frames, budget, callgrind, compare, plots, profile, regression, report, wake, xds  # noqa: E402
 from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
@@ -88,8 +90,13 @@ def main():
     parser.add_argument("--callgrind-calls", type=int, default=300, help="timed calls under callgrind")
     parser.add_argument("--record", metavar="LABEL",
                         help="with --callgrind: keep the breakdown in CALLGRIND.md under LABEL (e.g. before, after)")
+    parser.add_argument("--compare", metavar="BEFORE",
+                        help="run a saved BenchClient build (BEFORE, e.g. a copy of .build/release/BenchClient made "
+                             "before the change) and this build in the same interleaved rounds (9 by default) at "
+                             "--concurrency in flight, h2c and TLS, and print each round's after/before ratios; "
+                             "writes nothing")
     parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile and --callgrind")
-    parser.add_argument("--concurrency", type=int, default=100, help="for --profile")
+    parser.add_argument("--concurrency", type=int, default=100, help="for --profile and --compare")
     parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS + ("h2load",), default="authrpc",
                         help="for --profile (swift-authrpc's) and --callgrind (any, C-core's and h2load too)")
     parser.add_argument("--update-budget", action="store_true",
@@ -110,12 +117,14 @@ def main():
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
     arguments = parser.parse_args()
+    if arguments.compare and (arguments.quick or arguments.profile or arguments.callgrind or arguments.only):
+        parser.error("--compare runs on its own (not with --quick, --profile, --callgrind or --only)")
     if arguments.profile and arguments.client == "h2load":
         parser.error("--profile profiles BenchClient and CxxClient; h2load is counted by --callgrind")
     if arguments.rounds is None:
-        arguments.rounds = 5 if arguments.quick else 3
+        arguments.rounds = 9 if arguments.compare else 5 if arguments.quick else 3
     if arguments.calls is None:
-        arguments.calls = 200_000 if arguments.quick else 20_000
+        arguments.calls = 200_000 if arguments.quick else 100_000 if arguments.compare else 20_000
     if arguments.render:
         with open(arguments.render) as handle:
             results = json.load(handle)
@@ -129,7 +138,7 @@ def main():
 
     bin_dir = build_swift()
     cxx_server = build_cxx_server()
-    cxx_client = None if arguments.profile else build_cxx_client()
+    cxx_client = None if arguments.profile or arguments.compare else build_cxx_client()
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="authrpc-bench-")
     servers = {}
@@ -141,6 +150,9 @@ def main():
             # Five times a timed run's calls, so start-up (dynamic linking) is a small share of the samples.
             profile.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.concurrency,
                         5 * (arguments.calls if arguments.concurrency > 1 else arguments.calls_sequential), arguments.client)
+            over = []
+        elif arguments.compare:
+            compare.run(arguments, runner, servers[BUDGET_SERVER], QUICK_CLIENTS[:2], TRANSPORTS, work)
             over = []
         elif arguments.callgrind:
             callgrind.run(runner, servers[BUDGET_SERVER], arguments.transport, arguments.callgrind_calls, arguments.client,

@@ -14,7 +14,7 @@ import types
 import unittest
 from unittest import mock
 
-from . import async_frames, budget, callgrind, clients, frames, regression, report, wake, xds
+from . import async_frames, budget, callgrind, clients, compare, frames, regression, report, wake, xds
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -200,6 +200,45 @@ class AsyncFrameTests(unittest.TestCase):
     def test_refuses_a_file_that_is_not_elf(self):
         with self.assertRaises(ValueError):
             async_frames.sections(b"#!/bin/sh\n" + bytes(64))
+
+
+class CompareTests(unittest.TestCase):
+    """`--compare`'s paired rounds: ratios round by round, their mean, and the sign test."""
+
+    @staticmethod
+    def runs(*cpu):
+        return [{"cpu_us_per_call": value} for value in cpu]
+
+    def test_ratios_are_taken_round_by_round(self):
+        # The second build is 10 % cheaper in every round, while the load moves both by 2x.
+        result = compare.paired(self.runs(10, 20, 10), self.runs(9, 18, 9), "cpu_us_per_call")
+        self.assertEqual([round(r, 6) for r in result["ratios"]], [0.9, 0.9, 0.9])
+        self.assertAlmostEqual(result["geomean"], 0.9)
+        self.assertEqual((result["down"], result["up"]), (3, 0))
+
+    def test_unequal_rounds_are_refused(self):
+        with self.assertRaises(ValueError):
+            compare.paired(self.runs(10, 11), self.runs(9), "cpu_us_per_call")
+
+    def test_sign_test(self):
+        self.assertAlmostEqual(compare.sign_test(9, 9), 2 / 512)
+        self.assertAlmostEqual(compare.sign_test(8, 9), 2 * 10 / 512)
+        self.assertEqual(compare.sign_test(5, 9), 1.0)
+
+    def test_verdict_names_the_direction_that_is_better(self):
+        lower = compare.paired(self.runs(*[10] * 9), self.runs(*[9] * 9), "cpu_us_per_call")
+        self.assertIn("better beyond the rounds' noise", compare.verdict(lower, "lower"))
+        self.assertIn("WORSE beyond the rounds' noise", compare.verdict(lower, "higher"))
+
+    def test_a_split_is_noise(self):
+        mixed = compare.paired(self.runs(10, 10, 10, 10, 10, 10, 10, 10, 10),
+                               self.runs(9, 11, 9, 11, 9, 11, 9, 11, 9.5), "cpu_us_per_call")
+        self.assertIn("within the rounds' noise", compare.verdict(mixed, "lower"))
+
+    def test_five_rounds_cannot_pass_the_test(self):
+        # Even 5 of 5 rounds agree by chance once in 16 runs: more rounds are needed.
+        same_way = compare.paired(self.runs(*[10] * 5), self.runs(*[9] * 5), "cpu_us_per_call")
+        self.assertIn("within the rounds' noise", compare.verdict(same_way, "lower"))
 
 
 class WakeCostTests(unittest.TestCase):
