@@ -119,6 +119,8 @@ def main():
     arguments = parser.parse_args()
     if arguments.compare and (arguments.quick or arguments.profile or arguments.callgrind or arguments.only):
         parser.error("--compare runs on its own (not with --quick, --profile, --callgrind or --only)")
+    if arguments.compare and not (os.path.isfile(arguments.compare) and os.access(arguments.compare, os.X_OK)):
+        parser.error(f"--compare needs an executable BenchClient build made before the change, not {arguments.compare!r}")
     if arguments.profile and arguments.client == "h2load":
         parser.error("--profile profiles BenchClient and CxxClient; h2load is counted by --callgrind")
     if arguments.rounds is None:

@@ -55,9 +55,8 @@ def verdict(result, better):
 
 
 def saved_copy(path, work):
-    """The BEFORE build, copied into the run's directory: a build made meanwhile cannot change it."""
-    if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise SystemExit(f"bench: --compare needs an executable BenchClient build, not {path!r}")
+    """The BEFORE build (bench.py has checked it is an executable file), copied into the run's
+    directory: a build made meanwhile cannot change it."""
     copy = os.path.join(work, "BenchClient.before")
     shutil.copy2(path, copy)
     return copy
