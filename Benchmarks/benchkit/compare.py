@@ -2,16 +2,15 @@
 
 CPU per call moves by ±5-15 % between runs on a shared 2-core machine, more than most single
 changes, so medians of two separate `--quick` runs cannot tell a 3 % gain from the load. Here the
-two builds run in the same interleaved rounds (before, after, before, after ...), and each round's
-after/before ratio is taken: the load a round saw weighs on both sides of its ratio. The answer is
+two builds run in the same interleaved rounds (before then after, then after then before: neither
+always runs first), and each round's after/before ratio is taken: the load a round saw weighs on
+both sides of its ratio. The answer is
 the geometric mean of those ratios, their range, and how many rounds point the same way (a sign
 test: when the change does nothing, all of 9 rounds agree by chance once in 256 runs)."""
 
 import math
 import os
 import shutil
-
-from .processes import HERE
 
 # The figures compared, and which way is better.
 FIGURES = (("cpu_us_per_call", "CPU µs/call", "lower"),
@@ -73,13 +72,14 @@ def run(arguments, runner, server, clients, transports, work):
     for round_index in range(arguments.rounds):
         for transport in transports:
             for client in clients:
-                for side, binary in (("before", before), ("after", after)):
+                sides = (("before", before), ("after", after))
+                for side, binary in sides if round_index % 2 == 0 else reversed(sides):
                     runner.client = binary
                     runs.setdefault((transport, client, side), []).append(
                         runner.load(client, server, transport, concurrency, calls))
         print(f"compare: round {round_index + 1} of {arguments.rounds} done", flush=True)
     runner.client = after
-    lines = [f"\n{os.path.relpath(arguments.compare, HERE)} (before) against this build (after), {server.name} "
+    lines = [f"\n{arguments.compare} (before) against this build (after), {server.name} "
              f"server, {concurrency} in flight, {calls} calls a run, {arguments.rounds} interleaved rounds; "
              "per-round after/before ratios, their geometric mean (each figure is tested on its own: of twenty "
              "figures a change does not move, one passes the test by chance):"]
