@@ -9,7 +9,10 @@ public func value<Value: Sendable>(of task: Task<Value, Never>, waitingAtMost li
     return await withUnsafeContinuation { continuation in
         first.withLock { $0 = continuation }
         let timer = Task {
-            try? await Task.sleep(for: limit)
+            // Cancelled means the value came first: answering nil then could overtake it (the
+            // value's task cancels this one before it takes the continuation), so only a sleep
+            // that ran its whole length answers.
+            do { try await Task.sleep(for: limit) } catch { return }
             first.withLock { slot in
                 defer { slot = nil }
                 return slot
@@ -17,11 +20,11 @@ public func value<Value: Sendable>(of task: Task<Value, Never>, waitingAtMost li
         }
         Task {
             let value = await task.value
-            timer.cancel()
             first.withLock { slot in
                 defer { slot = nil }
                 return slot
             }?.resume(returning: value)
+            timer.cancel()
         }
     }
 }
