@@ -4,13 +4,14 @@ CPU per call moves by ±5-15 % between runs on a shared 2-core machine, more tha
 changes, so medians of two separate `--quick` runs cannot tell a 3 % gain from the load. Here the
 two builds run in the same interleaved rounds (before then after, then after then before: neither
 always runs first), and each round's after/before ratio is taken: the load a round saw weighs on
-both sides of its ratio. The answer is
-the geometric mean of those ratios, their range, and how many rounds point the same way (a sign
-test: when the change does nothing, all of 9 rounds agree by chance once in 256 runs)."""
+both sides of its ratio. The answer is the geometric mean of those ratios, their range, and how
+many rounds point the same way (a sign test: when the change does nothing, all of 9 rounds agree
+by chance once in 256 runs)."""
 
 import math
 import os
 import shutil
+import statistics
 
 # The figures compared, and which way is better.
 FIGURES = (("cpu_us_per_call", "CPU µs/call", "lower"),
@@ -87,8 +88,8 @@ def run(arguments, runner, server, clients, transports, work):
         for client in clients:
             a, b = runs[(transport, client, "before")], runs[(transport, client, "after")]
             for key, label, better in FIGURES:
-                median_a = sorted(r[key] for r in a)[len(a) // 2]
-                median_b = sorted(r[key] for r in b)[len(b) // 2]
+                median_a = statistics.median(r[key] for r in a)
+                median_b = statistics.median(r[key] for r in b)
                 lines.append(f"  {client:11} {transport:4} {label:14} {median_a:10.2f} -> {median_b:10.2f}  "
                              + verdict(paired(a, b, key), better))
     print("\n".join(lines))

@@ -9,9 +9,8 @@ public func value<Value: Sendable>(of task: Task<Value, Never>, waitingAtMost li
     return await withUnsafeContinuation { continuation in
         first.withLock { $0 = continuation }
         let timer = Task {
-            // Cancelled means the value came first: answering nil then could overtake it (the
-            // value's task cancels this one before it takes the continuation), so only a sleep
-            // that ran its whole length answers.
+            // Cancelled means the value has already been handed over: only a sleep that ran its
+            // whole length answers nil.
             do { try await Task.sleep(for: limit) } catch { return }
             first.withLock { slot in
                 defer { slot = nil }
