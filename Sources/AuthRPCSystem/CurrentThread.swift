@@ -1,6 +1,6 @@
-#if canImport(Glibc)
 internal import CPlatform
-#elseif canImport(Darwin)
+
+#if canImport(Darwin)
 internal import Darwin
 #endif
 
@@ -14,5 +14,12 @@ package enum CurrentThread {
         #elseif canImport(Darwin)
         pthread_setname_np(name)
         #endif
+    }
+
+    /// The calling thread as a number: the same for as long as the thread lives, and never that
+    /// of another live thread. Never 0, so 0 can stand for "no thread yet".
+    @inline(__always)
+    package static var identity: UInt {
+        UInt(cplatform_current_thread())
     }
 }

@@ -29,9 +29,17 @@ static inline void cplatform_name_current_thread(const char *name) {
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <unistd.h>
+
+/// The calling thread as a number, the same for as long as the thread lives and different from
+/// every other live thread's (pthread_t is an integer on Linux and a pointer on Darwin).
+static inline uintptr_t cplatform_current_thread(void) {
+    return (uintptr_t)pthread_self();
+}
 
 #if defined(__linux__) && !defined(__USE_GNU)
 // glibc declares pipe2 only under _GNU_SOURCE.

@@ -272,6 +272,7 @@ extension Channel {
                 exchange.cancel()
             }
             exchange.received()
+            exchange.keepBody(of: answer.result)
             if let payload = acceptedAtOnce(acceptance, answer.result) {
                 return payload
             }

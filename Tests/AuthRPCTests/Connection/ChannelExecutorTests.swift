@@ -21,6 +21,27 @@ private struct RunningThread: Equatable, CustomStringConvertible {
     var description: String { "\(name) (thread \(id))" }
 }
 
+/// A response message as a deserializer saw it: where its bytes lay, their first byte, and the
+/// bytes themselves when the deserializer was told to keep them.
+private struct SeenBytes: Sendable {
+    let address: UInt
+    let first: UInt8?
+    let kept: ArraySlice<UInt8>?
+}
+
+/// Reads where the message's bytes lie, without copying them; keeps them when `keep` is set.
+private struct AddressingDeserializer: MessageDeserializer {
+    let keep: Bool
+
+    func deserialize(_ bytes: ArraySlice<UInt8>) throws -> SeenBytes {
+        SeenBytes(
+            address: bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) },
+            first: bytes.first,
+            kept: keep ? bytes : nil
+        )
+    }
+}
+
 @Suite("Calls from tasks that prefer the channel's executor")
 struct ChannelExecutorTests {
     @Test("a task that prefers the executor is resumed on the connection's own thread; without it, on the shared pool")
@@ -40,6 +61,30 @@ struct ChannelExecutorTests {
         _ = try await FaultChannel.call(channel, "Echo")
         let unpreferred = RunningThread.current
         #expect(!unpreferred.isConnectionThread, "\(unpreferred)")
+    }
+
+    @Test("large responses answered on the connection's thread reuse one buffer; bytes a caller kept stay intact")
+    func largeResponsesReuseOneBuffer() async throws {
+        let channel = try await FaultChannel.make()
+        defer { channel.close() }
+        func echo(_ byte: UInt8, keep: Bool = false) async throws -> SeenBytes {
+            try await channel.unary(
+                FaultChannel.method("Echo"),
+                request: [UInt8](repeating: byte, count: 1 << 20),
+                serializer: RawBytesCodec(),
+                deserializer: AddressingDeserializer(keep: keep)
+            ).message
+        }
+        let (first, second, kept, afterKept) = try await withTaskExecutorPreference(channel.executor) {
+            _ = try await FaultChannel.call(channel, "Echo")
+            return (try await echo(1), try await echo(2), try await echo(3, keep: true), try await echo(4))
+        }
+        #expect([first.first, second.first, kept.first, afterKept.first] == [1, 2, 3, 4])
+        // The second response grew in the first one's storage.
+        #expect(second.address == first.address)
+        // The third one's bytes were held, so the fourth had to grow elsewhere and left them as they were.
+        #expect(afterKept.address != kept.address)
+        #expect(kept.kept?.count == 1 << 20 && kept.kept?.allSatisfy { $0 == 3 } == true)
     }
 
     @Test("200 concurrent calls from child tasks that inherit the preference all succeed on the one connection thread")

@@ -110,6 +110,13 @@ final class ConnectionLoop: @unchecked Sendable {
     private var resetsPending = false
     private var takenCommands: [ConnectionCommand] = []
     private var takenJobs: [ScheduledJob] = []
+    /// The I/O thread (`CurrentThread.identity`), stored when it starts: a caller compares it
+    /// with its own to know that it runs here (`keepSpareBody(_:)`).
+    let ioThread = Atomic<UInt>(0)
+    /// A large response body a caller finished with on this thread, kept for the next large
+    /// response (ConnectionLoop+SpareBody). Unchecked at run time, as `streams` is: only the I/O
+    /// thread touches it, in calls that cannot reach it again.
+    @exclusivity(unchecked) var spareBody: [UInt8] = []
 
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let cipherBuffer: UnsafeMutableRawBufferPointer
@@ -245,6 +252,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// Connects, then runs the loop until the connection ends. `ready` is called once, with nil
     /// when the connection is usable or with the reason it could not be made.
     func run(ready: (TransportFailure?) -> Void) {
+        ioThread.store(CurrentThread.identity, ordering: .relaxed)
         do throws(TransportFailure) {
             try establish()
         } catch {
@@ -419,7 +427,8 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
-    /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most.
+    /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most and no
+    /// spare body.
     private func readyToSleep() -> Bool {
         var released: [HTTP2Stream] = []
         let idle = unaryStreamsOpen == 0
@@ -434,6 +443,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
         // Let go outside the lock.
         released.removeAll()
+        if sleeps && idle { spareBody = [] }
         return sleeps
     }
 
@@ -1018,6 +1028,7 @@ final class ConnectionLoop: @unchecked Sendable {
         // nghttp2 is gone, and with it every pointer to these streams.
         streams.removeAll()
         streamingCalls.removeAll()
+        spareBody = []
         unaryStreamsOpen = 0
         streamingCallsOpen = 0
         let spares = inbox.withLock { inbox -> [HTTP2Stream] in
@@ -1081,7 +1092,7 @@ final class ConnectionLoop: @unchecked Sendable {
             resetsPending = true
             return
         }
-        stream.appendBody(bytes)
+        stream.appendBody(bytes, spare: &spareBody)
     }
 
     /// Something the server sent on `stream` is unacceptable: its caller is answered now; the

@@ -5,7 +5,7 @@ import AuthRPCSystem
 /// ``answer()`` submits it and waits. A caller that cannot afford that async frame does what it
 /// does in its own: inside `withTaskCancellationHandler`, ``submit(answeringTo:)`` exactly once
 /// from the operation's `withUnsafeContinuation`, and ``cancel()`` from the cancellation
-/// handler; right after the continuation returns, ``received()``. The I/O thread resumes
+/// handler; right after the continuation returns, ``received()`` and ``keepBody(of:)``. The I/O thread resumes
 /// the continuation exactly once: with the response, the stream's failure, or
 /// ``TransportFailure/cancelled`` after a cancel.
 package struct HTTP2Exchange: Sendable {
@@ -28,6 +28,7 @@ package struct HTTP2Exchange: Sendable {
             cancel()
         }
         received()
+        keepBody(of: answer.result)
         return answer
     }
 
@@ -41,6 +42,18 @@ package struct HTTP2Exchange: Sendable {
     @inline(__always)
     package func received() {
         ThreadSanitizerHandoff.receive(stream)
+    }
+
+    /// Keeps a large response body for the connection's next large response when the caller
+    /// runs on the connection's own thread (ConnectionLoop+SpareBody). Call it after
+    /// ``received()``. Not inlined: its binding of the response would take room in the caller's
+    /// async frame (32 bytes in `Channel.perform`'s, past its task-allocator slab).
+    @inline(never)
+    package func keepBody(of result: Result<HTTP2Response, TransportFailure>) {
+        guard case .success(let response) = result, response.body.capacity >= ConnectionLoop.spareBodyMinimum else {
+            return
+        }
+        loop.keepSpareBody(response.body)
     }
 
     /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,

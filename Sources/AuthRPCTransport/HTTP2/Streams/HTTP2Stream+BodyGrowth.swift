@@ -12,20 +12,42 @@ extension HTTP2Stream {
     /// makes the client reserve at most four times what it sent. A prefix that does not fit
     /// what arrives (a second message, a length past the limit) changes nothing: the array
     /// doubles as usual and the response's decoder says what was wrong.
-    func appendBody(_ bytes: UnsafeRawBufferPointer) {
+    ///
+    /// `spare` is the connection's kept body (ConnectionLoop+SpareBody): when the declared size
+    /// fits it, and it is not more than twice that size, the body takes it over from the first
+    /// chunk on, reserving nothing new. (Should a caller still hold the spare's bytes, the array
+    /// copies on write: a new buffer of the spare's size, and the caller's bytes stay as they are.)
+    func appendBody(_ bytes: UnsafeRawBufferPointer, spare: inout [UInt8]) {
         let needed = body.count + bytes.count
-        if needed > body.capacity, let declared = declaredBodyBytes,
-            declared >= needed, declared <= needed * Self.bodyGrowthAhead,
+        if needed > body.capacity, let declared = declaredBodyBytes(appending: bytes, spare: spare), declared >= needed,
             declared <= request.maxResponseBodyBytes
         {
-            body.reserveCapacity(declared)
+            if declared <= spare.capacity, spare.capacity <= 2 * declared {
+                takeOver(&spare)
+            } else if declared <= needed * Self.bodyGrowthAhead {
+                body.reserveCapacity(declared)
+            }
         }
         body.append(contentsOf: bytes)
     }
 
-    /// The whole body's length by its message prefix, once the prefix has arrived.
-    private var declaredBodyBytes: Int? {
-        guard body.count >= GRPCMessagePrefix.byteCount else { return nil }
-        return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(body)
+    /// The body continues in `spare`'s storage, and `spare` is left empty.
+    private func takeOver(_ spare: inout [UInt8]) {
+        var taken: [UInt8] = []
+        swap(&taken, &spare)
+        taken.removeAll(keepingCapacity: true)
+        taken.append(contentsOf: body)
+        body = taken
+    }
+
+    /// The whole body's length by its message prefix, once the prefix is in the body or, for the
+    /// first chunk when there is a spare to take over, in `bytes`. (Without a spare the first
+    /// chunk is appended as it is: most bodies are that one chunk.)
+    private func declaredBodyBytes(appending bytes: UnsafeRawBufferPointer, spare: [UInt8]) -> Int? {
+        if body.count >= GRPCMessagePrefix.byteCount {
+            return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(body)
+        }
+        guard body.isEmpty, spare.capacity > 0, bytes.count >= GRPCMessagePrefix.byteCount else { return nil }
+        return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(bytes)
     }
 }
