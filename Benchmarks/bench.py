@@ -416,7 +416,7 @@ def big_messages(arguments, runner, servers):
                 request_bytes, response_bytes = (BIG, 0) if direction == "request" else (0, BIG)
                 for concurrency, calls in BIG_RUNS:
                     for round_number in range(arguments.big_rounds):
-                        for client in ("h2load", "authrpc", "grpc-swift") + CCORE_CLIENTS:
+                        for client in ("h2load", "authrpc", "authrpc-io", "grpc-swift") + CCORE_CLIENTS:
                             result = runner.load(client, servers[server_name], transport, concurrency, calls,
                                                  request_bytes=request_bytes, response_bytes=response_bytes, warmup=4)
                             result.update(direction=direction, gb_per_second=calls * BIG / result["seconds"] / 1e9)

@@ -101,7 +101,7 @@ def million(pyplot, path, run):
 
 def big(pyplot, path, records):
     figure, axes = pyplot.subplots(1, 2, figsize=(15, 4.5), sharey=True)
-    clients = [c for c in ("h2load", "authrpc", "grpc-swift", "ccore-cq", "ccore-callback")
+    clients = [c for c in ("h2load", "authrpc", "authrpc-io", "grpc-swift", "ccore-cq", "ccore-callback")
                if any(r.get("impl") == c for r in records)]
     for axis, server in zip(axes, ("grpc-c++", "grpc-swift-2")):
         groups = [(t, d, c) for t in ("h2c", "tls") for d in ("response", "request") for c in (1, 8)]

@@ -447,19 +447,22 @@ def big_messages(results):
              f"empty response), {runs}, after 4 warm-up calls, medians of "
              f"{results['settings']['big_rounds']} interleaved rounds. GB/s = 10⁹ payload bytes per second of wall time, one "
              "direction. Targets: ≥ 1 GB/s on h2c, ≥ 0.5 GB/s on TLS.", "",
-             "| server | transport | direction | in flight | h2load GB/s | authrpc GB/s | grpc-swift-2 GB/s | C-core CQ GB/s | "
-             "C-core callback GB/s | authrpc CPU ms/call | C-core CQ CPU ms/call | authrpc vs h2load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| server | transport | direction | in flight | h2load GB/s | authrpc GB/s | authrpc on Channel.executor GB/s | "
+             "grpc-swift-2 GB/s | C-core CQ GB/s | C-core callback GB/s | authrpc CPU ms/call | authrpc on Channel.executor "
+             "CPU ms/call | C-core CQ CPU ms/call | authrpc vs h2load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for server in ("grpc-c++", "grpc-swift-2"):
         for transport in ("h2c", "tls"):
             for direction in ("response", "request"):
                 for concurrency in (1, 8):
                     match = dict(server=server, transport=transport, direction=direction, concurrency=concurrency)
-                    h2load, mine, swift, cq, callback = (median(big, "gb_per_second", impl=c, **match)
-                                                         for c in ("h2load", "authrpc", "grpc-swift") + CCORE)
-                    cpu, cq_cpu = (median(big, "cpu_us_per_call", impl=c, **match) / 1000 for c in ("authrpc", "ccore-cq"))
-                    lines.append(f"| {server} | {transport} | {direction}s | {concurrency} | {h2load:.2f} | {mine:.2f} | {swift:.2f} | "
-                                 f"{cq:.2f} | {callback:.2f} | {cpu:.2f} | {cq_cpu:.2f} | {ratio(mine, h2load):.2f}× |")
+                    h2load, mine, io, swift, cq, callback = (median(big, "gb_per_second", impl=c, **match)
+                                                             for c in ("h2load", "authrpc", "authrpc-io", "grpc-swift") + CCORE)
+                    cpu, io_cpu, cq_cpu = (median(big, "cpu_us_per_call", impl=c, **match) / 1000
+                                           for c in ("authrpc", "authrpc-io", "ccore-cq"))
+                    lines.append(f"| {server} | {transport} | {direction}s | {concurrency} | {h2load:.2f} | {mine:.2f} | {io:.2f} | "
+                                 f"{swift:.2f} | {cq:.2f} | {callback:.2f} | {cpu:.2f} | {io_cpu:.2f} | {cq_cpu:.2f} | "
+                                 f"{ratio(mine, h2load):.2f}× |")
     return lines + ["", "Plot: `bigmessages.png`.", ""]
 
 
