@@ -13,11 +13,10 @@ import Synchronization
 /// another thread's and nothing is trimmed.
 ///
 /// So the body stays: the caller hands its storage back here (a second reference, taken on this
-/// thread only), and the next response that declares a size it fits grows into it instead of a new
-/// block. glibc's `free` trims only after freeing a block of 64 KiB or more, so smaller bodies
-/// are not kept.
-/// The spare is one body per connection, let go when the loop sleeps with no stream open and
-/// when the connection ends.
+/// thread only), and the next response that declares a size it fits grows into it instead of a
+/// new block. glibc's `free` trims only after freeing a block of 64 KiB or more, so smaller
+/// bodies are not kept. The spare is one body per connection, let go when the loop sleeps with
+/// no stream open and when the connection ends.
 extension ConnectionLoop {
     /// The smallest body worth keeping: glibc's free trims the arena only after freeing a block
     /// of at least this size (its `FASTBIN_CONSOLIDATION_THRESHOLD`).

@@ -5,8 +5,8 @@ import AuthRPCSystem
 /// ``answer()`` submits it and waits. A caller that cannot afford that async frame does what it
 /// does in its own: inside `withTaskCancellationHandler`, ``submit(answeringTo:)`` exactly once
 /// from the operation's `withUnsafeContinuation`, and ``cancel()`` from the cancellation
-/// handler; right after the continuation returns, ``received()`` and ``keepBody(of:)``. The I/O thread resumes
-/// the continuation exactly once: with the response, the stream's failure, or
+/// handler; right after the continuation returns, ``received()`` and ``keepBody(of:)``. The I/O
+/// thread resumes the continuation exactly once: with the response, the stream's failure, or
 /// ``TransportFailure/cancelled`` after a cancel.
 package struct HTTP2Exchange: Sendable {
     /// The answer, and whether the response's final header block had arrived by then (after a
