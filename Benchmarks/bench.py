@@ -315,6 +315,7 @@ def quick_memory(arguments, runner, server):
     print(f"\nmemory per call in flight ({arguments.in_flight:,} parked, h2c, medians of {QUICK_MEMORY_ROUNDS} rounds): "
           f"authrpc {figures['authrpc_rss']:.0f} B, bare continuation {figures['baseline_rss']:.0f} B, "
           f"library's own {figures['own_rss']:.0f} B (heap {figures['own_heap']:.0f} B)")
+    print("\n".join("  " + line for line in report.held_blocks_table(records) if line))
     return figures["own_rss"]
 
 

@@ -356,7 +356,7 @@ def memory(results):
              f"{n:,} calls in flight at once on one h2c connection: the grpc-c++ server parks every call that carries "
              "`x-bench-hold` until BenchClient, having seen the server count all of them (`x-bench-control: held`), "
              "measures and releases them (`x-bench-control: release`). The baseline is the same process (same channel, "
-             f"same warm-up) with {n:,} tasks each waiting on a bare `UnsafeContinuation`, reached through the same protocol call as the held calls (`UnaryCaller.heldCall()`), so the harness's own frames count on both sides. RSS from /proc/self/statm; "
+             f"same warm-up) with {n:,} tasks each waiting on a bare `UnsafeContinuation`, reached through the same protocol call as the held calls (`UnaryCaller.heldCall()`), so the harness's task and that call count on both sides. RSS from /proc/self/statm; "
              "heap = bytes in live malloc blocks (allocator-sized) from the preloaded counter. Medians of "
              f"{results['settings']['rounds']} interleaved rounds.", "",
              "| shape | RSS growth per call | heap growth per call | mallocs per call while parking |", "|---|---|---|---|"]
@@ -370,6 +370,48 @@ def memory(results):
         lines.append(f"| C-core CQ calls in flight (C++ 1.51; no task per call, so all its own) | "
                      f"{figures['ccore-cq_rss']:.0f} B | {figures['ccore-cq_heap']:.0f} B | {figures['ccore-cq_mallocs']:.1f} |")
     lines += ["", f"Target: < 2 KiB (2,048 B) of the library's own per call in flight: {verdict(figures['own_rss'] < 2 * KIB)}.", ""]
+    lines += held_blocks_table(results.get("inflight", []))
+    return lines
+
+
+# The live-block counter's bucket width (MallocCounter.h: MALLOC_COUNTER_BLOCK_STEP).
+BLOCK_STEP = 16
+# The bucket of the concurrency runtime's task-allocator slabs (a 1,016-byte malloc).
+SLAB_BUCKET = 1008
+
+
+def held_blocks(records, impl):
+    """The median, over rounds, of how many more live blocks of each size bucket `impl` held per
+    call while its calls were parked (BenchClient's `held_blocks_per_call`); buckets a round left
+    out count as 0 in it."""
+    rounds = [r["held_blocks_per_call"] for r in records if r.get("impl") == impl and "held_blocks_per_call" in r]
+    buckets = {int(key) for counts in rounds for key in counts}
+    return {bucket: statistics.median(counts.get(str(bucket), 0.0) for counts in rounds) for bucket in buckets}
+
+
+def held_blocks_table(records):
+    """What a parked call holds, block by block: authrpc's live blocks against the baseline's, by
+    allocator size. Empty when the runs did not count blocks."""
+    base, mine = held_blocks(records, "baseline"), held_blocks(records, "authrpc")
+    if not base or not mine:
+        return []
+    rows = []
+    for bucket in base.keys() | mine.keys():
+        own = mine.get(bucket, 0.0) - base.get(bucket, 0.0)
+        if abs(own) >= 0.05:
+            rows.append((own * (bucket + BLOCK_STEP / 2), bucket, own))
+    rows.sort(reverse=True)
+    lines = ["What a parked call holds, block by block (the preloaded counter's live blocks by allocator size, "
+             f"{BLOCK_STEP}-byte buckets; medians over the rounds of the growth per parked call):", "",
+             "| allocator size | baseline | authrpc | authrpc − baseline | ≈ bytes |", "|---|---|---|---|---|"]
+    for size, bucket, own in rows:
+        name = f"{bucket:,}–{bucket + BLOCK_STEP - 1:,} B"
+        if bucket == SLAB_BUCKET:
+            name += " (task-allocator slabs)"
+        lines.append(f"| {name} | {base.get(bucket, 0.0):.2f} | {mine.get(bucket, 0.0):.2f} | {own:+.2f} | {size:+,.0f} |")
+    total = sum(size for size, _, _ in rows)
+    lines += ["", f"The library's own blocks come to about {total:,.0f} B a parked call in the allocator's sizes; "
+              "the RSS figure above also carries the heap's page-level slack.", ""]
     return lines
 
 

@@ -57,6 +57,46 @@ PROBE = textwrap.dedent("""
     }
     """)
 
+# Blocks of two sizes held between two live-block copies, then freed: the buckets they fall in.
+LIVE_PROBE = textwrap.dedent("""
+    #define _GNU_SOURCE
+    #include <dlfcn.h>
+    #include <malloc.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include "MallocCounter.h"
+
+    static int64_t first[MALLOC_COUNTER_BLOCK_BUCKETS], held[MALLOC_COUNTER_BLOCK_BUCKETS],
+        last[MALLOC_COUNTER_BLOCK_BUCKETS];
+
+    int main(void) {
+        uint64_t (*copy)(int64_t *, uint64_t) = (uint64_t (*)(int64_t *, uint64_t))dlsym(RTLD_DEFAULT, "malloc_counter_live_blocks");
+        if (copy == NULL) return 3;
+        void *volatile small[7], *volatile large[3];
+        if (copy(first, MALLOC_COUNTER_BLOCK_BUCKETS) != MALLOC_COUNTER_BLOCK_BUCKETS) return 4;
+        for (int i = 0; i < 7; i++) small[i] = malloc(40);
+        for (int i = 0; i < 3; i++) large[i] = malloc(1000);
+        void *volatile moved = malloc(40);
+        moved = realloc(moved, 1000);  /* leaves the small bucket for the large one */
+        copy(held, MALLOC_COUNTER_BLOCK_BUCKETS);
+        for (int i = 0; i < 7; i++) free(small[i]);
+        for (int i = 0; i < 3; i++) free(large[i]);
+        free(moved);
+        copy(last, MALLOC_COUNTER_BLOCK_BUCKETS);
+        size_t small_bucket = malloc_usable_size(small[0] = malloc(40)) / MALLOC_COUNTER_BLOCK_STEP;
+        size_t large_bucket = malloc_usable_size(large[0] = malloc(1000)) / MALLOC_COUNTER_BLOCK_STEP;
+        long long others = 0;
+        for (size_t i = 0; i < MALLOC_COUNTER_BLOCK_BUCKETS; i++) {
+            if (i != small_bucket && i != large_bucket) others += llabs(held[i] - first[i]);
+        }
+        long long back = 0;
+        for (size_t i = 0; i < MALLOC_COUNTER_BLOCK_BUCKETS; i++) back += llabs(last[i] - first[i]);
+        printf("%lld %lld %lld %lld\\n", (long long)(held[small_bucket] - first[small_bucket]),
+               (long long)(held[large_bucket] - first[large_bucket]), others, back);
+        return 0;
+    }
+    """)
+
 
 class MallocCounterTests(unittest.TestCase):
     @classmethod
@@ -72,6 +112,11 @@ class MallocCounterTests(unittest.TestCase):
         cls.probe = os.path.join(cls.work, "probe")
         # -O0 and -fno-builtin: the compiler must not elide a malloc/free pair.
         subprocess.run(["cc", "-O0", "-fno-builtin", "-I", include, probe, "-o", cls.probe], check=True)
+        live_probe = os.path.join(cls.work, "live_probe.c")
+        with open(live_probe, "w") as handle:
+            handle.write(LIVE_PROBE)
+        cls.live_probe = os.path.join(cls.work, "live_probe")
+        subprocess.run(["cc", "-O0", "-fno-builtin", "-I", include, live_probe, "-o", cls.live_probe], check=True)
 
     def run_probe(self, env):
         return subprocess.run([self.probe], capture_output=True, text=True, env={**os.environ, **env})
@@ -85,6 +130,16 @@ class MallocCounterTests(unittest.TestCase):
         self.assertEqual(frees, 104)  # free(NULL) is not a free
         self.assertEqual(asked, 100 * 24 + 80 + 16 + 4096 + 128 + 256)
         self.assertEqual(live, 0)  # every block was freed
+
+    def test_counts_live_blocks_by_size_and_lets_them_go_when_freed(self):
+        result = subprocess.run([self.live_probe], capture_output=True, text=True,
+                                env={**os.environ, "LD_PRELOAD": self.library})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        small, large, others, back = (int(x) for x in result.stdout.split())
+        self.assertEqual(small, 7)  # the eighth small block was grown into a large one
+        self.assertEqual(large, 4)
+        self.assertEqual(others, 0)
+        self.assertEqual(back, 0)  # every block freed: every bucket as before
 
     def test_without_the_preload_there_is_nothing_to_read(self):
         self.assertEqual(self.run_probe({"LD_PRELOAD": ""}).returncode, 3)
@@ -462,6 +517,32 @@ class CCoreReportTests(unittest.TestCase):
         lines = report.small_calls({"load": load, "allocations": []})
         self.assertTrue(any("| C-core CQ (C++ 1.51) |" in line and "| 10.0 |" in line for line in lines), lines)
         self.assertTrue(any("| C-core callback (C++ 1.51) |" in line for line in lines))
+
+
+class HeldBlocksReportTests(unittest.TestCase):
+    @staticmethod
+    def rounds(*authrpc_slabs):
+        """One baseline and one authrpc record a round; authrpc holds a stream block in every
+        round but the last and the given number of slabs."""
+        records = []
+        for index, slabs in enumerate(authrpc_slabs):
+            records.append({"impl": "baseline", "held_blocks_per_call": {"64": 1.2, "1008": 1.0}})
+            mine = {"64": 1.2, "1008": slabs}
+            if index < len(authrpc_slabs) - 1:
+                mine["304"] = 1.0
+            records.append({"impl": "authrpc", "held_blocks_per_call": mine})
+        return records
+
+    def test_names_the_blocks_authrpc_holds_beyond_the_baseline_largest_first(self):
+        lines = report.held_blocks_table(self.rounds(2.0, 2.0, 3.0))
+        rows = [line for line in lines if line.startswith("| ") and "B" in line.split("|")[1]]
+        self.assertEqual(rows[0], "| 1,008–1,023 B (task-allocator slabs) | 1.00 | 2.00 | +1.00 | +1,016 |")
+        self.assertEqual(rows[1], "| 304–319 B | 0.00 | 1.00 | +1.00 | +312 |")  # median: 1, 1, 0
+        self.assertEqual(len(rows), 2)  # the 64-byte blocks are the same on both sides
+        self.assertIn("about 1,328 B a parked call", lines[-2])
+
+    def test_runs_that_did_not_count_blocks_write_no_table(self):
+        self.assertEqual(report.held_blocks_table([{"impl": "authrpc"}, {"impl": "baseline"}]), [])
 
 
 class H2loadPerCallTests(unittest.TestCase):

@@ -10,8 +10,13 @@ enum InFlightRun {
         for _ in 0..<warmup { try await caller.call() }
         let lot = ParkingLot(capacity: baseline ? calls : 0)
         // The baseline's tasks reach their continuation through the same protocol call, so the
-        // harness's own frames count on both sides.
+        // harness's task and its call through `UnaryCaller` count on both sides (the held call's
+        // own frame differs: a call to the library holds its request and its result's room).
         let holder: any UnaryCaller = baseline ? ParkedCaller(lot: lot) : caller
+        // Room for both live-block copies, made before either snapshot.
+        var blocksBefore = [Int64](repeating: 0, count: MallocCounts.blockBuckets)
+        var blocksHeld = blocksBefore
+        let counted = MallocCounts.copyLiveBlocks(into: &blocksBefore)
         let before = Snapshot()
         var held = before
         var released = 0
@@ -28,6 +33,7 @@ enum InFlightRun {
             }
             try await Task.sleep(for: .milliseconds(200))  // let the last replies and wake-ups settle
             held = Snapshot()
+            _ = MallocCounts.copyLiveBlocks(into: &blocksHeld)
             released = baseline ? lot.releaseAll() : try await caller.control("release")
         }
         guard released == calls else {
@@ -44,7 +50,22 @@ enum InFlightRun {
             result["heap_growth_per_call_bytes"] = Double(end.liveBytes - start.liveBytes) / n
             result["mallocs_per_call_held"] = Double(end.allocations - start.allocations) / n
         }
+        if counted {
+            result["held_blocks_per_call"] = heldBlocks(from: blocksBefore, to: blocksHeld, calls: n)
+        }
         return result
+    }
+
+    /// How many more live blocks of each size there were per call while the calls were held,
+    /// keyed by the first byte count of their bucket; buckets that moved by under 0.05 a call
+    /// are left out (the runtime's and the harness's stray blocks).
+    private static func heldBlocks(from before: [Int64], to held: [Int64], calls: Double) -> [String: Double] {
+        var growth: [String: Double] = [:]
+        for (index, (start, end)) in zip(before, held).enumerated() {
+            let perCall = Double(end - start) / calls
+            if abs(perCall) >= 0.05 { growth[String(index * MallocCounts.blockStep)] = perCall }
+        }
+        return growth
     }
 
     /// The process's memory at one moment.

@@ -39,6 +39,28 @@ struct MallocCounts {
         }
     }
 
+    private typealias LiveBlocks = @convention(c) (UnsafeMutablePointer<Int64>, UInt64) -> UInt64
+
+    /// `malloc_counter_live_blocks`, found by name in the preloaded library.
+    private static let liveBlocks: LiveBlocks? = {
+        guard let symbol = dlsym(nil, "malloc_counter_live_blocks") else { return nil }
+        return unsafeBitCast(symbol, to: LiveBlocks.self)
+    }()
+
+    /// Live blocks by allocator size (MallocCounter.h's buckets), copied into `buckets`, whose
+    /// storage is made beforehand so that reading allocates nothing; false without the counter.
+    static func copyLiveBlocks(into buckets: inout [Int64]) -> Bool {
+        guard let liveBlocks else { return false }
+        let copied = buckets.withUnsafeMutableBufferPointer { liveBlocks($0.baseAddress!, UInt64($0.count)) }
+        buckets.removeLast(buckets.count - Int(copied))
+        return true
+    }
+
+    /// The bytes each live-block bucket starts at (MALLOC_COUNTER_BLOCK_STEP), and how many
+    /// buckets there are.
+    static let blockStep = 16
+    static let blockBuckets = 4096
+
     /// Per-call figures between two snapshots, as JSON fields.
     static func perCall(from before: MallocCounts?, to after: MallocCounts?, calls: Int) -> [String: Any] {
         guard let before, let after, calls > 0 else { return [:] }

@@ -2,7 +2,8 @@
 // library is replaced by one that bumps a counter and calls the next definition in link order
 // (glibc's, or the jemalloc that h2load links). Counting is always on; BenchClient reads the
 // counters before and after its timed calls (malloc_counter_snapshot), so warm-up and setup fall
-// outside its figure.
+// outside its figure. Live blocks are also kept by size (malloc_counter_live_blocks), so a
+// moment's growth can be named block by block.
 //
 // When MALLOC_COUNTER_REPORT names a file, the whole process's counts are written there as JSON
 // at exit: that is how h2load, which cannot call us, is counted.
@@ -25,6 +26,8 @@ static _Atomic uint64_t allocations, reallocations, frees, bytes;
 // Bytes in live blocks, as the allocator sized them (malloc_usable_size): the heap this process
 // holds, without RSS's page granularity.
 static _Atomic int64_t live_bytes;
+// The same live blocks counted by size (malloc_counter_live_blocks).
+static _Atomic int64_t live_blocks[MALLOC_COUNTER_BLOCK_BUCKETS];
 
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
@@ -73,13 +76,24 @@ static inline void count_allocation(size_t size) {
     atomic_fetch_add_explicit(&bytes, size, memory_order_relaxed);
 }
 
+static inline _Atomic int64_t *bucket(size_t usable) {
+    size_t index = usable / MALLOC_COUNTER_BLOCK_STEP;
+    return &live_blocks[index < MALLOC_COUNTER_BLOCK_BUCKETS ? index : MALLOC_COUNTER_BLOCK_BUCKETS - 1];
+}
+
 static inline void *count_live(void *pointer) {
-    if (pointer != NULL) atomic_fetch_add_explicit(&live_bytes, (int64_t)malloc_usable_size(pointer), memory_order_relaxed);
+    if (pointer != NULL) {
+        size_t usable = malloc_usable_size(pointer);
+        atomic_fetch_add_explicit(&live_bytes, (int64_t)usable, memory_order_relaxed);
+        atomic_fetch_add_explicit(bucket(usable), 1, memory_order_relaxed);
+    }
     return pointer;
 }
 
 static inline void count_dead(void *pointer) {
-    atomic_fetch_sub_explicit(&live_bytes, (int64_t)malloc_usable_size(pointer), memory_order_relaxed);
+    size_t usable = malloc_usable_size(pointer);
+    atomic_fetch_sub_explicit(&live_bytes, (int64_t)usable, memory_order_relaxed);
+    atomic_fetch_sub_explicit(bucket(usable), 1, memory_order_relaxed);
 }
 
 void *malloc(size_t size) {
@@ -124,7 +138,10 @@ void *realloc(void *pointer, size_t size) {
     size_t before = malloc_usable_size(pointer);
     void *moved = next_realloc(pointer, size);
     if (moved != NULL) {
-        atomic_fetch_add_explicit(&live_bytes, (int64_t)malloc_usable_size(moved) - (int64_t)before, memory_order_relaxed);
+        size_t after = malloc_usable_size(moved);
+        atomic_fetch_add_explicit(&live_bytes, (int64_t)after - (int64_t)before, memory_order_relaxed);
+        atomic_fetch_sub_explicit(bucket(before), 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(bucket(after), 1, memory_order_relaxed);
     }
     return moved;
 }
@@ -185,6 +202,14 @@ void malloc_counter_snapshot(struct malloc_counts *out) {
     out->frees = atomic_load_explicit(&frees, memory_order_relaxed);
     out->bytes = atomic_load_explicit(&bytes, memory_order_relaxed);
     out->live_bytes = atomic_load_explicit(&live_bytes, memory_order_relaxed);
+}
+
+uint64_t malloc_counter_live_blocks(int64_t *out, uint64_t capacity) {
+    uint64_t count = capacity < MALLOC_COUNTER_BLOCK_BUCKETS ? capacity : MALLOC_COUNTER_BLOCK_BUCKETS;
+    for (uint64_t index = 0; index < count; index++) {
+        out[index] = atomic_load_explicit(&live_blocks[index], memory_order_relaxed);
+    }
+    return count;
 }
 
 __attribute__((destructor)) static void report_at_exit(void) {
