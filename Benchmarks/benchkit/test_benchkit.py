@@ -79,12 +79,12 @@ LIVE_PROBE = textwrap.dedent("""
         void *volatile moved = malloc(40);
         moved = realloc(moved, 1000);  /* leaves the small bucket for the large one */
         copy(held, MALLOC_COUNTER_BLOCK_BUCKETS);
+        size_t small_bucket = malloc_usable_size(small[0]) / MALLOC_COUNTER_BLOCK_STEP;
+        size_t large_bucket = malloc_usable_size(large[0]) / MALLOC_COUNTER_BLOCK_STEP;
         for (int i = 0; i < 7; i++) free(small[i]);
         for (int i = 0; i < 3; i++) free(large[i]);
         free(moved);
         copy(last, MALLOC_COUNTER_BLOCK_BUCKETS);
-        size_t small_bucket = malloc_usable_size(small[0] = malloc(40)) / MALLOC_COUNTER_BLOCK_STEP;
-        size_t large_bucket = malloc_usable_size(large[0] = malloc(1000)) / MALLOC_COUNTER_BLOCK_STEP;
         long long others = 0;
         for (size_t i = 0; i < MALLOC_COUNTER_BLOCK_BUCKETS; i++) {
             if (i != small_bucket && i != large_bucket) others += llabs(held[i] - first[i]);

@@ -47,12 +47,12 @@ struct MallocCounts {
         return unsafeBitCast(symbol, to: LiveBlocks.self)
     }()
 
-    /// Live blocks by allocator size (MallocCounter.h's buckets), copied into `buckets`, whose
-    /// storage is made beforehand so that reading allocates nothing; false without the counter.
+    /// Live blocks by allocator size (MallocCounter.h's buckets), copied into `buckets` (made
+    /// with ``blockBuckets`` elements beforehand, so that reading allocates nothing); false
+    /// without the counter.
     static func copyLiveBlocks(into buckets: inout [Int64]) -> Bool {
         guard let liveBlocks else { return false }
-        let copied = buckets.withUnsafeMutableBufferPointer { liveBlocks($0.baseAddress!, UInt64($0.count)) }
-        buckets.removeLast(buckets.count - Int(copied))
+        _ = buckets.withUnsafeMutableBufferPointer { liveBlocks($0.baseAddress!, UInt64($0.count)) }
         return true
     }
 
