@@ -20,6 +20,10 @@ package struct HTTP2Request: Sendable {
     /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
     /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
+    /// An empty buffer whose storage the response body starts in (a caller's kept one, see
+    /// `ThreadBufferCache`); the stream takes it over when it takes the request. Without
+    /// storage, the body is allocated when its first bytes arrive.
+    package var responseBuffer: [UInt8]
 }
 
 // The initializers delegate to the memberwise one, declared apart so that it exists: a struct
@@ -38,23 +42,27 @@ extension HTTP2Request {
             head: nil,
             body: body,
             deadline: deadline,
-            maxResponseBodyBytes: maxResponseBodyBytes
+            maxResponseBodyBytes: maxResponseBodyBytes,
+            responseBuffer: []
         )
     }
 
-    /// A request whose header fields are laid out from `head` when it is submitted.
+    /// A request whose header fields are laid out from `head` when it is submitted; its
+    /// response body starts in `responseBuffer`'s storage.
     package init(
         head: HTTP2RequestHead,
         body: [UInt8],
         deadline: ContinuousTime? = nil,
-        maxResponseBodyBytes: Int = .max
+        maxResponseBodyBytes: Int = .max,
+        responseBuffer: [UInt8] = []
     ) {
         self.init(
             headerBlock: HTTP2HeaderBlock(),
             head: head,
             body: body,
             deadline: deadline,
-            maxResponseBodyBytes: maxResponseBodyBytes
+            maxResponseBodyBytes: maxResponseBodyBytes,
+            responseBuffer: responseBuffer
         )
     }
 

@@ -76,6 +76,13 @@ final class HTTP2Stream: @unchecked Sendable {
 
     init(request: HTTP2Request) {
         self.request = request
+        takeResponseBuffer()
+    }
+
+    /// The response body starts in the buffer the request brought, moved (not copied, so the
+    /// body's first append writes into it in place).
+    private func takeResponseBuffer() {
+        swap(&body, &request.responseBuffer)
     }
 
     /// Request body and response bytes this stream holds.
@@ -151,6 +158,7 @@ final class HTTP2Stream: @unchecked Sendable {
     /// The calling task's exchange on a stream taken from the spare ones.
     func carry(_ request: consuming HTTP2Request) {
         self.request = request
+        takeResponseBuffer()
     }
 
     /// Readies an ended stream for another exchange (on the I/O thread, before it is left in the
