@@ -273,7 +273,7 @@ extension Channel {
             }
             exchange.received()
             exchange.keepBody(of: answer.result)
-            if let payload = acceptedAtOnce(acceptance, answer.result) {
+            if let payload = acceptedAtOnce(acceptance, answer.result, sent: body) {
                 return payload
             }
             start = .settle(token: token, result: answer.result, headersReceived: answer.afterHeaders)
@@ -371,10 +371,17 @@ extension Channel {
 
     /// The first attempt's answer when it is the message (what `settle` returns for it, without
     /// anything to record for a retry); nil when `settle` must decide.
+    ///
+    /// The request (`sent`) is not sent again then, and the response body is about to be parsed:
+    /// both buffers are kept for the thread's next call (``ThreadBufferCache``). This call still
+    /// holds them until it returns, which is before the thread's next call can take them (no
+    /// await lies between); should anything still hold one then, the taker's first write copies
+    /// it.
     @inline(never)
     private func acceptedAtOnce(
         _ acceptance: Acceptance,
-        _ result: Result<HTTP2Response, TransportFailure>
+        _ result: Result<HTTP2Response, TransportFailure>,
+        sent request: [UInt8]
     ) -> ResponsePayload? {
         guard case .success(let response) = result,
             case .success(let payload) = ResponseDecoder.payload(
@@ -383,6 +390,8 @@ extension Channel {
             )
         else { return nil }
         if acceptance.hasRetryPolicy { retryThrottle?.recordSuccess() }
+        ThreadBufferCache.keep(request)
+        ThreadBufferCache.keep(response.body)
         return payload
     }
 
@@ -822,7 +831,9 @@ extension Channel {
             deadline: call.deadline,
             // Room for the prefix; a longer body is either too large or more than one message.
             maxResponseBodyBytes: call.options.maxResponseMessageBytes > Int.max - Framing.prefixLength
-                ? Int.max : call.options.maxResponseMessageBytes + Framing.prefixLength
+                ? Int.max : call.options.maxResponseMessageBytes + Framing.prefixLength,
+            // The body is gathered into a buffer this thread kept from an earlier call.
+            responseBuffer: ThreadBufferCache.takeLargest()
         )
     }
 

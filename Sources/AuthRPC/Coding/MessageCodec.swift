@@ -1,3 +1,4 @@
+import AuthRPCSystem
 public import SwiftProtobuf
 
 /// Turns request messages into bytes.
@@ -63,10 +64,11 @@ private struct BytesBehindPrefix: SwiftProtobufContiguousBytes {
     var framed: [UInt8]
 
     init(repeating byte: UInt8, count: Int) {
-        // Not `Array(repeating:count:)`: that allocates through the standard library's
-        // unspecialized path, which looks `_ContiguousArrayStorage<UInt8>`'s metadata up at run
-        // time (about 300 instructions a call); `reserveCapacity` is specialized here.
-        framed = []
+        // A buffer the thread kept from its last call when one fits (ThreadBufferCache).
+        // Not `Array(repeating:count:)` otherwise: that allocates through the standard
+        // library's unspecialized path, which looks `_ContiguousArrayStorage<UInt8>`'s metadata
+        // up at run time (about 300 instructions a call); `reserveCapacity` is specialized here.
+        framed = ThreadBufferCache.take(minimumCapacity: messagePrefixLength + count)
         framed.reserveCapacity(messagePrefixLength + count)
         framed.append(contentsOf: repeatElement(byte, count: messagePrefixLength + count))
     }
