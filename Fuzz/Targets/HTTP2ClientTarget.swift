@@ -21,6 +21,8 @@ enum HTTP2ClientTarget {
     static let stepTimeout: Int32 = 5_000
     /// The request's response body limit (the gRPC default message limit and its prefix).
     static let maxResponseBodyBytes = (4 << 20) + 5
+    /// The room of the buffer lent to the response body (a call lends one its thread kept).
+    static let lentResponseBytes = 64
 
     static func run(_ bytes: [UInt8]) throws(OracleViolation) {
         _ = try play(bytes)
@@ -105,7 +107,7 @@ enum HTTP2ClientTarget {
                 closed.signal()
                 return
             }
-            let request = HTTP2Request(
+            var request = HTTP2Request(
                 scheme: tls == nil ? "http" : "https",
                 authority: "fuzz.test",
                 path: "/fuzz.Fuzz/Call",
@@ -116,8 +118,11 @@ enum HTTP2ClientTarget {
                 body: Framing.frame(Array("hello".utf8), compressed: false),
                 maxResponseBodyBytes: HTTP2ClientTarget.maxResponseBodyBytes
             )
+            // A lent buffer for the body to start in, as a call's kept one is: hostile bodies
+            // that fit it and ones that outgrow it.
+            request.responseBuffer.reserveCapacity(HTTP2ClientTarget.lentResponseBytes)
             do {
-                let response = try await connection.send(request)
+                let response = try await connection.send(consume request)
                 if response.body.count > HTTP2ClientTarget.maxResponseBodyBytes {
                     violation.withLock {
                         $0 = OracleViolation("a response body of \(response.body.count) bytes passed the limit")
