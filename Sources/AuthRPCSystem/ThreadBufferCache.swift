@@ -12,8 +12,9 @@ internal import Darwin
 /// back to the other thread's arena (past the per-thread cache) on both ends. With it, a call
 /// takes its request buffer (the smallest kept that fits) and its response buffer (the
 /// largest kept) from the calling thread, and gives both back once its answer is accepted (the
-/// connection is done with both by then), for the next call the thread runs. Nothing here is shared between threads, so there is no lock:
-/// a buffer taken on one thread and given back on another moves with the call.
+/// connection is done with both by then), for the next call the thread runs. Nothing here is
+/// shared between threads, so there is no lock: a buffer taken on one thread and given back on
+/// another moves with the call.
 ///
 /// Bounded: at most ``buffersKept`` buffers a thread, none larger than
 /// ``largestCapacityKept`` bytes (32 KiB a thread at most), freed when the thread exits.
@@ -42,13 +43,7 @@ package enum ThreadBufferCache {
     /// fewer than ``buffersKept`` and the buffer is no larger than ``largestCapacityKept``.
     package static func keep(_ buffer: [UInt8]) {
         guard buffer.capacity > 0, buffer.capacity <= largestCapacityKept else { return }
-        Shelf.withCurrent { shelf in
-            if let shelf {
-                shelf.keep(buffer)
-            } else {
-                Shelf.makeCurrent().keep(buffer)
-            }
-        }
+        Shelf.withCurrent { ($0 ?? Shelf.makeCurrent()).keep(buffer) }
     }
 
     /// How many buffers the calling thread keeps (for tests).
@@ -99,7 +94,7 @@ private final class Shelf {
 
     /// The smallest buffer of at least `minimumCapacity` bytes (the largest, when `largest`),
     /// emptied; the last slot's buffer moves into its place.
-    func take(minimumCapacity: Int, largest: Bool = false) -> [UInt8] {
+    func take(minimumCapacity: Int, largest: Bool) -> [UInt8] {
         var chosen = -1
         var chosenCapacity = 0
         for index in 0..<count {

@@ -46,7 +46,6 @@ struct ResponseBufferTests {
     @Test("a spare stream carrying a new request takes that request's buffer")
     func spareStream() {
         let stream = HTTP2Stream(request: HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: []))
-        stream.completion = nil
         stream.resetForReuse()
         let (request, storage) = Self.lending(128)
         stream.carry(consume request)
