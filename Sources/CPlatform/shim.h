@@ -1,10 +1,11 @@
-// Platform calls Swift's Glibc/Darwin modules do not export (the I/O loop's wake-up, its name,
+// Platform calls Swift's Glibc/Darwin modules do not export (the I/O loop's wake-up and timer, its name,
 // accepting a connection), and starting a child process without a shell.
 #ifndef CPLATFORM_SHIM_H
 #define CPLATFORM_SHIM_H
 
 #ifdef __linux__
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/prctl.h>
 #include <stddef.h>
 #include <sys/socket.h>
