@@ -167,6 +167,18 @@ package final class HTTP2Connection: Sendable {
         }
     }
 
+    /// `true` while the connection's I/O thread sleeps with no stream open and would let the
+    /// next submit write its stream from the caller's own thread.
+    package var lendsSession: Bool {
+        loop.inbox.withLock { $0.lendable }
+    }
+
+    /// How many streams so far were submitted and written from their caller's thread while the
+    /// I/O thread slept.
+    package var sessionLoans: Int {
+        loop.inbox.withLock { $0.loans }
+    }
+
     /// Runs `job` on this connection's I/O thread, between its reads and its write, as
     /// `executor`. Returns false when the thread runs no more jobs (the connection has ended);
     /// the caller must then run the job elsewhere.

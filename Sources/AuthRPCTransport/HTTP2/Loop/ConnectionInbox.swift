@@ -1,3 +1,5 @@
+import AuthRPCSystem
+
 /// A job of a task that prefers the connection's thread, with the executor it runs on.
 struct ScheduledJob: Sendable {
     let job: UnownedJob
@@ -27,6 +29,20 @@ struct ConnectionInbox {
     var polling = true
     /// A wake-up was signalled and the loop has not yet taken the commands.
     var wakePending = false
+    /// The I/O thread sleeps in poll(2) and has finished with its state until it wakes: a caller
+    /// on another thread may borrow the session to submit its stream there and then
+    /// (ConnectionLoop+SessionLoan). Set only with nothing queued and nothing left to write.
+    var lendable = false
+    /// A caller holds the session; the I/O thread touches none of its state until it is back.
+    var lent = false
+    /// How many times a caller has borrowed the session.
+    var loans = 0
+    /// The I/O thread woke while the session was lent and sleeps until the borrower signals its
+    /// return.
+    var ownerWaiting = false
+    /// When the sleeping I/O thread's poll(2) times out by itself (nil: it does not), so that a
+    /// borrower knows whether its stream's deadline comes first.
+    var sleepsUntil: ContinuousTime?
     /// Streams of ended exchanges, reset by the I/O thread, for the next submits to take instead
     /// of allocating: at most `ConnectionLoop.spareStreamLimit`, cut to two whenever the loop
     /// sleeps with no stream open, emptied when the connection ends.

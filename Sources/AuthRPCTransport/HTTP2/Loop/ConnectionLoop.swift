@@ -31,15 +31,18 @@ package enum HTTP2ConnectionEvent: Sendable {
     case closed(TransportFailure?)
 }
 
-/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session,
-/// and is the only thread that ever calls nghttp2 or OpenSSL for this connection.
+/// The I/O thread of one connection: owns the socket, the TLS session and the nghttp2 session.
+/// Only the thread that holds the session calls nghttp2 or OpenSSL for this connection: the I/O
+/// thread, or, while it sleeps in poll(2), a caller that borrowed the session to submit its
+/// stream (ConnectionLoop+SessionLoan).
 ///
 /// Each turn: drain commands, read the socket and feed nghttp2, expire deadlines, run the jobs of
 /// tasks that prefer this thread (and take the requests they made), then gather every pending
 /// frame from nghttp2 into one buffer and write it with one `send`.
 final class ConnectionLoop: @unchecked Sendable {
     // Sendable because everything but `inbox` (a Locked) and the immutable lets is touched only by
-    // the I/O thread, from `run()` and the nghttp2 callbacks it triggers.
+    // the thread that holds the session, from `run()` and the nghttp2 callbacks it triggers, or
+    // from a loan's submit; the inbox's lock orders each hand-over (ConnectionLoop+SessionLoan).
     let route: ConnectionRoute
     /// The name TLS verifies and sends in SNI (unless the configuration overrides it).
     let serverName: String
@@ -64,6 +67,14 @@ final class ConnectionLoop: @unchecked Sendable {
     /// The address the socket connected to, set before the connection is reported ready.
     let peer = Locked<SocketAddress?>(nil)
     let wakeup: Wakeup
+    /// Armed by a borrower whose stream's deadline comes before the sleeping thread would wake
+    /// (nil where the platform has no such timer: the borrower wakes the thread instead).
+    let wakeTimer = WakeTimer()
+    /// When `wakeTimer` goes off, while it is armed.
+    var wakeTimerArmedFor: ContinuousTime?
+    /// Why a borrower's write failed: the I/O thread ends the connection with it when it takes
+    /// the session back.
+    var loanFailure: TransportFailure?
     private let onEvent: @Sendable (HTTP2ConnectionEvent) -> Void
 
     private var socket: StreamSocket?
@@ -91,7 +102,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private var unaryStreamsOpen = 0
     var streamingCallsOpen = 0
     /// No stream of either kind is open.
-    private var noStreamOpen: Bool {
+    var noStreamOpen: Bool {
         assert(
             unaryStreamsOpen == streams.count && streamingCallsOpen == streamingCalls.count,
             "the open-stream counts follow their tables"
@@ -160,7 +171,7 @@ final class ConnectionLoop: @unchecked Sendable {
     private var lastReceive = ContinuousTime.now
     private var pingSentAt: ContinuousTime?
     /// Since when no stream has been open (with an idle timeout only).
-    private var idleSince: ContinuousTime?
+    var idleSince: ContinuousTime?
 
     init(
         route: ConnectionRoute,
@@ -368,27 +379,38 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     private func loop() {
-        // The socket and the wake-up descriptor, as `poll` takes them: one array for the
-        // connection's life, refilled each turn, so the loop allocates nothing to wait. A local,
-        // so its accesses are checked at compile time.
-        var pollSet = [pollfd](repeating: pollfd(), count: 2)
+        // The socket, the wake-up descriptor and the wake timer (where there is one), as `poll`
+        // takes them: one array for the connection's life, refilled each turn, so the loop
+        // allocates nothing to wait. A local, so its accesses are checked at compile time.
+        var pollSet = [pollfd](repeating: pollfd(), count: wakeTimer == nil ? 2 : 3)
         // The reading of the clock the last turn ran on. The next sleep is timed from it rather
         // than from a reading of its own (a call into the runtime on every sleep): it is older by
         // the time the turn took, microseconds on a call's path, so a timer fires that much
         // later, never earlier.
         var now = ContinuousTime.now
         while closeReason == nil {
-            let timeout = readyToSleep() ? pollTimeout(now: now) : 0
+            let wake = nextWake()
             pollSet[0] = pollfd(
                 fd: socket!.fd,
                 events: Int16(POLLIN) | (output.isEmpty ? 0 : Int16(POLLOUT)),
                 revents: 0
             )
             pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pollSet, 2, timeout)
-            if ready < 0 && errno != EINTR {
-                close(.connectionClosed(reason: "poll failed: \(Errno.describe(errno))", streamWasSent: true))
+            if let wakeTimer { pollSet[2] = pollfd(fd: wakeTimer.fd, events: Int16(POLLIN), revents: 0) }
+            // The last touch of the loop's state before poll(2): from here until the session is
+            // reclaimed, a caller may hold it.
+            let timeout =
+                readyToSleep(until: wake) ? wake.map { LoopClock.pollMilliseconds(from: now, until: $0) } ?? -1 : 0
+            let ready = poll(&pollSet, nfds_t(pollSet.count), timeout)
+            let pollError = ready < 0 ? errno : 0
+            reclaimSession()
+            if pollError != 0 && pollError != EINTR {
+                close(.connectionClosed(reason: "poll failed: \(Errno.describe(pollError))", streamWasSent: true))
                 break
+            }
+            if pollSet.count > 2, pollSet[2].revents != 0 {
+                wakeTimer?.drain()
+                wakeTimerArmedFor = nil
             }
             // One reading of the clock serves the whole turn: what it is used for (a deadline
             // passed, the last bytes' arrival, idleness) takes no harm from the microseconds a
@@ -396,6 +418,10 @@ final class ConnectionLoop: @unchecked Sendable {
             // instants.
             now = ContinuousTime.now
             takeCommands(now: now)
+            if let failure = loanFailure {
+                close(failure)
+                break
+            }
             // Once closing, nothing more is read or written: a flush now could have nghttp2 ask a
             // stream for body bytes after its caller has been answered.
             if closeReason != nil { break }
@@ -428,23 +454,58 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
     /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most and no
-    /// spare body.
-    private func readyToSleep() -> Bool {
+    /// spare body. Asleep with no stream open, nothing to write and no reset to make, it lends
+    /// the session (ConnectionLoop+SessionLoan), telling when it wakes by itself
+    /// (`wake`): once this returns true, the thread touches nothing of the loop's until it has
+    /// reclaimed the session.
+    private func readyToSleep(until wake: ContinuousTime?) -> Bool {
         var released: [HTTP2Stream] = []
+        var body: [UInt8] = []
         let idle = unaryStreamsOpen == 0
+        if idle { swap(&body, &spareBody) }
+        // Lent only to the call that finds the connection idle: with streams open, the calls that
+        // come while this thread waits go out together in its next write, one `send` for all.
+        let lendable = noStreamOpen && output.isEmpty && !resetsPending
         let sleeps = inbox.withLock { inbox in
             guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
             inbox.polling = true
+            if case .ready = inbox.phase {
+                inbox.lendable = lendable
+                inbox.sleepsUntil = wake
+            }
             if idle && inbox.spareStreams.count > Self.idleSpareStreams {
                 swap(&released, &inbox.spareStreams)
                 inbox.spareStreams.append(contentsOf: released.suffix(Self.idleSpareStreams))
             }
             return true
         }
-        // Let go outside the lock.
-        released.removeAll()
-        if sleeps && idle { spareBody = [] }
+        if !sleeps { swap(&body, &spareBody) }
+        // What is let go (the spares over two, the spare body), outside the lock.
         return sleeps
+    }
+
+    /// Takes the session back, first thing after poll(2), from a caller that borrowed it. While
+    /// that caller still holds it, waits for its signal on the wake-up descriptor: never a spin,
+    /// never a lock held across its write. From here on nobody borrows until the next sleep.
+    private func reclaimSession() {
+        while true {
+            let (lent, signalled) = inbox.withLock { inbox -> (Bool, Bool) in
+                inbox.lendable = false
+                guard inbox.lent else { return (false, false) }
+                inbox.ownerWaiting = true
+                // A signal already pending would end the wait at once: cleared first, then the
+                // loan looked at again, so the borrower's own signal is never drained unseen.
+                defer { inbox.wakePending = false }
+                return (true, inbox.wakePending)
+            }
+            guard lent else { return }
+            if signalled {
+                wakeup.drain()
+                continue
+            }
+            var wait = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&wait, 1, -1)
+        }
     }
 
     /// Leaves an ended stream in the inbox for the next submit, unless the spares are full or
@@ -477,9 +538,9 @@ final class ConnectionLoop: @unchecked Sendable {
         if ran { takeCommands(now: now) }
     }
 
-    /// How long poll(2) may sleep: until the nearest deadline, keepalive or idle event, else
-    /// forever.
-    private func pollTimeout(now: ContinuousTime) -> Int32 {
+    /// When poll(2) must wake by itself: at the nearest deadline, keepalive or idle event; nil
+    /// when there is none.
+    func nextWake() -> ContinuousTime? {
         var next = deadlines.nextDeadline
         if let interval = keepaliveInterval, !noStreamOpen {
             let event = pingSentAt?.advanced(by: keepaliveTimeout) ?? lastReceive.advanced(by: interval)
@@ -489,8 +550,7 @@ final class ConnectionLoop: @unchecked Sendable {
             let event = since.advanced(by: timeout)
             next = next.map { min($0, event) } ?? event
         }
-        guard let next else { return -1 }
-        return LoopClock.pollMilliseconds(from: now, until: next)
+        return next
     }
 
     private func shouldStop() -> Bool {
@@ -632,7 +692,7 @@ final class ConnectionLoop: @unchecked Sendable {
         return error.isRetrySafe ? .connectionClosed(reason: error.description, streamWasSent: true) : error
     }
 
-    private func submit(_ stream: HTTP2Stream, now: ContinuousTime) {
+    func submit(_ stream: HTTP2Stream, now: ContinuousTime) {
         guard let session else { return }
         if let closeReason {
             // The submit came in the same batch as an immediate shutdown.
@@ -890,7 +950,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Gathers every frame nghttp2 has ready and writes them with one `send`; what the socket
     /// does not take now waits for POLLOUT.
-    private func flush() throws(TransportFailure) {
+    func flush() throws(TransportFailure) {
         guard let session, let socket else { return }
         let output = self.output
         while true {
@@ -933,7 +993,7 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// Unsent output: over h2c the frames themselves, over TLS their records.
-    private var output: ByteQueue { tls == nil ? frames : records }
+    var output: ByteQueue { tls == nil ? frames : records }
 
     // MARK: - Session
 

@@ -57,12 +57,13 @@ package struct HTTP2Exchange: Sendable {
     }
 
     /// Hands the stream to the I/O thread, which answers `continuation` exactly once (at once,
-    /// with the refusal, when the connection no longer takes streams).
+    /// with the refusal, when the connection no longer takes streams). When that thread sleeps,
+    /// the stream is submitted and written from this one (ConnectionLoop+SessionLoan).
     package func submit(answeringTo continuation: UnsafeContinuation<Answer, Never>) {
         // The stream is still the calling task's alone: set before the inbox's lock orders it
         // before anything the I/O thread does with the stream.
         stream.completion = continuation
-        if let refusal = loop.enqueue(.submit(stream)) {
+        if let refusal = loop.submitFromCaller(stream) {
             stream.finish(.failure(refusal))
         }
     }
