@@ -10,9 +10,11 @@ import Darwin
 /// One HTTP/2 connection (TCP, TLS when configured, one nghttp2 session) that carries many
 /// concurrent request/response exchanges.
 ///
-/// All protocol work happens on the connection's own I/O thread; ``send(_:)`` hands the request
-/// to it and suspends until the response is complete, the stream fails, its deadline passes, or
-/// the calling task is cancelled (the stream is then reset with CANCEL).
+/// Protocol work happens on the connection's own I/O thread; ``send(_:)`` hands the request to
+/// it (or, when that thread sleeps with no stream open, submits and writes it from the calling
+/// thread on the session the thread lends) and suspends until the response is complete, the
+/// stream fails, its deadline passes, or the calling task is cancelled (the stream is then reset
+/// with CANCEL).
 package final class HTTP2Connection: Sendable {
     let loop: ConnectionLoop
 

@@ -88,7 +88,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// unretained, so a stream must outlive every callback that can reach it.
     ///
     /// This table and `deadlines` skip the run-time exclusivity checks (two to four per call
-    /// each): only the I/O thread touches them, and each access is one operation on the
+    /// each): only the thread holding the session touches them, and each access is one operation on the
     /// collection (an insert, a removal, a heap sift) that runs no code able to reach them again.
     /// Their elements are streams, whose deinit touches nothing of the loop's, and moving one
     /// writes only its own slot (`tableSlot`, `deadlineSlot`).
@@ -112,8 +112,8 @@ final class ConnectionLoop: @unchecked Sendable {
     /// The open streams' deadlines (unchecked at run time, as `streams` is and for its reason).
     @exclusivity(unchecked) private var deadlines = DeadlineQueue()
     /// The server's last header block and trailers, which each unary response's are compared
-    /// with as they arrive. Unchecked at run time, as `streams` is: only the I/O thread touches
-    /// it, in one call per received field or block that runs no code able to reach it again.
+    /// with as they arrive. Unchecked at run time, as `streams` is: only the thread holding the
+    /// session touches it, in one call per received field or block that runs no code able to reach it again.
     @exclusivity(unchecked) var repeatedBlocks = RepeatedHeaderBlocks()
     private var pendingResets: [HTTP2Stream] = []
     /// `pendingResets` is not empty: read each turn instead of the list, whose accesses are

@@ -4,8 +4,10 @@ import AuthRPCSystem
 ///
 /// Taken by the calling task (new, or a spare one the I/O thread reset and left in the inbox,
 /// under its lock), which sets the request and ``completion`` and then hands the stream to the
-/// I/O thread through the connection's locked inbox (the lock orders the two); from then on only
-/// the I/O thread reads or writes it, which is what makes the `@unchecked Sendable` true. A cancel
+/// I/O thread through the connection's locked inbox, or submits it itself on the session it
+/// borrowed from the sleeping I/O thread through the same lock (ConnectionLoop+SessionLoan); the
+/// lock orders the two. From then on only the thread holding the session reads or writes it,
+/// which is what makes the `@unchecked Sendable` true. A cancel
 /// command can reach the I/O thread before the submit; it then touches only `generation`, `id`
 /// and `cancelledBeforeSubmit`, which the calling task never writes. A cancel command that comes
 /// late, for an exchange the stream no longer carries, is told apart by its `generation`.
@@ -50,8 +52,8 @@ final class HTTP2Stream: @unchecked Sendable {
     var resetByServer = false
 
     // The response being assembled. The three arrays skip the run-time exclusivity checks (one
-    // per received field, two per DATA chunk, three per answer): only the I/O thread touches
-    // them, and each access is one append, swap or reset of the array, which runs no code able
+    // per received field, two per DATA chunk, three per answer): only the thread holding the
+    // session touches them, and each access is one append, swap or reset of the array, which runs no code able
     // to reach the stream again (their elements are strings and bytes).
     var status = 0
     /// The final header block's fields.
