@@ -398,10 +398,13 @@ final class ConnectionLoop: @unchecked Sendable {
             pollSet[1] = pollfd(fd: wakeup.readFD, events: Int16(POLLIN), revents: 0)
             if let wakeTimer { pollSet[2] = pollfd(fd: wakeTimer.fd, events: Int16(POLLIN), revents: 0) }
             // The last touch of the loop's state before poll(2): from here until the session is
-            // reclaimed, a caller may hold it.
-            let timeout =
-                readyToSleep(until: wake) ? wake.map { LoopClock.pollMilliseconds(from: now, until: $0) } ?? -1 : 0
-            let ready = poll(&pollSet, nfds_t(pollSet.count), timeout)
+            // reclaimed, a caller may hold it. Only a borrower arms the wake timer, so it is
+            // watched only while the session is lent: any other sleep polls two descriptors (an
+            // armed timer's deadline is in this thread's own heap, and the next lending sleep
+            // sees it went off).
+            let (sleeps, lends) = readyToSleep(until: wake)
+            let timeout = sleeps ? wake.map { LoopClock.pollMilliseconds(from: now, until: $0) } ?? -1 : 0
+            let ready = poll(&pollSet, lends && pollSet.count > 2 ? 3 : 2, timeout)
             let pollError = ready < 0 ? errno : 0
             reclaimSession()
             if pollError != 0 && pollError != EINTR {
@@ -452,13 +455,13 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
-    /// Marks the loop asleep unless work is already queued; returns whether poll(2) may block.
-    /// Asleep with no stream open, it keeps `idleSpareStreams` spare streams at most and no
-    /// spare body. Asleep with no stream open, nothing to write and no reset to make, it lends
-    /// the session (ConnectionLoop+SessionLoan), telling when it wakes by itself
-    /// (`wake`): once this returns true, the thread touches nothing of the loop's until it has
-    /// reclaimed the session.
-    private func readyToSleep(until wake: ContinuousTime?) -> Bool {
+    /// Marks the loop asleep unless work is already queued; says whether poll(2) may block
+    /// (`sleeps`) and whether the session is lent meanwhile (`lends`). Asleep with no stream
+    /// open, it keeps `idleSpareStreams` spare streams at most and no spare body. Asleep with no
+    /// stream open, nothing to write and no reset to make, it lends the session
+    /// (ConnectionLoop+SessionLoan), telling when it wakes by itself (`wake`): once it sleeps,
+    /// the thread touches nothing of the loop's until it has reclaimed the session.
+    private func readyToSleep(until wake: ContinuousTime?) -> (sleeps: Bool, lends: Bool) {
         var released: [HTTP2Stream] = []
         var body: [UInt8] = []
         let idle = unaryStreamsOpen == 0
@@ -466,22 +469,21 @@ final class ConnectionLoop: @unchecked Sendable {
         // Lent only to the call that finds the connection idle: with streams open, the calls that
         // come while this thread waits go out together in its next write, one `send` for all.
         let lendable = noStreamOpen && output.isEmpty && !resetsPending
-        let sleeps = inbox.withLock { inbox in
-            guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
+        let (sleeps, lends) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return (false, false) }
             inbox.polling = true
-            if case .ready = inbox.phase {
-                inbox.lendable = lendable
-                inbox.sleepsUntil = wake
-            }
             if idle && inbox.spareStreams.count > Self.idleSpareStreams {
                 swap(&released, &inbox.spareStreams)
                 inbox.spareStreams.append(contentsOf: released.suffix(Self.idleSpareStreams))
             }
-            return true
+            guard lendable, case .ready = inbox.phase else { return (true, false) }
+            inbox.lendable = true
+            inbox.sleepsUntil = wake
+            return (true, true)
         }
         if !sleeps { swap(&body, &spareBody) }
         // What is let go (the spares over two, the spare body), outside the lock.
-        return sleeps
+        return (sleeps, lends)
     }
 
     /// Takes the session back, first thing after poll(2), from a caller that borrowed it. While
