@@ -406,7 +406,8 @@ final class ConnectionLoop: @unchecked Sendable {
             let timeout = sleeps ? wake.map { LoopClock.pollMilliseconds(from: now, until: $0) } ?? -1 : 0
             let ready = poll(&pollSet, lends && pollSet.count > 2 ? 3 : 2, timeout)
             let pollError = ready < 0 ? errno : 0
-            reclaimSession()
+            // Nobody can have borrowed in a sleep that did not lend: no lock taken for it.
+            if lends { reclaimSession() }
             if pollError != 0 && pollError != EINTR {
                 close(.connectionClosed(reason: "poll failed: \(Errno.describe(pollError))", streamWasSent: true))
                 break
