@@ -182,12 +182,10 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
 }
 
 extension XDSNameResolver.Known {
-    /// Where every call goes, when the first route takes every call (an empty path prefix, no
-    /// header matcher, no fraction) and names one cluster; nil when calls must be routed one by
-    /// one.
+    /// Where every call goes, when the first route takes every call (``XDSRouteMatch/takesEveryCall``)
+    /// and names one cluster; nil when calls must be routed one by one.
     fileprivate var everyCall: ChannelCallRoute? {
-        guard case .routes(let routes) = self, let first = routes.host.routes.first,
-            case .prefix("") = first.match.path, first.match.headers.isEmpty, first.match.fractionPerMillion == nil,
+        guard case .routes(let routes) = self, let first = routes.host.routes.first, first.match.takesEveryCall,
             case .cluster(let cluster) = first.action
         else { return nil }
         return cluster == routes.primaryCluster

@@ -15,6 +15,15 @@ struct XDSRouteMatch: Sendable, Hashable {
     /// `runtime_fraction`'s default value, in millionths (nil: every call).
     let fractionPerMillion: UInt32?
 
+    /// Whether every call matches, whatever its path and headers: a path prefix of nothing or of
+    /// `/` (which begins every call's `:path`, `/package.Service/Method`, the only shape
+    /// `MethodDescriptor` builds; control planes write either for a default route), no header
+    /// matcher and no fraction.
+    var takesEveryCall: Bool {
+        guard headers.isEmpty, fractionPerMillion == nil, case .prefix(let prefix) = path else { return false }
+        return prefix.isEmpty || prefix == "/"
+    }
+
     /// Whether a call matches.
     ///
     /// - Parameters:

@@ -95,4 +95,50 @@ struct XDSCallRoutingTests {
                 == .cluster("c", maxStreamDuration: .seconds(3))
         )
     }
+
+    @Test(
+        "a route takes every call for a path prefix of nothing or '/' with no header matcher or fraction, and then every path goes to it; any other first route does not"
+    )
+    func takesEveryCall() throws {
+        let canary = RouteFixtures.header("x-track", .exactMatch("canary"))
+        let cases: [(String, RouteProto, Bool)] = [
+            ("empty prefix", RouteFixtures.route(prefix: ""), true),
+            ("'/' prefix", RouteFixtures.route(prefix: "/"), true),
+            (
+                "'/' prefix, any case",
+                RouteFixtures.route(prefix: "/", configure: { $0.match.caseSensitive = .init(false) }),
+                true
+            ),
+            ("a service's prefix", RouteFixtures.route(prefix: "/a."), false),
+            ("the exact path '/'", RouteFixtures.route(prefix: nil, configure: { $0.match.path = "/" }), false),
+            ("'/' with a header matcher", RouteFixtures.route(prefix: "/", headers: [canary]), false),
+            (
+                "'/' with a fraction",
+                RouteFixtures.route(
+                    prefix: "/",
+                    configure: {
+                        $0.match.runtimeFraction.defaultValue.numerator = 50
+                        $0.match.runtimeFraction.defaultValue.denominator = .hundred
+                    }
+                ),
+                false
+            ),
+        ]
+        for (name, route, takesEveryCall) in cases {
+            let host = try Self.host([route, RouteFixtures.route(cluster: "other")])
+            #expect(host.routes[0].match.takesEveryCall == takesEveryCall, "\(name)")
+            guard takesEveryCall else { continue }
+            // What the router answers without reading the routes is what reading them decides.
+            for path in ["/a.S/M", "/grpc.testing.TestService/UnaryCall", "/B.s/m"] {
+                var random = SplitMix64(seed: 3)
+                let decision = XDSCallRouting.decide(
+                    host,
+                    path: path,
+                    headerValues: { $0 == "x-track" ? ["canary"] : [] },
+                    using: &random
+                )
+                #expect(decision == .cluster("c", maxStreamDuration: nil), "\(name), \(path)")
+            }
+        }
+    }
 }
