@@ -21,15 +21,20 @@ both servers (h2c and TLS on loopback), and measures:
   * swift-authrpc on an xds:/// channel (the tests' control plane naming the same three servers)
     against a plain round-robin channel to them, at 1 and 100 in flight (h2c): CPU and mallocs per
     call, checked against issue 26's +5 % and +1 malloc (benchkit/xds.py);
+  * instructions per call (callgrind, 1 in flight, h2c and TLS) of swift-authrpc with a static token
+    and with an AuthSession whose token is cached, checked against issue 23's 1.03×
+    (benchkit/session.py);
 
 and writes RESULTS.md, results.json and plots beside this file. It exits non-zero when a
 figure exceeds the allocation budget (mallocs per call, memory per call in flight, the async frames
 of a waiting call, read from BenchClient), when the xDS
-row exceeds issue 26's allowance, or when one of issue 23's target rows regresses against
+row exceeds issue 26's allowance, when the AuthSession's instructions exceed 1.03× the static
+token's, or when one of issue 23's target rows regresses against
 target-baseline.json by more than the noise the run measured (benchkit/regression.py). `--quick`
 measures only swift-authrpc's CPU and allocations per call (h2c and TLS, 1 and 100 in flight,
-against the C++ server, h2load and C-core beside it), the xDS row and its memory per call in
-flight, checks the budget and the xDS row, and writes nothing. `--callgrind` counts instructions
+against the C++ server, h2load and C-core beside it), the xDS row, its memory per call in
+flight and the AuthSession's instructions, checks the budget, the xDS row and the AuthSession's
+limit, and writes nothing. `--callgrind` counts instructions
 per call by layer (benchkit/callgrind.py). `--compare BEFORE` runs a saved build and this one in
 the same interleaved rounds and says whether a change moved CPU per call beyond the rounds' noise
 (benchkit/compare.py). See ../../shared/PERFORMANCE.md.
@@ -50,7 +55,8 @@ sys.path.insert(0, os.path.join(ROOT, "Examples", "Sandbox"))
 sys.path.insert(0, HERE)
 import certs  # noqa: E402
 
-from benchkit import async_frames, budget, callgrind, compare, plots, profile, regression, report, wake, xds  # noqa: E402
+from benchkit import (async_frames, budget, callgrind, compare, plots, profile, regression, report, session,  # noqa: E402
+                      wake, xds)
 from benchkit.clients import CCORE_CLIENTS, Runner  # noqa: E402
 from benchkit.processes import Server, build_cxx_client, build_cxx_server, build_swift  # noqa: E402
 
@@ -69,7 +75,7 @@ RETRY_POLICY_ALLOWANCE = {"mallocs": 1, "cpu_percent": 3}
 QUICK_CCORE_CALLS = 40_000
 QUICK_MEMORY_ROUNDS = 3
 # `--quick`'s parts, in order; `--quick --only xds` measures the xDS row alone.
-QUICK_PHASES = ("small", "xds", "memory")
+QUICK_PHASES = ("small", "xds", "memory", "session")
 BUDGET_SERVER = "grpc-c++"  # the allocation budget is measured against this server
 BALANCED = ("grpc-c++-2", "grpc-c++-3")  # the other two C++ servers round-robin spreads over
 EXPIRY_STALE_WINDOWS_MS = (0, 2000)  # before (refresh once expired) and after (refresh ahead)
@@ -97,7 +103,8 @@ def main():
                              "writes nothing")
     parser.add_argument("--transport", choices=TRANSPORTS, default="h2c", help="for --profile and --callgrind")
     parser.add_argument("--concurrency", type=int, default=100, help="for --profile and --compare")
-    parser.add_argument("--client", choices=QUICK_CLIENTS + CCORE_CLIENTS + ("h2load",), default="authrpc",
+    parser.add_argument("--client", choices=QUICK_CLIENTS + ("authrpc-session",) + CCORE_CLIENTS + ("h2load",),
+                        default="authrpc",
                         help="for --profile (swift-authrpc's) and --callgrind (any, C-core's and h2load too)")
     parser.add_argument("--update-budget", action="store_true",
                         help="write allocation-budget.json (and, in a full run, target-baseline.json) from this run's "
@@ -112,7 +119,8 @@ def main():
     parser.add_argument("--big-rounds", type=int, default=3, help="interleaved rounds of the 4 MiB runs")
     parser.add_argument("--only", metavar="PHASES",
                         help="run only these phases (comma-separated: small, allocations, memory, big, million, balancing, "
-                             "xds, expiry; with --quick: small, xds, memory); prints their figures and writes nothing")
+                             "xds, expiry, session; with --quick: small, xds, memory, session); prints their figures "
+                             "and writes nothing")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     parser.add_argument("--render", metavar="RESULTS_JSON",
                         help="only rewrite RESULTS.md and the plots from a results.json of an earlier run")
@@ -212,7 +220,7 @@ def quick(arguments, runner, servers, phases):
     """`phases` of QUICK_PHASES: CPU and allocations per call for swift-authrpc, its tasks on the
     default executor and on the channel's, with h2load's and C-core's CPU beside them (for the
     ratios), the allocation budget checked; the xDS row, checked; memory per call in flight, its
-    budget checked."""
+    budget checked; the AuthSession row in instructions, checked."""
     server = servers[BUDGET_SERVER]
     over = settle_frames(arguments, runner.client)
     if "small" in phases:
@@ -227,7 +235,21 @@ def quick(arguments, runner, servers, phases):
         memory_over, lines = budget.check_memory(own, server.name)
         print("  " + "\n  ".join(lines))
         over += memory_over
+    if "session" in phases:
+        over += print_session_row(session.measure(runner, server, TRANSPORTS))
     return over
+
+
+def print_session_row(figures):
+    """Prints the AuthSession's instructions against the static token's; returns what is over."""
+    over, lines = session.check(figures)
+    print("\nAuthSession (cached token) vs static token, instructions per call (callgrind, 1 in flight; issue 23):\n  "
+          + "\n  ".join(lines))
+    return over
+
+
+def session_row(arguments, runner, servers):
+    return session.measure(runner, servers[BUDGET_SERVER], TRANSPORTS)
 
 
 def quick_calls(arguments, runner, server):
@@ -533,6 +555,7 @@ PHASES = {
     "balancing": ("balancing", balancing),
     "xds": ("xds", xds_row),
     "expiry": ("expiry", token_expiry),
+    "session": ("session", session_row),
 }
 
 
@@ -566,6 +589,8 @@ def full(arguments, runner, servers, started):
         xds_over, lines = xds.check(xds.rows(results["xds"]))
         print("\nxDS row (issue 26):\n  " + "\n  ".join(lines))
         over += xds_over
+    if "session" in results:
+        over += print_session_row(results["session"])
     if not arguments.only:
         # Only a whole run measures every row in the same conditions as the baseline's run.
         regressions, lines = regression.check(results, ROOT, update=arguments.update_budget)

@@ -6,6 +6,7 @@ should, h2load's per-call figure cancels its start-up, and the callgrind reader 
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ import types
 import unittest
 from unittest import mock
 
-from . import async_frames, budget, callgrind, clients, compare, frames, regression, report, wake, xds
+from . import async_frames, budget, callgrind, clients, compare, frames, regression, report, session, wake, xds
 from .processes import HERE, ROOT
 
 COUNTER_SOURCE = os.path.join(HERE, "Sources", "MallocCounter")
@@ -650,6 +651,61 @@ class CallgrindTests(unittest.TestCase):
         self.assertEqual(callgrind.swift_module("$sSa6appendyyxnF"), "Swift")
         self.assertEqual(callgrind.swift_module("$s16AuthRPCTransport4LoopC"), "AuthRPCTransport")
         self.assertIsNone(callgrind.swift_module("nghttp2_submit_request"))
+
+
+    def test_each_build_is_counted_from_its_own_stripped_copy(self):
+        out = tempfile.mkdtemp(prefix="callgrind-prepare-")
+        builds = []
+        for name in ("before", "after"):
+            os.makedirs(os.path.join(out, name))
+            binary = os.path.join(out, name, "BenchClient")
+            shutil.copy(shutil.which("true"), binary)
+            builds.append(binary)
+        # The newer build first: a copy named by file name alone was then "fresh" for the older.
+        after, _ = callgrind.prepare(out, builds[1])
+        before, _ = callgrind.prepare(out, builds[0])
+        self.assertNotEqual(after, before)
+        self.assertTrue(all(os.path.exists(path) for path in (after, before)))
+
+    def test_totals_add_every_functions_instructions_and_system_calls(self):
+        costs = {("a", "f"): [10.0, 0.5], ("b", "g"): [2.5, 1.0]}
+        self.assertEqual(callgrind.totals(costs, ["Ir", "sysCount"]), (12.5, 1.5))
+        instructions, syscalls = callgrind.totals(costs, ["Ir"])
+        self.assertEqual(instructions, 12.5)
+        self.assertNotEqual(syscalls, syscalls)  # nan: no system calls were counted
+
+
+class SessionRowTests(unittest.TestCase):
+    """Issue 23's AuthSession row, in instructions: at most 1.03× the static token's."""
+
+    @staticmethod
+    def figures(h2c_session, tls_session, static=(37_000.0, 52_000.0)):
+        return {transport: {"authrpc": {"instructions": plain, "syscalls": 8.0},
+                            "authrpc-session": {"instructions": mine, "syscalls": 8.0}}
+                for transport, plain, mine in (("h2c", static[0], h2c_session), ("tls", static[1], tls_session))}
+
+    def test_within_the_limit_nothing_is_over(self):
+        over, lines = session.check(self.figures(37_470.0, 52_330.0))
+        self.assertEqual(over, [])
+        self.assertEqual(len(lines), 2)
+        self.assertIn("37,470 against 37,000 instructions a call (+470, 1.013×; limit 1.03×): ok", lines[0])
+
+    def test_past_the_limit_the_transport_is_named(self):
+        over, lines = session.check(self.figures(37_470.0, 53_600.0))
+        self.assertEqual(over, ["AuthSession vs static token, instructions, tls: 1.031× > 1.03×"])
+        self.assertTrue(lines[1].endswith("OVER"), lines[1])
+
+    def test_the_targets_table_has_a_row_per_transport(self):
+        rows = [line for line in report.summary({"session": self.figures(37_470.0, 53_600.0)})
+                if line.startswith("| AuthSession (cached token) vs static token, instructions")]
+        self.assertEqual(len(rows), 2)
+        self.assertIn("| 1.013× |", rows[0])
+        self.assertTrue(rows[0].rstrip().endswith("| ≤ 1.03× (issue 23) | met |"), rows[0])
+        self.assertTrue(rows[1].rstrip().endswith("| **not met** |"), rows[1])
+
+    def test_a_run_without_the_phase_has_no_row(self):
+        self.assertEqual(session.ratios({}), {})
+        self.assertFalse(any("instructions per call (callgrind" in line for line in report.summary({"load": []})))
 
 
 class CallgrindRecordTests(unittest.TestCase):
