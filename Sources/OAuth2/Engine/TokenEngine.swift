@@ -153,14 +153,24 @@ package final class TokenEngine: Sendable {
     package func cachedToken() -> String? {
         state.withLock { state in
             guard case .token(let token, let freshness) = state.held else { return nil }
-            // A token without a known expiry costs no clock reading.
-            guard freshness.expiresAt != nil else { return token }
-            let now = clock.instant()
-            switch freshness.verdict(date: clock.date(), instant: now) {
-            case .fresh: return token
-            case .stale: return isRefreshing(state, at: now) || isBackingOff(state, at: now) ? token : nil
-            case .expired: return nil
-            }
+            // A token without a known expiry costs no clock reading; a fresh one, one reading in
+            // plain numbers.
+            guard let bound = freshness.freshUntil, !bound.isAhead(of: clock.read()) else { return token }
+            return usable(token, freshness, in: state)
+        }
+    }
+
+    /// `token` when it may still be handed out though no longer fresh: stale with its refresh
+    /// running or backing off. Apart from ``cachedToken()``'s fast path: the continuous clock's
+    /// instants here are resilient, and a frame holding one sets it up through the runtime's
+    /// metadata on entry, which a fresh token's call then need not pay.
+    @inline(never)
+    private func usable(_ token: String, _ freshness: TokenFreshness, in state: State) -> String? {
+        let now = clock.instant()
+        switch freshness.verdict(date: clock.date(), instant: now) {
+        case .fresh: return token
+        case .stale: return isRefreshing(state, at: now) || isBackingOff(state, at: now) ? token : nil
+        case .expired: return nil
         }
     }
 

@@ -1,3 +1,4 @@
+package import AuthRPCSystem
 package import Foundation
 
 /// When a held token turns stale (still handed out, but refreshed in the background) and when it
@@ -49,10 +50,30 @@ package struct TokenFreshness: Sendable, Equatable {
         }
     }
 
+    /// The first moment the token stops being fresh, as the engine's fast path compares it: the
+    /// continuous clock as a ``ContinuousTime`` and the wall clock as `Date`'s seconds, plain
+    /// numbers, where a `ContinuousClock.Instant` goes through the runtime at every copy and
+    /// comparison.
+    package struct Bound: Sendable, Equatable {
+        /// The moment on the continuous clock.
+        package var continuous: ContinuousTime
+        /// The moment on the wall clock, in seconds since `Date`'s reference date.
+        package var wall: Double
+
+        /// Whether `reading` comes before the bound on both clocks: nothing has passed.
+        @inlinable
+        package func isAhead(of reading: TokenEngineClock.Reading) -> Bool {
+            reading.continuous < continuous && reading.wall < wall
+        }
+    }
+
     /// When the token turns stale; `nil` when it never does before it expires (or never expires).
-    package var staleAt: Moment?
+    package private(set) var staleAt: Moment?
     /// When the token expires (the expiry minus ``ExpiryMargin``); `nil` without a known expiry.
-    package var expiresAt: Moment?
+    package private(set) var expiresAt: Moment?
+    /// ``staleAt``, or ``expiresAt`` without a stale phase: until then ``verdict(date:instant:)``
+    /// answers `fresh`; `nil` when it always does.
+    package private(set) var freshUntil: Bound?
 
     /// The freshness of a token issued at `issuedAt` that expires at `expiresAt`, read at `date`
     /// on the wall clock and `instant` on the continuous clock.
@@ -85,6 +106,13 @@ package struct TokenFreshness: Sendable, Equatable {
             staleFrom < usableUntil
         {
             staleAt = moment(staleFrom)
+        }
+        if let first = staleAt ?? self.expiresAt {
+            // A moment passes once either clock reaches it (`Moment.hasPassed`): the same bound.
+            freshUntil = Bound(
+                continuous: ContinuousTime(first.instant),
+                wall: first.date.timeIntervalSinceReferenceDate
+            )
         }
     }
 
