@@ -68,11 +68,15 @@ package struct TokenFreshness: Sendable, Equatable {
     }
 
     /// When the token turns stale; `nil` when it never does before it expires (or never expires).
-    package private(set) var staleAt: Moment?
+    package var staleAt: Moment? {
+        didSet { freshUntil = Self.bound(staleAt, expiresAt) }
+    }
     /// When the token expires (the expiry minus ``ExpiryMargin``); `nil` without a known expiry.
-    package private(set) var expiresAt: Moment?
+    package var expiresAt: Moment? {
+        didSet { freshUntil = Self.bound(staleAt, expiresAt) }
+    }
     /// ``staleAt``, or ``expiresAt`` without a stale phase: until then ``verdict(date:instant:)``
-    /// answers `fresh`; `nil` when it always does.
+    /// answers `fresh`; `nil` when it always does. Kept in step with both.
     package private(set) var freshUntil: Bound?
 
     /// The freshness of a token issued at `issuedAt` that expires at `expiresAt`, read at `date`
@@ -107,13 +111,16 @@ package struct TokenFreshness: Sendable, Equatable {
         {
             staleAt = moment(staleFrom)
         }
-        if let first = staleAt ?? self.expiresAt {
-            // A moment passes once either clock reaches it (`Moment.hasPassed`): the same bound.
-            freshUntil = Bound(
-                continuous: ContinuousTime(first.instant),
-                wall: first.date.timeIntervalSinceReferenceDate
-            )
-        }
+        // Observers do not run in an initializer.
+        freshUntil = Self.bound(staleAt, self.expiresAt)
+    }
+
+    /// The first of the two moments that is set, as a ``Bound``: the stale moment comes before the
+    /// expiry on both clocks, and a moment passes once either clock reaches it
+    /// (`Moment.hasPassed`).
+    private static func bound(_ staleAt: Moment?, _ expiresAt: Moment?) -> Bound? {
+        guard let first = staleAt ?? expiresAt else { return nil }
+        return Bound(continuous: ContinuousTime(first.instant), wall: first.date.timeIntervalSinceReferenceDate)
     }
 
     /// What the token is worth at `date` (wall clock) and `instant` (continuous clock).

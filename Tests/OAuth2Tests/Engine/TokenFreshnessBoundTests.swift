@@ -40,6 +40,18 @@ struct TokenFreshnessBoundTests {
         #expect(freshness(staleWindow: .seconds(225), expires: false).freshUntil == nil)
     }
 
+    @Test("setting either moment keeps the bound in step")
+    func boundFollowsTheMoments() throws {
+        var judged = freshness(staleWindow: .seconds(225))
+        let expiry = try #require(judged.expiresAt)
+        judged.staleAt = nil
+        #expect(judged.freshUntil?.wall == expiry.date.timeIntervalSinceReferenceDate)
+        judged.expiresAt = nil
+        #expect(judged.freshUntil == nil)
+        judged.staleAt = expiry
+        #expect(judged.freshUntil?.continuous == ContinuousTime(expiry.instant))
+    }
+
     @Test("ahead of the bound exactly where the verdict is fresh, whichever clock reaches it first")
     func fastPathAgreesWithTheVerdict() throws {
         for window in [Duration.seconds(225), .zero] {
