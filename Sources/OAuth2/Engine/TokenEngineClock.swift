@@ -12,7 +12,9 @@ package struct TokenEngineClock: Sendable {
     package var instant: @Sendable () -> ContinuousClock.Instant
     /// Returns once the continuous clock has moved on by the duration; throws when cancelled.
     package var sleep: @Sendable (Duration) async throws -> Void
-    /// Both clocks now, as the fast path of a cached token compares them.
+    /// Both clocks now, as the fast path of a cached token compares them. Made with the clock
+    /// from its `date` and `instant` (or, for ``system``, from the same clocks read directly):
+    /// a clock whose `date` or `instant` is replaced afterwards needs a new `read` as well.
     package var read: @Sendable () -> Reading
 
     /// Both clocks at one moment, in plain numbers (``TokenFreshness/Bound``).
