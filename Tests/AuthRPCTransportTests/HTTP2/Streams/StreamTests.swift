@@ -48,6 +48,31 @@ struct StreamTests {
         }
     }
 
+    @Test("a burst written in groups, cut by a GOAWAY: the first stream is answered, every other fails retry-safe")
+    func burstCutByGoaway() async throws {
+        // Far more requests than one write carries (`ConnectionLoop.submitsPerWrite`): the
+        // loop writes the first groups while it still submits the rest, and the server's GOAWAY
+        // (sent when the second stream's HEADERS arrive) meets requests in every state.
+        let connection = try await FaultPeer.connect("h2c_goaway_after_first")
+        let outcomes = try await withThrowingTaskGroup(of: Result<Int, TransportFailure>.self) { group in
+            for _ in 0..<600 {
+                group.addTask {
+                    do throws(TransportFailure) {
+                        return .success(try await connection.send(FaultPeer.request("EchoRequest")).status)
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let answered = outcomes.compactMap { try? $0.get() }
+        #expect(answered == [200])
+        for case .failure(let failure) in outcomes {
+            #expect(failure.isRetrySafe, "\(failure)")
+        }
+    }
+
     @Test("the peer's MAX_CONCURRENT_STREAMS (2) is respected: extra streams wait instead of failing")
     func concurrencyLimit() async throws {
         let connection = try await FaultPeer.connect("h2c_limited")
