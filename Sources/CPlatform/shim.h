@@ -1,5 +1,5 @@
 // Platform calls Swift's Glibc/Darwin modules do not export (the I/O loop's wake-up and timer, its name,
-// accepting a connection), and starting a child process without a shell.
+// accepting a connection, a heap block's size), and starting a child process without a shell.
 #ifndef CPLATFORM_SHIM_H
 #define CPLATFORM_SHIM_H
 
@@ -40,6 +40,22 @@ static inline void cplatform_name_current_thread(const char *name) {
 /// every other live thread's (pthread_t is an integer on Linux and a pointer on Darwin).
 static inline uintptr_t cplatform_current_thread(void) {
     return (uintptr_t)pthread_self();
+}
+
+#ifdef __linux__
+#include <malloc.h>
+#else
+#include <malloc/malloc.h>
+#endif
+
+/// The bytes the allocator gave the block at `pointer`, at least what was asked (the tests that
+/// keep a per-call object in its allocator size class read it).
+static inline size_t cplatform_block_size(void *pointer) {
+#ifdef __linux__
+    return malloc_usable_size(pointer);
+#else
+    return malloc_size(pointer);
+#endif
 }
 
 #if defined(__linux__) && !defined(__USE_GNU)

@@ -1199,8 +1199,8 @@ final class ConnectionLoop: @unchecked Sendable {
         if stream.deadlineSlot >= 0 { deadlines.remove(stream) }
         if stream.remoteEnded {
             stream.finishWithResponse()
-        } else if let violation = stream.protocolViolation {
-            stream.finish(.failure(.protocolError(violation)))
+        } else if stream.invalidFrameError != 0 {
+            stream.finish(.failure(.protocolError(SessionCallbacks.invalidFrameViolation(stream.invalidFrameError))))
         } else if let goawayError, let last = goawayLastStreamID, stream.id > last {
             stream.finish(.failure(goawayError))
         } else if stream.resetByServer {

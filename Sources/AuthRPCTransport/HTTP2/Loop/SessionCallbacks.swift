@@ -269,12 +269,18 @@ enum SessionCallbacks {
 
     private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { session, frame, errorCode, userData in
         guard let frame else { return 0 }
-        let violation = "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
         if let stream = unaryStream(session, frame.pointee.hd.stream_id) {
-            stream._withUnsafeGuaranteedRef { $0.protocolViolation = violation }
+            stream._withUnsafeGuaranteedRef { $0.invalidFrameError = errorCode }
         } else {
-            withLoop(userData) { $0.streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = violation }
+            withLoop(userData) {
+                $0.streamingCall(frame.pointee.hd.stream_id)?.protocolViolation = invalidFrameViolation(errorCode)
+            }
         }
         return 0
+    }
+
+    /// What a stream fails with after the server sent it an invalid frame (nghttp2's `errorCode`).
+    static func invalidFrameViolation(_ errorCode: Int32) -> String {
+        "the server sent an invalid frame: \(String(cString: nghttp2_strerror(errorCode)))"
     }
 }

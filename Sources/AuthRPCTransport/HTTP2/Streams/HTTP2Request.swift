@@ -12,11 +12,6 @@ package struct HTTP2Request: Sendable {
     /// The whole request body, sent in DATA frames; the last one carries END_STREAM (an empty
     /// body is one empty DATA frame with END_STREAM).
     package var body: [UInt8]
-    /// When the stream must be given up: it is reset with CANCEL and the send fails
-    /// ``TransportFailure/deadlineExceeded``. A plain integer on the loop's clock, not a
-    /// `ContinuousClock.Instant`: that is resilient, and a request holding one would be copied
-    /// and moved through the runtime's generic value witnesses.
-    package var deadline: ContinuousTime?
     /// The most response body bytes to accept; beyond it the stream is reset with CANCEL and the
     /// send fails ``TransportFailure/responseBodyTooLarge(limit:)`` without buffering the rest.
     package var maxResponseBodyBytes: Int
@@ -24,6 +19,13 @@ package struct HTTP2Request: Sendable {
     /// `ThreadBufferCache`); the stream takes it over when it takes the request. Without
     /// storage, the body is allocated when its first bytes arrive.
     package var responseBuffer: [UInt8]
+    /// When the stream must be given up: it is reset with CANCEL and the send fails
+    /// ``TransportFailure/deadlineExceeded``. A plain integer on the loop's clock, not a
+    /// `ContinuousClock.Instant`: that is resilient, and a request holding one would be copied
+    /// and moved through the runtime's generic value witnesses. Last, because it is the one field
+    /// with an odd size (9 bytes): the stream that holds the request packs its flags into the
+    /// 7 bytes after it (see ``HTTP2Stream``).
+    package var deadline: ContinuousTime?
 }
 
 // The initializers delegate to the memberwise one, declared apart so that it exists: a struct
@@ -41,9 +43,9 @@ extension HTTP2Request {
             headerBlock: headerBlock,
             head: nil,
             body: body,
-            deadline: deadline,
             maxResponseBodyBytes: maxResponseBodyBytes,
-            responseBuffer: []
+            responseBuffer: [],
+            deadline: deadline
         )
     }
 
@@ -60,9 +62,9 @@ extension HTTP2Request {
             headerBlock: HTTP2HeaderBlock(),
             head: head,
             body: body,
-            deadline: deadline,
             maxResponseBodyBytes: maxResponseBodyBytes,
-            responseBuffer: responseBuffer
+            responseBuffer: responseBuffer,
+            deadline: deadline
         )
     }
 

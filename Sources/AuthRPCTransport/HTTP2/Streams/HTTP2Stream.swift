@@ -22,49 +22,60 @@ final class HTTP2Stream: @unchecked Sendable {
     /// The request; its header block is let go once submitted, its body once nghttp2 has taken
     /// all of it.
     private(set) var request: HTTP2Request
-    /// Which exchange the stream carries: bumped each time the I/O thread readies it for reuse,
-    /// so a cancel meant for an earlier exchange is ignored.
-    private(set) var generation: UInt32 = 0
+
+    // The stored properties are ordered for size, not by topic. The flags fill the 7 bytes the
+    // request's last field (a 9-byte optional) leaves over; the 2- and 4-byte fields come next
+    // (four of them narrowed behind `Int` accessors), then the 8-byte ones. The stream is then
+    // 248 bytes, which glibc keeps in a 256-byte chunk instead of a 320-byte one: 64 bytes less
+    // for every call in flight. `StreamLayoutTests.fitsChunk` holds it there.
+
     /// The stream is waiting to be reset over its body limit: it is not reused before that.
     var pendingReset = false
-    /// Where the answer goes; set by the calling task before the stream is submitted.
-    var completion: Completion?
-
-    /// The stream id nghttp2 assigned, or -1 before submission.
-    var id: Int32 = -1
-    /// How much of the request body nghttp2 has taken.
-    var bodyOffset = 0
-    /// Where the stream sits in the connection's deadline queue, or -1 when it is not queued.
-    var deadlineSlot = -1
-    /// Where the stream sits in the connection's table of submitted streams, or -1 when it is
-    /// not there.
-    var tableSlot = -1
     /// The caller gave up before the I/O thread submitted the stream.
     var cancelledBeforeSubmit = false
     /// This stream's HEADERS left the client (so the server may have processed it).
     var headersSent = false
     /// The server ended its side (END_STREAM seen).
     var remoteEnded = false
-    /// Why nghttp2 rejected something the server sent on this stream.
-    var protocolViolation: String?
     /// The server sent RST_STREAM for this stream (nghttp2 resets streams itself when a response
     /// breaks HTTP/2's rules, a content-length mismatch say: those are not the server's resets).
     var resetByServer = false
+    /// The final (non-1xx) header block is complete; later fields are trailers.
+    var sawFinalHeaders = false
+    /// The block being received is a 1xx response; its fields are dropped.
+    var inInformationalBlock = false
+    /// The final header block also ended the stream (a trailers-only response).
+    var endedWithHeaders = false
+    /// ``status`` and ``informationalBlocks``, stored narrow (a status has three digits, and the
+    /// loop fails a response past a handful of 1xx blocks).
+    private var storedStatus: Int16 = 0
+    private var storedInformationalBlocks: Int16 = 0
+    /// Which exchange the stream carries: bumped each time the I/O thread readies it for reuse,
+    /// so a cancel meant for an earlier exchange is ignored.
+    private(set) var generation: UInt32 = 0
+    /// The stream id nghttp2 assigned, or -1 before submission.
+    var id: Int32 = -1
+    /// nghttp2's error code (negative) for the last invalid frame the server sent on this stream,
+    /// or 0. A code, not the message: the message is made only when the stream fails with it.
+    var invalidFrameError: Int32 = 0
+    /// ``deadlineSlot`` and ``tableSlot``, stored narrow (a slot is below the number of streams
+    /// in flight).
+    private var storedDeadlineSlot: Int32 = -1
+    private var storedTableSlot: Int32 = -1
+    /// Where the answer goes; set by the calling task before the stream is submitted.
+    var completion: Completion?
+    /// How much of the request body nghttp2 has taken.
+    var bodyOffset = 0
 
     // The response being assembled. The three arrays skip the run-time exclusivity checks (one
     // per received field, two per DATA chunk, three per answer): only the thread holding the
     // session touches them, and each access is one append, swap or reset of the array, which runs no code able
     // to reach the stream again (their elements are strings and bytes).
-    var status = 0
-    /// The final header block's fields.
-    @exclusivity(unchecked) var headers: [HTTP2HeaderField] = []
-    /// The trailing block's fields.
-    @exclusivity(unchecked) var trailers: [HTTP2HeaderField] = []
-    @exclusivity(unchecked) var body: [UInt8] = []
-    /// The final (non-1xx) header block is complete; later fields are trailers.
-    var sawFinalHeaders = false
-    /// The block being received is a 1xx response; its fields are dropped.
-    var inInformationalBlock = false
+    /// The response's `:status`, or 0 before it (or when it was not three digits).
+    var status: Int {
+        get { Int(storedStatus) }
+        set { storedStatus = Int16(newValue) }
+    }
     /// The size of the header block being received so far (name + value + 32 per field).
     var headerBlockSize = 0
     /// How many of the fields of the block being received repeat the connection's last block of
@@ -73,8 +84,27 @@ final class HTTP2Stream: @unchecked Sendable {
     /// alone passes it `inout`, once per received field or block.
     @exclusivity(unchecked) var repeatedFields = 0
     /// How many 1xx header blocks the server sent.
-    var informationalBlocks = 0
-    var endedWithHeaders = false
+    var informationalBlocks: Int {
+        get { Int(storedInformationalBlocks) }
+        set { storedInformationalBlocks = Int16(newValue) }
+    }
+    /// The final header block's fields.
+    @exclusivity(unchecked) var headers: [HTTP2HeaderField] = []
+    /// The trailing block's fields.
+    @exclusivity(unchecked) var trailers: [HTTP2HeaderField] = []
+    @exclusivity(unchecked) var body: [UInt8] = []
+
+    /// Where the stream sits in the connection's deadline queue, or -1 when it is not queued.
+    var deadlineSlot: Int {
+        get { Int(storedDeadlineSlot) }
+        set { storedDeadlineSlot = Int32(newValue) }
+    }
+    /// Where the stream sits in the connection's table of submitted streams, or -1 when it is
+    /// not there.
+    var tableSlot: Int {
+        get { Int(storedTableSlot) }
+        set { storedTableSlot = Int32(newValue) }
+    }
 
     init(request: HTTP2Request) {
         self.request = request
@@ -179,7 +209,7 @@ final class HTTP2Stream: @unchecked Sendable {
         cancelledBeforeSubmit = false
         headersSent = false
         remoteEnded = false
-        protocolViolation = nil
+        invalidFrameError = 0
         resetByServer = false
         status = 0
         sawFinalHeaders = false
