@@ -563,7 +563,8 @@ def full(arguments, runner, servers, started):
     phases = selected_phases(arguments, PHASES)
     if not arguments.million and "million" in phases:
         phases.remove("million")
-    results = {"settings": vars(arguments).copy(), "phases": [], "big_runs": BIG_RUNS}
+    results = {"settings": vars(arguments).copy(), "phases": [], "big_runs": BIG_RUNS,
+               "commit": report.current_commit(), "date": time.strftime("%Y-%m-%d")}
     for name in phases:
         phase_started = time.monotonic()
         key, measure = PHASES[name]

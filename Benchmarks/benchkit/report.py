@@ -42,7 +42,9 @@ def write(arguments, results):
             kept = hand_written_sections(handle.read(), text)
         if kept:
             print("RESULTS.md keeps its sections written by hand: " + "; ".join(title for title, _ in kept))
-            text += "\n" + "\n".join(body for _, body in kept)
+            # One blank line between sections, however many the file had: a run rewrites the
+            # file, and a second run must not add to the first one's blank lines.
+            text += "\n" + "\n".join(body.rstrip("\n") + "\n" for _, body in kept)
     with open(arguments.output, "w") as handle:
         handle.write(text)
     return text
@@ -118,13 +120,20 @@ def known(value):
     return value == value  # not NaN
 
 
+def current_commit():
+    """The checkout's commit, short; empty outside a git checkout."""
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
 def header(arguments, results):
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    # A run keeps its commit and day in results.json, so `--render` later says which build ran.
+    commit = results.get("commit") or current_commit()
+    day = results.get("date") or time.strftime('%Y-%m-%d')
     phases = ", ".join(f"{name} {seconds / 60:.1f} min" for name, seconds in results["phases"])
     return [
         "# Benchmark results",
         "",
-        f"`make bench` on {time.strftime('%Y-%m-%d')} at commit `{commit or 'unknown'}`: {os.cpu_count()} cores "
+        f"`make bench` on {day} at commit `{commit or 'unknown'}`: {os.cpu_count()} cores "
         f"(shared with other work: ±15 % between runs; ratios within one run hold), loopback. "
         f"The run took {results['duration_seconds'] / 60:.1f} minutes after the build ({phases}).",
         "",
@@ -154,6 +163,20 @@ def header(arguments, results):
     ]
 
 
+# Round four's targets (PERFORMANCE.md, issue 23): CPU per call against h2load by executor and
+# calls in flight, and mallocs per call.
+MALLOCS_TARGET = 8
+
+
+def cpu_target(client, concurrency):
+    """The most CPU per call allowed, as a multiple of h2load's: 1.1× on `Channel.executor`; on the
+    default executor 1.3× at 100 in flight and 1.8× at 1, where a cooperative thread's wake is paid
+    per call (C-core's client must still cost more)."""
+    if client == "authrpc-io":
+        return 1.1
+    return 1.3 if concurrency > 1 else 1.8
+
+
 def summary(results):
     load, allocs, big = results.get("load", []), results.get("allocations", []), results.get("big", [])
     rows = []
@@ -181,25 +204,31 @@ def summary(results):
                 for concurrency in (100, 1):
                     mine, floor, swift = (fig(c, concurrency, "cpu_us_per_call") for c in (client, "h2load", "grpc-swift"))
                     ccore = best(concurrency, "cpu_us_per_call")
+                    most = cpu_target(client, concurrency)
                     row(f"CPU per call, {transport}, {concurrency} in flight{how}", server, mine, floor, swift,
-                        "≤ 1.25× h2load, ≤ 0.5× grpc-swift-2, < C-core best",
-                        ratio(mine, floor) <= 1.25 and ratio(mine, swift) <= 0.5 and not ratio(mine, ccore) >= 1,
+                        f"≤ {most}× h2load, ≤ 0.5× grpc-swift-2, < C-core best",
+                        ratio(mine, floor) <= most and ratio(mine, swift) <= 0.5 and not ratio(mine, ccore) >= 1,
                         " µs", ccore=ccore)
+                # Round four sets the p50 and calls/s targets for the default executor; the
+                # `Channel.executor` rows keep round one's.
+                latency, rate = (1.1, 1.0) if client == "authrpc" else (1.15, 0.9)
                 mine, floor, swift = (fig(c, 1, "p50_us") for c in (client, "h2load", "grpc-swift"))
                 row(f"p50 latency, {transport}, 1 in flight{how}", server, mine, floor, swift,
-                    "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2", ratio(mine, floor) <= 1.15 and ratio(mine, swift) <= 0.6, " µs", 0,
-                    ccore=best(1, "p50_us"))
+                    f"≤ {latency}× h2load, ≤ 0.6× grpc-swift-2",
+                    ratio(mine, floor) <= latency and ratio(mine, swift) <= 0.6, " µs", 0, ccore=best(1, "p50_us"))
                 mine, floor, swift = (fig(c, 100, "calls_per_second") for c in (client, "h2load", "grpc-swift"))
-                row(f"calls/s, {transport}, 100 in flight{how}", server, mine, floor, swift, "≥ 0.9× h2load",
-                    ratio(mine, floor) >= 0.9, "", 0, ccore=best(100, "calls_per_second", pick=max))
+                row(f"calls/s, {transport}, 100 in flight{how}", server, mine, floor, swift, f"≥ {rate:.1f}× h2load",
+                    ratio(mine, floor) >= rate, "", 0, ccore=best(100, "calls_per_second", pick=max))
             session_cpu = ratio(fig("authrpc-session", 100, "cpu_us_per_call"), fig("authrpc", 100, "cpu_us_per_call"))
             row(f"AuthSession (cached token) vs static token, CPU, {transport}, 100 in flight", server, session_cpu,
                 float("nan"), float("nan"), "≤ 1.05×", session_cpu <= 1.05, "×", 2)
             for concurrency in (1, 100):
                 mine, floor, swift = (fig(c, concurrency, "mallocs_per_call", allocs) for c in ("authrpc", "h2load", "grpc-swift"))
                 limit = budget.limit_for("authrpc", transport, concurrency) if server == "grpc-c++" else None
+                # Issue 23's target and the budget are set against the C++ server.
                 row(f"mallocs per call, {transport}, {concurrency} in flight", server, mine, floor, swift,
-                    "" if limit is None else f"budget {limit}", None if limit is None else mine <= limit,
+                    "" if limit is None else f"≤ {MALLOCS_TARGET} (issue 23); budget {limit}",
+                    None if limit is None else mine <= min(MALLOCS_TARGET, limit),
                     ccore=best(concurrency, "mallocs_per_call", allocs))
     memory_figures = inflight_figures(results)
     if memory_figures:
@@ -217,10 +246,16 @@ def summary(results):
             for server in ("grpc-c++", "grpc-swift-2"):
                 def gb(client):
                     return median(big, "gb_per_second", impl=client, server=server, transport=transport, direction=direction, concurrency=1)
-                mine = gb("authrpc")
+                mine, floor = gb("authrpc"), gb("h2load")
                 ccore = [v for v in (gb(c) for c in CCORE) if known(v)]
-                row(f"4 MiB {direction}s, {transport}, 1 in flight", server, mine, gb("h2load"), gb("grpc-swift"),
-                    f"≥ {target} GB/s", mine >= target, " GB/s", 2, ccore=max(ccore) if ccore else float("nan"))
+                # Against the C++ server, round four's ratio to h2load too; the grpc-swift-2
+                # server, slower than every client, only bounds the rate.
+                if server == "grpc-c++":
+                    text, ok = f"≥ {target} GB/s, ≥ 0.9× h2load", mine >= target and not ratio(mine, floor) < 0.9
+                else:
+                    text, ok = f"≥ {target} GB/s", mine >= target
+                row(f"4 MiB {direction}s, {transport}, 1 in flight", server, mine, floor, gb("grpc-swift"),
+                    text, ok, " GB/s", 2, ccore=max(ccore) if ccore else float("nan"))
     balanced = results.get("balancing", [])
     if balanced:
         timed = [r for r in balanced if not r.get("counted")]
@@ -245,7 +280,9 @@ def summary(results):
         return []
     return ["## Against the targets (PERFORMANCE.md, issues 10 and 23)", "",
             "C-core best: the cheaper (for CPU and mallocs) or faster (calls/s, GB/s) of gRPC C-core's two clients; its "
-            "p50 is the lower of the two.", "",
+            "p50 is the lower of the two. The targets are round four's (PERFORMANCE.md, issue 23) where it sets one, "
+            "and round one's (issue 10) beside them: the ratios to grpc-swift-2, and the p50 and calls/s on "
+            "`Channel.executor`.", "",
             "| figure | server | authrpc | h2load | C-core best | grpc-swift-2 | vs h2load | vs C-core best | vs grpc-swift-2 | target | |",
             "|---|---|---|---|---|---|---|---|---|---|---|"] + rows + [""]
 

@@ -513,6 +513,73 @@ class CCoreReportTests(unittest.TestCase):
         # figure, server, authrpc, h2load, C-core best, grpc-swift-2, vs h2load, vs C-core, vs grpc-swift-2
         self.assertEqual(cells[2:9], ["8.0 µs", "4.0 µs", "10.0 µs", "40.0 µs", "2.00×", "0.80×", "0.20×"])
 
+    @staticmethod
+    def target_cells(results, figure):
+        row = next(line for line in report.summary(results) if line.startswith(f"| {figure} |"))
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        return cells[9], cells[10]
+
+    def test_the_cpu_rows_are_held_to_round_fours_targets(self):
+        # Default executor: 1.8x h2load at 1 in flight, 1.3x at 100; Channel.executor: 1.1x. Every
+        # row also stays under C-core's cheaper client and half of grpc-swift-2.
+        load = [load_record("h2load", 1, 10.0), load_record("authrpc", 1, 15.0), load_record("authrpc-io", 1, 10.5),
+                load_record("ccore-cq", 1, 16.0), load_record("grpc-swift", 1, 100.0),
+                load_record("h2load", 100, 4.0), load_record("authrpc", 100, 5.4), load_record("authrpc-io", 100, 4.6),
+                load_record("ccore-cq", 100, 12.0), load_record("grpc-swift", 100, 80.0)]
+        results = {"load": load}
+        self.assertEqual(self.target_cells(results, "CPU per call, h2c, 1 in flight"),
+                         ("≤ 1.8× h2load, ≤ 0.5× grpc-swift-2, < C-core best", "met"))
+        self.assertEqual(self.target_cells(results, "CPU per call, h2c, 100 in flight"),
+                         ("≤ 1.3× h2load, ≤ 0.5× grpc-swift-2, < C-core best", "**not met**"))
+        self.assertEqual(self.target_cells(results, "CPU per call, h2c, 1 in flight, on Channel.executor"),
+                         ("≤ 1.1× h2load, ≤ 0.5× grpc-swift-2, < C-core best", "met"))
+        self.assertEqual(self.target_cells(results, "CPU per call, h2c, 100 in flight, on Channel.executor")[1],
+                         "**not met**")
+        # Above C-core's cheaper client fails the row, however close to h2load.
+        load[3] = load_record("ccore-cq", 1, 14.0)
+        self.assertEqual(self.target_cells(results, "CPU per call, h2c, 1 in flight")[1], "**not met**")
+
+    def test_the_latency_and_rate_rows_of_the_default_executor_are_held_to_round_four(self):
+        load = [load_record("h2load", 1, 10.0, p50_us=100.0), load_record("authrpc", 1, 15.0, p50_us=112.0),
+                load_record("authrpc-io", 1, 10.5, p50_us=112.0),
+                load_record("h2load", 100, 4.0, calls_per_second=10_000.0),
+                load_record("authrpc", 100, 5.0, calls_per_second=9_500.0),
+                load_record("authrpc-io", 100, 4.0, calls_per_second=9_500.0)]
+        results = {"load": load}
+        self.assertEqual(self.target_cells(results, "p50 latency, h2c, 1 in flight"),
+                         ("≤ 1.1× h2load, ≤ 0.6× grpc-swift-2", "**not met**"))
+        self.assertEqual(self.target_cells(results, "calls/s, h2c, 100 in flight"), ("≥ 1.0× h2load", "**not met**"))
+        # Round four sets neither for Channel.executor: round one's 1.15x and 0.9x stand.
+        self.assertEqual(self.target_cells(results, "p50 latency, h2c, 1 in flight, on Channel.executor")[0],
+                         "≤ 1.15× h2load, ≤ 0.6× grpc-swift-2")
+        self.assertEqual(self.target_cells(results, "calls/s, h2c, 100 in flight, on Channel.executor"),
+                         ("≥ 0.9× h2load", "met"))
+
+    def test_a_4_mib_row_against_the_cpp_server_needs_nine_tenths_of_h2load_too(self):
+        def big(impl, rate):
+            return {"impl": impl, "server": "grpc-c++", "transport": "h2c", "direction": "response",
+                    "concurrency": 1, "gb_per_second": rate}
+        results = {"big": [big("h2load", 2.0), big("authrpc", 1.5)]}
+        self.assertEqual(self.target_cells(results, "4 MiB responses, h2c, 1 in flight"),
+                         ("≥ 1.0 GB/s, ≥ 0.9× h2load", "**not met**"))
+        results = {"big": [big("h2load", 2.0), big("authrpc", 1.9)]}
+        self.assertEqual(self.target_cells(results, "4 MiB responses, h2c, 1 in flight")[1], "met")
+
+    def test_a_mallocs_row_is_held_to_eight_and_to_the_budget(self):
+        allocs = [{"impl": "authrpc", "server": "grpc-c++", "transport": "h2c", "concurrency": 1,
+                   "mallocs_per_call": 4.0}]
+        with mock.patch.object(budget, "limit_for", return_value=12):
+            cells = self.target_cells({"allocations": allocs}, "mallocs per call, h2c, 1 in flight")
+            self.assertEqual(cells, ("≤ 8 (issue 23); budget 12", "met"))
+            allocs[0]["mallocs_per_call"] = 9.0
+            self.assertEqual(self.target_cells({"allocations": allocs}, "mallocs per call, h2c, 1 in flight")[1],
+                             "**not met**")
+
+    def test_a_rendered_run_names_the_commit_and_day_it_ran_on(self):
+        settings = types.SimpleNamespace(calls_sequential=10, calls=20, rounds=3)
+        results = {"commit": "abc1234", "date": "2026-01-02", "phases": [("small", 60.0)], "duration_seconds": 60.0}
+        self.assertIn("`make bench` on 2026-01-02 at commit `abc1234`:", report.header(settings, results)[2])
+
     def test_the_small_calls_table_has_both_ccore_clients(self):
         load = [load_record(impl, 1, 10.0) for impl in ("h2load", "authrpc", "ccore-cq", "ccore-callback")]
         lines = report.small_calls({"load": load, "allocations": []})
@@ -759,6 +826,24 @@ class ReportWriteTests(unittest.TestCase):
         self.assertNotIn("old introduction", text)
         self.assertIn("## Per-call core: before/after\n\nhand table\n\n### What is left\n\nthe profile\n", text)
         self.assertLess(text.index("new figures"), text.index("hand table"))
+
+
+    def test_a_second_run_leaves_the_kept_sections_as_the_first_left_them(self):
+        output = os.path.join(tempfile.mkdtemp(prefix="bench-report-"), "RESULTS.md")
+        with open(output, "w") as handle:
+            handle.write("# Benchmark results\n\n## Small calls (100-byte payloads)\n\nold\n\n"
+                         "## First by hand\n\none\n\n\n\n## Second by hand\n\ntwo\n")
+        generated = "# Benchmark results\n\n## Small calls (100-byte payloads)\n\nnew\n"
+        arguments = mock.Mock(output=output)
+        texts = []
+        for _ in range(2):
+            with mock.patch.object(report, "render", return_value=generated), mock.patch("builtins.print"):
+                report.write(arguments, {})
+            with open(output) as handle:
+                texts.append(handle.read())
+        self.assertEqual(texts[0], texts[1])
+        self.assertIn("\n\none\n\n## Second by hand\n\ntwo\n", texts[0])
+        self.assertTrue(texts[0].endswith("two\n"))
 
 
 class BalancingReportTests(unittest.TestCase):
