@@ -410,7 +410,9 @@ def memory(results):
     if known(figures.get("ccore-cq_rss", float("nan"))):
         lines.append(f"| C-core CQ calls in flight (C++ 1.51; no task per call, so all its own) | "
                      f"{figures['ccore-cq_rss']:.0f} B | {figures['ccore-cq_heap']:.0f} B | {figures['ccore-cq_mallocs']:.1f} |")
-    lines += ["", f"Target: < 2 KiB (2,048 B) of the library's own per call in flight: {verdict(figures['own_rss'] < 2 * KIB)}.", ""]
+    # Round two asked for under 2 KiB; round four (PERFORMANCE.md, issue 23) for at most 1 KiB.
+    lines += ["", "Target: at most 1 KiB (1,024 B) of the library's own per call in flight (issue 23; round two's "
+              f"was under 2 KiB): {verdict(figures['own_rss'] <= KIB)}.", ""]
     lines += held_blocks_table(results.get("inflight", []))
     return lines
 

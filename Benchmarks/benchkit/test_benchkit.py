@@ -580,6 +580,16 @@ class CCoreReportTests(unittest.TestCase):
         results = {"commit": "abc1234", "date": "2026-01-02", "phases": [("small", 60.0)], "duration_seconds": 60.0}
         self.assertIn("`make bench` on 2026-01-02 at commit `abc1234`:", report.header(settings, results)[2])
 
+    def test_the_memory_section_holds_the_library_to_one_kib(self):
+        def section(own):
+            records = [{"impl": impl, "rss_growth_per_call_bytes": rss, "heap_growth_per_call_bytes": rss,
+                        "mallocs_per_call_held": 1.0}
+                       for impl, rss in (("baseline", 1_500.0), ("authrpc", 1_500.0 + own), ("grpc-swift", 30_000.0))]
+            results = {"inflight": records, "settings": {"in_flight": 10_000, "rounds": 3}}
+            return next(line for line in report.memory(results) if line.startswith("Target:"))
+        self.assertTrue(section(1_900.0).endswith("**not met**."))  # under round two's 2 KiB, over 1 KiB
+        self.assertTrue(section(1_000.0).endswith(": met."))
+
     def test_the_small_calls_table_has_both_ccore_clients(self):
         load = [load_record(impl, 1, 10.0) for impl in ("h2load", "authrpc", "ccore-cq", "ccore-callback")]
         lines = report.small_calls({"load": load, "allocations": []})
