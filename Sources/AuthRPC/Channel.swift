@@ -44,6 +44,9 @@ public final class Channel: Sendable {
     /// The connections of the groups a per-call router sends calls to (an `xds:///` target whose
     /// routes name several clusters); nil when every call goes to ``connections``.
     let routing: CallRouting?
+    /// A registered scheme's resolver (`xds`): what it runs of its own (the control plane's
+    /// connection) ends with the channel.
+    let resolver: (any ChannelResolver)?
     let scheme: String
     let defaultAuthority: String
     /// The name the server's certificate is verified for (TLS only): a call with another
@@ -225,7 +228,12 @@ public final class Channel: Sendable {
             executor: executor,
             logger: logger
         )
-        if case .resolver(let resolver) = parsed.endpoint, let router = resolver.callRouter {
+        if case .resolver(let resolver) = parsed.endpoint {
+            self.resolver = resolver
+        } else {
+            self.resolver = nil
+        }
+        if let router = resolver?.callRouter {
             let executor = self.executor
             let configuration = configuration
             self.routing = CallRouting(router: router) { group, groupResolver in
@@ -266,7 +274,7 @@ public final class Channel: Sendable {
 
     /// How many of the channel's connections, made or being made, have not ended yet.
     package var openConnectionCount: Int {
-        connections.openConnectionCount + (routing?.openConnectionCount ?? 0)
+        connections.openConnectionCount + (routing?.openConnectionCount ?? 0) + (resolver?.openConnectionCount ?? 0)
     }
 
     /// The groups (xDS clusters other than the first its routes name) whose connections the
@@ -282,7 +290,8 @@ public final class Channel: Sendable {
 
     /// Stops taking calls: calls in flight finish, then the connections close. Calls made after
     /// this fail with `unavailable`; ``connectivityStates`` ends with
-    /// ``ConnectivityState/shutdown``.
+    /// ``ConnectivityState/shutdown``. An `xds:///` channel's stream to its control plane stays
+    /// up, serving the calls in flight, until ``shutdown()`` or the channel's release.
     public func close() {
         connections.close()
         routing?.close()
@@ -290,7 +299,8 @@ public final class Channel: Sendable {
 
     /// Closes the channel as ``close()`` does, then returns once its connections have ended: calls
     /// in flight finished, each connection's last frames (GOAWAY) and TLS close_notify sent, its
-    /// socket closed and its I/O thread done with OpenSSL.
+    /// socket closed and its I/O thread done with OpenSSL. On an `xds:///` channel the stream to
+    /// the control plane and its connection end after the calls, and are waited for too.
     ///
     /// A program calls this before it exits: one that exits right after ``close()`` cuts its
     /// connections off and may exit while their threads still use OpenSSL, which frees its state
@@ -312,10 +322,13 @@ public final class Channel: Sendable {
     public func shutdown() async {
         await connections.shutdown()
         await routing?.shutdown()
+        // Last: the calls just waited for may have needed the resolver's answers.
+        await resolver?.shutdown()
     }
 
     deinit {
         connections.close()
         routing?.close()
+        resolver?.close()
     }
 }

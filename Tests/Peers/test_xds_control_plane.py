@@ -15,6 +15,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import unittest
 from concurrent import futures
 
@@ -262,6 +263,34 @@ class XdsControlPlaneWithGrpcioTest(unittest.TestCase):
             stub.UnaryCall(self.pb.SimpleRequest(), timeout=40)
         self.assertEqual(raised.exception.code(), grpc.StatusCode.UNAVAILABLE)
         self.assertIn("never-served", raised.exception.details())
+
+
+class StreamCountTest(unittest.TestCase):
+    """`streams()`: what the Swift suite reads to see its client's ADS stream end."""
+
+    def test_a_stream_is_counted_open_until_the_client_cancels_it(self):
+        plane = xcp.ControlPlane()
+        port = plane.start()
+        self.addCleanup(plane.stop)
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.addCleanup(channel.close)
+        ads = channel.stream_stream(f"/{xcp.ADS_SERVICE}/StreamAggregatedResources",
+                                    request_serializer=xcp.discovery_pb2.DiscoveryRequest.SerializeToString,
+                                    response_deserializer=xcp.discovery_pb2.DiscoveryResponse.FromString)
+        self.assertEqual(plane.streams(), {"open": 0, "ended": 0})
+        done = threading.Event()
+        self.addCleanup(done.set)
+
+        def requests():
+            yield xcp.discovery_pb2.DiscoveryRequest(type_url=xcp.LISTENER, resource_names=["counted"])
+            done.wait(CALL_TIMEOUT)  # no half-close: the stream stays up until cancelled
+
+        call = ads(requests(), timeout=CALL_TIMEOUT)
+        plane.set(xcp.LISTENER, xcp.listener("counted", "counted-routes"))
+        next(call)  # the handler runs: the stream is open
+        self.assertEqual(plane.streams(until_open=1), {"open": 1, "ended": 0})
+        call.cancel()
+        self.assertEqual(plane.streams(until_open=0), {"open": 0, "ended": 1})
 
 
 if __name__ == "__main__":

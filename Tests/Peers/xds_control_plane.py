@@ -146,6 +146,7 @@ class ControlPlane:
         self._sent = []  # (type_url, version_info, nonce) of every response sent
         self._nonce = 0
         self._injected = []  # messages (DiscoveryResponse or raw bytes) for the streams open when added
+        self._streams = {"open": 0, "ended": 0}  # ADS streams open now, and ended so far
         self._server = None
         self.port = None
 
@@ -215,6 +216,20 @@ class ControlPlane:
         with self._lock:
             return list(self._authorizations)
 
+    def streams(self, until_open=None, timeout=20):
+        """How many ADS streams are open and how many have ended; with `until_open`, first waits
+        (at most `timeout` seconds) until that many are open."""
+        with self._lock:
+            if until_open is not None:
+                self._lock.wait_for(lambda: self._streams["open"] == until_open, timeout=timeout)
+            return dict(self._streams)
+
+    def _stream_ended(self):
+        with self._lock:
+            self._streams["open"] -= 1
+            self._streams["ended"] += 1
+            self._lock.notify_all()
+
     def _authorize(self, context):
         """Checks the stream's `authorization: Bearer` token with the authorizer; never records it."""
         headers = dict(context.invocation_metadata())
@@ -232,6 +247,12 @@ class ControlPlane:
     # The ADS stream.
 
     def StreamAggregatedResources(self, request_iterator, context):
+        # Counted from the handler's start to the RPC's end, however it ends (the client's
+        # RST_STREAM or closed connection included).
+        with self._lock:
+            self._streams["open"] += 1
+        if not context.add_callback(self._stream_ended):
+            self._stream_ended()  # already over
         if self._authorizer is not None:
             self._authorize(context)
         subscriptions = {}  # type_url -> set of names
@@ -460,7 +481,8 @@ def introspecting_authorizer(url, client, secret, required_scope):
 
 def serve(arguments):
     """Runs the control plane on 127.0.0.1 and a small HTTP admin port beside it: POST /command
-    (JSON, see apply_command), GET /requests (every request recorded), GET /sent (every response)."""
+    (JSON, see apply_command), GET /requests (every request recorded), GET /sent (every response),
+    GET /streams (ADS streams open and ended; ?until_open=N waits up to 20 s for N open)."""
     authorizer = None
     if arguments.introspection_url:
         authorizer = introspecting_authorizer(arguments.introspection_url, arguments.introspection_client,
@@ -501,6 +523,15 @@ def serve(arguments):
                 self.answer(200, [list(entry) for entry in plane.sent()])
             elif self.path == "/authorizations":
                 self.answer(200, [list(entry) for entry in plane.authorizations()])
+            elif self.path == "/streams":
+                self.answer(200, plane.streams())
+            elif self.path.startswith("/streams?until_open="):
+                try:
+                    wanted = int(self.path.partition("=")[2])
+                except ValueError:
+                    self.answer(400, {"error": "until_open must be a number"})
+                    return
+                self.answer(200, plane.streams(until_open=wanted))
             else:
                 self.answer(404, {"error": "no such path"})
 

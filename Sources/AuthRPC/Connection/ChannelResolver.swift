@@ -22,12 +22,30 @@ package protocol ChannelResolver: AnyObject, Sendable {
     /// call (an xDS virtual host's routes); nil (the default) when every call goes to the
     /// addresses ``resolve()`` gives.
     var callRouter: (any ChannelCallRouter)? { get }
+
+    /// Stops what the resolver runs of its own (an xDS client's stream to its control plane),
+    /// without waiting: the channel calls it when it closes. Does nothing by default.
+    func close()
+
+    /// ``close()``, then returns once the resolver's own connections have ended (their I/O
+    /// threads done with OpenSSL): ``Channel/shutdown()`` waits for it. Returns at once by
+    /// default.
+    func shutdown() async
+
+    /// How many of the resolver's own connections have not ended yet; 0 by default.
+    var openConnectionCount: Int { get }
 }
 
 extension ChannelResolver {
     package func observeChanges(_ changed: @escaping @Sendable () -> Void) {}
 
     package var callRouter: (any ChannelCallRouter)? { nil }
+
+    package func close() {}
+
+    package func shutdown() async {}
+
+    package var openConnectionCount: Int { 0 }
 }
 
 /// The resolvers registered per scheme.

@@ -39,16 +39,19 @@ package final class HTTP2Connection: Sendable {
     /// and waits for the server's SETTINGS, all within the configured connect timeout.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
-    /// ends; it must not block.
+    /// ends; it must not block. With a `group`, the caller has announced the connection to it
+    /// (``HTTP2ConnectionGroup/expectConnection()``), as for ``start(via:serverName:configuration:onEvent:group:completion:)``.
     package static func connect(
         to target: HostAndPort,
         configuration: HTTP2ConnectionConfiguration,
+        group: HTTP2ConnectionGroup? = nil,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(TransportFailure) -> HTTP2Connection {
         try await connect(
             via: .resolving(target),
             serverName: target.host,
             configuration: configuration,
+            group: group,
             onEvent: onEvent
         )
     }
@@ -60,11 +63,12 @@ package final class HTTP2Connection: Sendable {
     /// a protocol violation by the server included, ends the attempt at once.
     ///
     /// `onEvent` is called on the I/O thread when the server sends GOAWAY and when the connection
-    /// ends; it must not block.
+    /// ends; it must not block. With a `group`, as for `start`.
     package static func connect(
         via route: ConnectionRoute,
         serverName: String,
         configuration: HTTP2ConnectionConfiguration,
+        group: HTTP2ConnectionGroup? = nil,
         onEvent: @escaping @Sendable (HTTP2ConnectionEvent) -> Void = { _ in }
     ) async throws(TransportFailure) -> HTTP2Connection {
         // The answer comes from the connection's thread and goes through a lock as well as the
@@ -72,7 +76,8 @@ package final class HTTP2Connection: Sendable {
         // the concurrency runtime's uninstrumented atomics, which ThreadSanitizer cannot see.
         let answer = Locked<Result<HTTP2Connection, TransportFailure>?>(nil)
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent) { result in
+            start(via: route, serverName: serverName, configuration: configuration, onEvent: onEvent, group: group) {
+                result in
                 answer.withLock { $0 = result }
                 continuation.resume()
             }

@@ -44,6 +44,10 @@ actor XDSADSClient {
     private var stream: HTTP2BidirectionalStream?
     private var runner: Task<Void, Never>?
     private var timer: Task<Void, Never>?
+    /// Set by ``stop()``: no stream starts after it.
+    private var stopped = false
+    /// The connections to the control plane, so that ``shutdown()`` can wait for their threads.
+    nonisolated let connections = HTTP2ConnectionGroup()
     /// How many streams have been started (a test sees the client come back).
     private(set) var streamsStarted = 0
     /// Why the last stream ended, if one has.
@@ -60,18 +64,26 @@ actor XDSADSClient {
 
     /// Starts the stream (and keeps one up until ``stop()``).
     func start() {
-        guard runner == nil else { return }
+        guard runner == nil, !stopped else { return }
         runner = Task { await self.run() }
     }
 
-    /// Ends the stream for good.
+    /// Ends the stream for good; its connection closes on its own thread.
     func stop() {
+        stopped = true
         runner?.cancel()
         runner = nil
         timer?.cancel()
         timer = nil
         stream?.cancel()
         stream = nil
+    }
+
+    /// ``stop()``, then returns once the connection to the control plane has ended: its last
+    /// frames sent, its socket closed, its I/O thread done with OpenSSL.
+    func shutdown() async {
+        stop()
+        await connections.closeAll()
     }
 
     /// Asks for `name` (nothing when already asked for).
@@ -148,8 +160,15 @@ actor XDSADSClient {
     private func runStream() async -> Bool {
         var sawResponse = false
         let connection: HTTP2Connection
+        // Announced before `stopped` can change (no suspension between): `shutdown()` waits for it.
+        guard !stopped else { return false }
+        connections.expectConnection()
         do {
-            connection = try await HTTP2Connection.connect(to: settings.server, configuration: settings.connection)
+            connection = try await HTTP2Connection.connect(
+                to: settings.server,
+                configuration: settings.connection,
+                group: connections
+            )
         } catch {
             lastStreamFailure = "connecting to \(settings.server): \(error)"
             return false
@@ -173,6 +192,9 @@ actor XDSADSClient {
                 return false
             }
         }
+        // Stopped while connecting or fetching the token: a stream opened now would hold the
+        // connection's graceful close open for good.
+        guard !stopped else { return false }
         let stream = connection.openStream(headers: headers, limits: settings.limits)
         self.stream = stream
         streamsStarted += 1

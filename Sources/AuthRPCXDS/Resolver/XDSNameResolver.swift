@@ -58,11 +58,21 @@ final class XDSNameResolver: ChannelResolver, ChannelCallRouter {
     deinit {
         Self.forget(ObjectIdentifier(self))
         for key in observerKeys.withLock({ $0 }) { client.changes.remove(key) }
+        close()
+    }
+
+    var callRouter: (any ChannelCallRouter)? { self }
+
+    func close() {
         let client = self.client
         Task { await client.stop() }
     }
 
-    var callRouter: (any ChannelCallRouter)? { self }
+    func shutdown() async {
+        await client.shutdown()
+    }
+
+    var openConnectionCount: Int { client.connections.count }
 
     func observeChanges(_ changed: @escaping @Sendable () -> Void) {
         let key = client.changes.add(changed)

@@ -66,6 +66,55 @@ struct XDSChannelTests {
         }
     }
 
+    @Test(
+        "shutdown() ends the stream to the control plane and waits for its connection: the control plane sees it end, nothing of the channel stays open, and a later call fails UNAVAILABLE"
+    )
+    func shutdownEndsTheControlPlaneStream() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        defer { plane.process.stop() }
+        let (backends, port) = try await Self.backends(["down-1": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "down-svc", "route": "down-routes", "cluster": "down-c", "eds": "down-eds",
+            "backends": [["127.0.0.2", String(port)]],
+        ])
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
+        let channel = try Channel(target: "xds:///down-svc", transportSecurity: .plaintext)
+        #expect(try await Self.call(channel, id: "down-1") == "down-1")
+        #expect(try plane.streams().open == 1)
+        #expect(channel.openConnectionCount == 2)  // the backend's and the control plane's
+
+        await channel.shutdown()
+        // Its thread has ended when shutdown() returns, so a program may exit at once.
+        #expect(channel.openConnectionCount == 0)
+        let streams = try plane.streams(untilOpen: 0)
+        #expect(streams.open == 0 && streams.ended == 1)
+        await #expect {
+            _ = try await Self.call(channel, id: "down-2")
+        } throws: { error in
+            (error as? RPCError)?.code == .unavailable
+        }
+        await channel.shutdown()  // again: returns at once
+        #expect(try plane.streams().ended == 1)  // and no stream was started again
+    }
+
+    @Test("shutdown() returns while the control plane is down and the client waits to connect again")
+    func shutdownWhileTheControlPlaneIsDown() async throws {
+        let plane = try await ControlPlaneProcess.launch()
+        let (backends, port) = try await Self.backends(["gone-1": "127.0.0.2"])
+        defer { for backend in backends { backend.process.stop() } }
+        try plane.command([
+            "op": "basic", "listener": "gone-svc", "route": "gone-routes", "cluster": "gone-c", "eds": "gone-eds",
+            "backends": [["127.0.0.2", String(port)]],
+        ])
+        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
+        let channel = try Channel(target: "xds:///gone-svc", transportSecurity: .plaintext)
+        #expect(try await Self.call(channel, id: "gone-1") == "gone-1")
+        plane.process.kill()
+        await channel.shutdown()
+        #expect(channel.openConnectionCount == 0)
+    }
+
     @Test("a bad xds target or a bootstrap the client cannot use fails the channel's creation, naming why")
     func badTargetsAndBootstraps() throws {
         let tls = try XDSBootstrap(

@@ -50,8 +50,23 @@ struct ControlPlaneProcess: Sendable {
         return try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String]] ?? []
     }
 
-    private func exchange(_ request: [UInt8]) throws -> (status: Int, body: String) {
-        let socket = try LoopbackSocket(port: adminPort)
+    /// How many ADS streams are open now and how many have ended; with `untilOpen`, once that
+    /// many are open (the control plane waits up to 20 s for it, then answers as things are).
+    func streams(untilOpen: Int? = nil) throws -> (open: Int, ended: Int) {
+        let query = untilOpen.map { "?until_open=\($0)" } ?? ""
+        let answer = try exchange(
+            Array("GET /streams\(query) HTTP/1.1\r\nHost: admin\r\n\r\n".utf8),
+            timeoutSeconds: 30
+        )
+        let counts = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Int] ?? [:]
+        guard let open = counts["open"], let ended = counts["ended"] else {
+            throw PeerError("the control plane's stream counts do not parse: \(answer.body)")
+        }
+        return (open, ended)
+    }
+
+    private func exchange(_ request: [UInt8], timeoutSeconds: Int = 10) throws -> (status: Int, body: String) {
+        let socket = try LoopbackSocket(port: adminPort, timeoutSeconds: timeoutSeconds)
         defer { socket.close() }
         try socket.send(request)
         let text = String(decoding: try socket.receiveAll(), as: UTF8.self)
