@@ -286,10 +286,11 @@ let package = Package(
             swiftSettings: defaultSwiftSettings
         ),
         // Connects with AuthRPCTransport where the test runner cannot go: inside a network namespace
-        // the Happy Eyeballs test makes (Tests/AuthRPCTransportTests/Network).
+        // the Happy Eyeballs test makes (Tests/AuthRPCTransportTests/Network); and exits after its
+        // first use of OpenSSL, for OpenSSLExitTests.
         .executableTarget(
             name: "ConnectProbe",
-            dependencies: ["AuthRPCTransport", "AuthRPCSystem"],
+            dependencies: ["AuthRPCTransport", "AuthRPCSystem", "COpenSSL"],
             path: "Tests/ConnectProbe",
             swiftSettings: defaultSwiftSettings
         ),

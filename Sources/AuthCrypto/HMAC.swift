@@ -9,6 +9,7 @@ package enum HMAC {
     /// - Throws: ``CryptoError`` when OpenSSL cannot compute it (no provider offers HMAC or
     ///   SHA-256, or memory ran out).
     package static func sha256(key: [UInt8], message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        OpenSSLLibrary.initialise()
         guard key.count <= Int(Int32.max) else { throw CryptoError("an HMAC key of \(key.count) bytes is too long") }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0

@@ -45,6 +45,7 @@ package final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible 
     }
 
     private static func load(_ pem: UnsafeRawBufferPointer) throws(CryptoError) -> (key: OpaquePointer, bits: Int) {
+        OpenSSLLibrary.initialise()
         if contains(pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || contains(pem, "Proc-Type: 4,ENCRYPTED") {
             throw CryptoError("the private key is encrypted; only unencrypted PEM keys are supported")
         }

@@ -7,6 +7,7 @@ package enum SecureRandom {
     ///
     /// - Throws: ``CryptoError`` when OpenSSL's generator cannot be seeded or `count` is negative.
     package static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        OpenSSLLibrary.initialise()
         guard count >= 0, count <= Int(Int32.max) else {
             throw CryptoError("cannot make \(count) random bytes")
         }

@@ -303,8 +303,9 @@ public final class Channel: Sendable {
     /// the control plane and its connection end after the calls, and are waited for too.
     ///
     /// A program calls this before it exits: one that exits right after ``close()`` cuts its
-    /// connections off and may exit while their threads still use OpenSSL, which frees its state
-    /// at exit. An attempt to connect that is under way is abandoned; the wait lasts as long as
+    /// connections off mid-frame, without GOAWAY or close_notify, and calls in flight never
+    /// finish. (OpenSSL's own clean-up at exit is off when this library initialised OpenSSL
+    /// first, so such an exit does not also race the connections' threads.) An attempt to connect that is under way is abandoned; the wait lasts as long as
     /// the calls in flight (each bounded by its deadline). When the waiting task is cancelled the
     /// connections close at once instead: calls still in flight fail with `unavailable`, and it
     /// returns once the threads have ended. Calling it again, or after ``close()``, only waits.

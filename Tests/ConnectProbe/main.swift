@@ -1,12 +1,34 @@
 import AuthRPCSystem
 import AuthRPCTransport
+import COpenSSL
 // connect-probe: connects with AuthRPCTransport and makes one request, for tests that must run the
 // client where the test runner cannot go (inside a network namespace, under a private hosts
 // file). Prints one JSON object: {"ok": true, "elapsed_ms": N, "body": "..."} or
 // {"ok": false, "elapsed_ms": N, "error": "...", "kind": "..."}; exits 0 or 1.
 //
 //   ConnectProbe (--host NAME | --address IP ...) --port PORT [--connect-timeout-ms N] [--scenario Echo]
+//   ConnectProbe --openssl-at-exit
 import Foundation
+
+/// `--openssl-at-exit`: makes a TLS context (the transport's first use of OpenSSL) and exits;
+/// an exit handler then prints whether OpenSSL still works: {"openssl_at_exit": "usable"}, or
+/// "cleaned up" when OpenSSL's own clean-up at exit ran before it. (Handlers run in the reverse
+/// order of their registration, and this one is registered before OpenSSL's could be.)
+func checkOpenSSLAtExit() -> Never {
+    atexit {
+        // After OPENSSL_cleanup this answers 0 at once, touching nothing it freed.
+        let usable = OPENSSL_init_crypto(0, nil) == 1
+        let line = Array("{\"openssl_at_exit\": \"\(usable ? "usable" : "cleaned up")\"}\n".utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+    do {
+        _ = try TLSContext(TLSClientConfiguration())
+    } catch {
+        FileHandle.standardError.write(Data("the TLS context failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 
 var host: String?
 var addresses: [String] = []
@@ -21,6 +43,7 @@ while let argument = arguments.next() {
     case "--port": port = Int(arguments.next() ?? "") ?? 0
     case "--connect-timeout-ms": timeout = Int(arguments.next() ?? "") ?? timeout
     case "--scenario": scenario = arguments.next() ?? scenario
+    case "--openssl-at-exit": checkOpenSSLAtExit()
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
         exit(2)

@@ -6,8 +6,9 @@ import AuthRPCSystem
 /// A connection belongs to the group from the moment its owner decides to make it
 /// (``expectConnection()``) until it has been torn down (last frames sent, socket closed, TLS
 /// session freed) and OpenSSL has released its thread's own state. A program that exits while
-/// such a thread still runs cuts the connection off mid-frame and races OpenSSL's clean-up at
-/// exit, which frees what that thread still uses.
+/// such a thread still runs cuts the connection off mid-frame (and, when another library
+/// initialised OpenSSL first with its clean-up at exit, races that clean-up: see
+/// `OpenSSLLibrary`).
 package final class HTTP2ConnectionGroup: Sendable {
     private struct State {
         /// Connections decided on whose thread has not started yet.

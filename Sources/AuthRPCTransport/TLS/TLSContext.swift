@@ -50,6 +50,7 @@ package final class TLSContext: @unchecked Sendable {
     /// The system's roots are OpenSSL's default verify paths, which the `SSL_CERT_FILE` and
     /// `SSL_CERT_DIR` environment variables replace, as for every OpenSSL-based tool.
     package init(_ configuration: TLSClientConfiguration) throws(TransportFailure) {
+        OpenSSLLibrary.initialise()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw .tls(TLSFailure(.invalidConfiguration, OpenSSLErrors.drain()))
         }
