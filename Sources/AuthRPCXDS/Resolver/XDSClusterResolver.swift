@@ -1,6 +1,6 @@
-package import AuthRPC
+internal import AuthRPC
 internal import AuthRPCSystem
-package import AuthRPCTransport
+internal import AuthRPCTransport
 
 /// The endpoints of one cluster a channel's routes send calls to (other than the first, which
 /// ``XDSNameResolver`` resolves), from the channel's ADS client: the cluster's endpoints placed by

@@ -1,6 +1,6 @@
-package import AuthRPC
+internal import AuthRPC
 internal import AuthRPCSystem
-package import AuthRPCTransport
+internal import AuthRPCTransport
 
 /// The `xds` scheme's resolver for one channel: follows the target's listener to its route
 /// configuration and the virtual host matching the name, all from its own ADS client.

@@ -71,7 +71,7 @@ extension XDSChannelTests {
             try plane.requests().last { $0["type_url"] as? String == type.typeURL }
                 .flatMap { $0["resource_names"] as? [String] }.map(Set.init)
         }
-        let unsubscribed = try? await XDSADSClientTests.waitUntil {
+        let unsubscribed: Void? = try? await XDSADSClientTests.waitUntil {
             (try? lastNames(.cluster)) == ["weighted-a", "weighted-c"]
                 && (try? lastNames(.endpoints)) == ["weighted-a-eds", "weighted-c-eds"]
         }
