@@ -228,11 +228,7 @@ public final class Channel: Sendable {
             executor: executor,
             logger: logger
         )
-        if case .resolver(let resolver) = parsed.endpoint {
-            self.resolver = resolver
-        } else {
-            self.resolver = nil
-        }
+        self.resolver = parsed.registeredResolver
         if let router = resolver?.callRouter {
             let executor = self.executor
             let configuration = configuration
@@ -305,10 +301,11 @@ public final class Channel: Sendable {
     /// A program calls this before it exits: one that exits right after ``close()`` cuts its
     /// connections off mid-frame, without GOAWAY or close_notify, and calls in flight never
     /// finish. (OpenSSL's own clean-up at exit is off when this library initialised OpenSSL
-    /// first, so such an exit does not also race the connections' threads.) An attempt to connect that is under way is abandoned; the wait lasts as long as
-    /// the calls in flight (each bounded by its deadline). When the waiting task is cancelled the
-    /// connections close at once instead: calls still in flight fail with `unavailable`, and it
-    /// returns once the threads have ended. Calling it again, or after ``close()``, only waits.
+    /// first, so such an exit does not also race the connections' threads.) An attempt to
+    /// connect that is under way is abandoned; the wait lasts as long as the calls in flight
+    /// (each bounded by its deadline). When the waiting task is cancelled the connections close
+    /// at once instead: calls still in flight fail with `unavailable`, and it returns once the
+    /// threads have ended. Calling it again, or after ``close()``, only waits.
     ///
     /// ```swift
     /// let channel = try Channel(target: "pubsub.googleapis.com")

@@ -32,11 +32,14 @@ struct ChannelTarget: Sendable, CustomStringConvertible {
     }
 
     let endpoint: Endpoint
-    /// Whether a registered resolver gives the addresses (calls then go round robin).
-    var isResolvedByRegisteredScheme: Bool {
-        if case .resolver = endpoint { return true }
-        return false
+    /// The registered scheme's resolver that gives the addresses, if one does.
+    var registeredResolver: (any ChannelResolver)? {
+        if case .resolver(let resolver) = endpoint { return resolver }
+        return nil
     }
+
+    /// Whether a registered resolver gives the addresses (calls then go round robin).
+    var isResolvedByRegisteredScheme: Bool { registeredResolver != nil }
 
     /// `host:port` for a name, else the target as written.
     let description: String

@@ -70,16 +70,9 @@ struct XDSChannelTests {
         "shutdown() ends the stream to the control plane and waits for its connection: the control plane sees it end, nothing of the channel stays open, and a later call fails UNAVAILABLE"
     )
     func shutdownEndsTheControlPlaneStream() async throws {
-        let plane = try await ControlPlaneProcess.launch()
+        let (plane, backend, channel) = try await Self.servingOneBackend("down")
         defer { plane.process.stop() }
-        let (backends, port) = try await Self.backends(["down-1": "127.0.0.2"])
-        defer { for backend in backends { backend.process.stop() } }
-        try plane.command([
-            "op": "basic", "listener": "down-svc", "route": "down-routes", "cluster": "down-c", "eds": "down-eds",
-            "backends": [["127.0.0.2", String(port)]],
-        ])
-        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
-        let channel = try Channel(target: "xds:///down-svc", transportSecurity: .plaintext)
+        defer { backend.process.stop() }
         #expect(try await Self.call(channel, id: "down-1") == "down-1")
         #expect(try plane.streams().open == 1)
         #expect(channel.openConnectionCount == 2)  // the backend's and the control plane's
@@ -100,15 +93,8 @@ struct XDSChannelTests {
 
     @Test("shutdown() returns while the control plane is down and the client waits to connect again")
     func shutdownWhileTheControlPlaneIsDown() async throws {
-        let plane = try await ControlPlaneProcess.launch()
-        let (backends, port) = try await Self.backends(["gone-1": "127.0.0.2"])
-        defer { for backend in backends { backend.process.stop() } }
-        try plane.command([
-            "op": "basic", "listener": "gone-svc", "route": "gone-routes", "cluster": "gone-c", "eds": "gone-eds",
-            "backends": [["127.0.0.2", String(port)]],
-        ])
-        XDSScheme.register(bootstrap: try Self.bootstrap(plane))
-        let channel = try Channel(target: "xds:///gone-svc", transportSecurity: .plaintext)
+        let (plane, backend, channel) = try await Self.servingOneBackend("gone")
+        defer { backend.process.stop() }
         #expect(try await Self.call(channel, id: "gone-1") == "gone-1")
         plane.process.kill()
         await channel.shutdown()
@@ -258,6 +244,37 @@ struct XDSChannelTests {
             }
         }
         throw RPCError(code: .unavailable, message: "no free port for the backends")
+    }
+
+    /// A control plane whose listener `<name>-svc` leads (`<name>-routes`, cluster `<name>-c`,
+    /// `<name>-eds`) to one grpcio backend, `<name>-1` on 127.0.0.2, registered as the `xds`
+    /// scheme's; and a plaintext channel to `xds:///<name>-svc`.
+    static func servingOneBackend(
+        _ name: String
+    ) async throws -> (plane: ControlPlaneProcess, backend: BackendInfo, channel: Channel) {
+        let plane = try await ControlPlaneProcess.launch()
+        let backend: BackendInfo
+        let port: Int
+        do {
+            let (backends, backendPort) = try await backends(["\(name)-1": "127.0.0.2"])
+            (backend, port) = (backends[0], backendPort)
+        } catch {
+            plane.process.stop()
+            throw error
+        }
+        do {
+            try plane.command([
+                "op": "basic", "listener": "\(name)-svc", "route": "\(name)-routes", "cluster": "\(name)-c",
+                "eds": "\(name)-eds", "backends": [["127.0.0.2", String(port)]],
+            ])
+            XDSScheme.register(bootstrap: try bootstrap(plane))
+            let channel = try Channel(target: "xds:///\(name)-svc", transportSecurity: .plaintext)
+            return (plane, backend, channel)
+        } catch {
+            backend.process.stop()
+            plane.process.stop()
+            throw error
+        }
     }
 
     static func bootstrap(_ plane: ControlPlaneProcess) throws -> XDSBootstrap {
