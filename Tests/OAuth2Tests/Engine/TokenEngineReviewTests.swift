@@ -41,7 +41,7 @@ extension TokenEngineTests {
     @Test(
         "a fetch that never answers is given up at the watchdog's bound: its waiter fails, a later request fetches anew"
     )
-    func stuckFetchIsGivenUp() async {
+    func stuckFetchIsGivenUp() async throws {
         let engine = makeEngine()
         let never = Gate()
         defer { never.open() }
@@ -51,8 +51,12 @@ extension TokenEngineTests {
             return .token("late")
         }
         let waiter = Task { await request(engine, stuck) }
-        // Once the fetch runs (and its watchdog waits), move past the bound (2 minutes).
-        for _ in 0..<2000 where fetchCount == 0 || clock.sleeperCount == 0 { await Task.yield() }
+        // Once the fetch runs and its watchdog waits, move past the bound (2 minutes). Waited for
+        // in real time: a fixed count of yields ran out before the watchdog slept under ASan on a
+        // busy machine, and the clock then moved too early for it.
+        try await eventually("the stuck fetch and its watchdog start", within: .seconds(20)) {
+            fetchCount > 0 && clock.sleeperCount > 0
+        }
         clock.advance(by: .seconds(121))
         let answer = await value(of: waiter, waitingAtMost: .seconds(20))
         guard case .failed(let message)? = answer else {
