@@ -880,6 +880,8 @@ class Connection:
             "StreamWindowUpdateZero": self.stream_window_update_zero,
             "DataBeforeHeaders": self.data_before_headers,
             "ContentLengthMismatch": self.content_length_mismatch,
+            "ContentLengthOverrun": self.content_length_overrun,
+            "PaddedEcho": self.padded_echo,
         }
 
     def close_after_request(self, stream):
@@ -922,6 +924,48 @@ class Connection:
         # recorded; the server never resets it.
         self.headers(stream, [(":status", "200"), ("content-type", "application/grpc"), ("content-length", "4")])
         self.data(stream, grpc_frame(b"short"))
+
+    def content_length_overrun(self, stream):
+        # content-length 100000, then, by hand, one DATA frame of 256 KiB holding one message that
+        # fills it: its header and first 32 KiB at once, the rest 0.2 s later, then a
+        # `frame_written` event. A client that reads the rest straight into the response body
+        # finds its HTTP/2 layer refusing it (past the content-length): it resets the stream
+        # itself (PROTOCOL_ERROR), and the connection goes on. Nothing else may be sent on the
+        # connection until the event (it would land inside the frame).
+        self.headers(stream, [(":status", "200"), ("content-type", "application/grpc"), ("content-length", "100000")])
+        frame = raw_frame(0x0, 0, stream.id, grpc_frame(bytes(index % 251 for index in range((256 << 10) - 5))))
+        split = 9 + (32 << 10)
+
+        def write(part):
+            self.take_output()
+            self.outbuf += part
+            self.write_some()
+
+        def rest():
+            write(frame[split:])
+            EVENTS.record(stream.tag, {"type": "frame_written", "stream_id": stream.id})
+
+        def first():
+            write(frame[:split])
+            self.call_later(0.2, rest)
+
+        self.then(stream, first)
+
+    def padded_echo(self, stream):
+        # Normal headers; frame(the request's message) in DATA frames as large as the client
+        # allows, each padded with 255 bytes; OK trailers.
+        self.normal_headers(stream)
+
+        def send():
+            body = grpc_frame(stream.message)
+            size = self.h2.max_outbound_frame_size - 256  # the pad length byte and the padding
+            for start in range(0, len(body), size):
+                self.h2.send_data(stream.id, body[start:start + size], pad_length=255)
+            self.h2.send_headers(stream.id, [(b"grpc-status", b"0")], end_stream=True)
+            self.take_output()
+            self.write_some()
+
+        self.then(stream, send)
 
     # ---------------------------------------------------------------- header-list scenarios
 

@@ -684,6 +684,23 @@ class FaultServerTest(unittest.TestCase):
         self.assertIn((0x0, 0, 10), kinds)  # 10 bytes of body where 4 were announced; no END_STREAM
         self.assertNotIn(0x3, [kind for kind, _, _ in kinds])  # the server never resets it
 
+    def test_content_length_overrun(self):
+        # h2 refuses the frame (larger than its 16 KiB), but it is recorded first: one DATA frame
+        # of 256 KiB, written in two parts, where 100000 bytes were announced.
+        stream_id, client = self.hostile_frames("ContentLengthOverrun")
+        kinds = [(kind, length) for kind, _, s, length in client.frames if s == stream_id]
+        self.assertEqual(kinds[0][0], 0x1)
+        self.assertIn((0x0, 256 << 10), kinds)
+
+    def test_padded_echo(self):
+        client = self.client()
+        # One request frame at this client's 16 KiB, two padded answer frames.
+        message = bytes(index % 256 for index in range(16300))
+        self.assertEqual(client.call("PaddedEcho", message=message).body, grpc_frame(message))
+        data = [(flags, length) for kind, flags, _, length in client.frames if kind == 0x0]
+        self.assertEqual(len(data), 2)
+        self.assertTrue(all(flags & 0x8 and length <= 16384 for flags, length in data), data)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,6 +7,14 @@ package struct HTTP2ConnectionConfiguration: Sendable {
     package var initialStreamWindowSize: Int32 = 8 << 20
     /// The connection-level receive window (raised with WINDOW_UPDATE right after the preface).
     package var connectionWindowSize: Int32 = 64 << 20
+    /// The largest frame payload the server may send (SETTINGS_MAX_FRAME_SIZE; HTTP/2's default
+    /// is 16 KiB). A large response then arrives in frames of 256 KiB, whose payload the
+    /// connection reads straight into the response body (ConnectionLoop+BodyInPlace) instead of
+    /// copying it there from its read buffer. Larger frames read no faster, and hold the other
+    /// streams' frames longer behind one on the wire. The figure also bounds the one buffer
+    /// nghttp2 sizes by a frame's announced length before its payload arrives, a GOAWAY's debug
+    /// data. (gRPC C-core announces 4 MiB.)
+    package var maxFrameSize: UInt32 = 256 << 10
     /// The largest response header block (headers, each 1xx block, trailers) this client accepts,
     /// counted as RFC 9113 section 6.5.2 does: name + value + 32 per field. Announced in
     /// SETTINGS_MAX_HEADER_LIST_SIZE and enforced: past it the stream is reset and fails with

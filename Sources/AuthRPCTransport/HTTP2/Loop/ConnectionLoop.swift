@@ -134,6 +134,16 @@ final class ConnectionLoop: @unchecked Sendable {
     /// thread touches it, in calls that cannot reach it again.
     @exclusivity(unchecked) var spareBody: [UInt8] = []
 
+    /// The DATA frame being received, and the bytes read into a body that nghttp2 is being fed
+    /// from there (ConnectionLoop+BodyInPlace).
+    var dataFrame = DataFrameInProgress()
+    var placement: BodyPlacement?
+    /// The next read (h2c) is short: a unary stream's large DATA frame has begun, or the last
+    /// read went into a body (ConnectionLoop+BodyInPlace).
+    var shortReadNext = false
+    /// DATA bytes read in place so far (for ``HTTP2ConnectionFootprint``).
+    var bytesReadInPlace = 0
+
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let cipherBuffer: UnsafeMutableRawBufferPointer
     /// Frames gathered from nghttp2 (plaintext).
@@ -694,7 +704,12 @@ final class ConnectionLoop: @unchecked Sendable {
         for stream in streams.streams + deadlines.streams where seen.insert(ObjectIdentifier(stream)).inserted {
             bytes += stream.retainedBytes
         }
-        return HTTP2ConnectionFootprint(streams: streams.count, deadlines: deadlines.count, retainedBytes: bytes)
+        return HTTP2ConnectionFootprint(
+            streams: streams.count,
+            deadlines: deadlines.count,
+            retainedBytes: bytes,
+            bytesReadInPlace: bytesReadInPlace
+        )
     }
 
     /// The error for a stream that never left: the same cause, marked safe to retry.
@@ -911,8 +926,25 @@ final class ConnectionLoop: @unchecked Sendable {
         guard let socket else { return .connectionClosed(reason: "not connected", streamWasSent: false) }
         var budget = 4 << 20
         while budget > 0 {
-            let target = tls == nil ? readBuffer : cipherBuffer
-            switch socket.receive(into: target) {
+            let inPlace = tls == nil ? inPlaceTarget() : nil
+            let requested: Int
+            let outcome: IOResult
+            if #available(macOS 26, *), let inPlace {
+                requested = inPlace.room
+                outcome = readInPlace(into: inPlace.stream, room: requested, socket.receive(into:)) { outcome in
+                    if case .bytes(let count) = outcome { return count }
+                    return nil
+                }
+            } else {
+                var target = tls == nil ? readBuffer : cipherBuffer
+                if tls == nil, shortReadNext {
+                    shortReadNext = false
+                    target = UnsafeMutableRawBufferPointer(rebasing: readBuffer[..<Self.inPlaceMinimum])
+                }
+                requested = target.count
+                outcome = socket.receive(into: target)
+            }
+            switch outcome {
             case .bytes(let count):
                 budget -= count
                 lastReceive = now
@@ -921,13 +953,18 @@ final class ConnectionLoop: @unchecked Sendable {
                     if let failure = tls.receiving(received, { decryptAndFeed(tls) }) { return failure }
                     // Nothing the server sends after close_notify counts.
                     if serverClosedTLS { return nil }
+                } else if let inPlace {
+                    if let failure = feedPlaced(count, of: inPlace.stream) { return failure }
+                    // Whether the frame ended or the body's room did, what comes next (the next
+                    // frame's header, or the frame's last bytes) is read short.
+                    shortReadNext = !inPlace.stream.isFinished
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }
                 // A read that did not fill the buffer took everything the socket had; what
                 // arrives later makes the next poll(2) return at once (it is level-triggered),
                 // so asking again now would be a system call per turn that finds nothing.
-                if count < target.count { return nil }
+                if count < requested { return nil }
             case .wouldBlock:
                 return nil
             case .closed:
@@ -941,9 +978,25 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func decryptAndFeed(_ tls: TLSSession) -> TransportFailure? {
         while true {
-            switch tls.decrypt(into: readBuffer) {
+            let inPlace = inPlaceTarget()
+            let outcome: TLSSession.ReadOutcome
+            if #available(macOS 26, *), let inPlace {
+                outcome = readInPlace(into: inPlace.stream, room: inPlace.room, tls.decrypt(into:)) { outcome in
+                    if case .bytes(let count) = outcome { return count }
+                    return nil
+                }
+            } else {
+                // A record at a time (16 KiB at most), so the next frame's header comes with
+                // little of its payload, and TLS needs no short read.
+                outcome = tls.decrypt(into: readBuffer)
+            }
+            switch outcome {
             case .bytes(let count):
-                if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) { return failure }
+                if let inPlace {
+                    if let failure = feedPlaced(count, of: inPlace.stream) { return failure }
+                } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                    return failure
+                }
             case .needsInput:
                 return nil
             case .closed:
@@ -955,7 +1008,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
-    private func feed(_ bytes: UnsafeRawBufferPointer) -> TransportFailure? {
+    func feed(_ bytes: UnsafeRawBufferPointer) -> TransportFailure? {
         guard let session else { return nil }
         if serverPrefixBytesSeen < 4, !bytes.isEmpty {
             let typeIndex = 3 - serverPrefixBytesSeen
@@ -1060,6 +1113,10 @@ final class ConnectionLoop: @unchecked Sendable {
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
                 value: UInt32(configuration.initialStreamWindowSize)
+            ),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue),
+                value: configuration.maxFrameSize
             ),
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
@@ -1172,14 +1229,15 @@ final class ConnectionLoop: @unchecked Sendable {
     /// stream is reset after this read (never from inside the callback).
     func didReceiveData(_ bytes: UnsafeRawBufferPointer, for stream: HTTP2Stream) {
         guard !stream.isFinished else { return }
-        if stream.body.count + bytes.count > stream.request.maxResponseBodyBytes {
+        let inPlace = placement != nil && claimPlaced(bytes, of: stream)
+        if stream.body.count + (inPlace ? 0 : bytes.count) > stream.request.maxResponseBodyBytes {
             end(stream, .failure(.responseBodyTooLarge(limit: stream.request.maxResponseBodyBytes)))
             stream.pendingReset = true
             pendingResets.append(stream)
             resetsPending = true
             return
         }
-        stream.appendBody(bytes, spare: &spareBody)
+        if !inPlace { stream.appendBody(bytes, spare: &spareBody) }
     }
 
     /// Something the server sent on `stream` is unacceptable: its caller is answered now; the

@@ -9,6 +9,7 @@ enum SessionCallbacks {
     static func install(on callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, onBeginFrame)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
@@ -204,6 +205,7 @@ enum SessionCallbacks {
         userData in
         let bytes = UnsafeRawBufferPointer(start: data, count: length)
         withLoop(userData) { loop in
+            if streamID == loop.dataFrame.streamID { loop.dataFrame.left -= length }
             if let stream = unaryStream(session, streamID) {
                 // A unary response is read whole: its window is given back as it arrives.
                 nghttp2_session_consume(session, streamID, length)
@@ -214,6 +216,21 @@ enum SessionCallbacks {
                 // A stream the loop no longer tracks: its bytes still count against the connection.
                 nghttp2_session_consume(session, streamID, length)
             }
+        }
+        return 0
+    }
+
+    /// A frame's header arrived (once for a header block, not for each CONTINUATION): the loop
+    /// keeps a DATA frame's payload length, for reading it in place (ConnectionLoop+BodyInPlace).
+    private static let onBeginFrame: nghttp2_on_begin_frame_callback = { _, header, userData in
+        let header = header!.pointee
+        withLoop(userData) { loop in
+            loop.didBeginFrame(
+                type: header.type,
+                flags: header.flags,
+                streamID: header.stream_id,
+                length: header.length
+            )
         }
         return 0
     }

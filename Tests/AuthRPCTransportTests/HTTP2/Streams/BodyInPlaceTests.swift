@@ -1,0 +1,153 @@
+import TestSupport
+import Testing
+
+@testable import AuthRPCTransport
+
+@Suite("A large response's DATA is read straight into its body")
+struct BodyInPlaceTests {
+    /// A fresh stream whose body holds `body`, with `limit` as the call's response limit.
+    private static func stream(holding body: [UInt8], limit: Int = .max) -> HTTP2Stream {
+        let stream = HTTP2Stream(
+            request: HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: [], maxResponseBodyBytes: limit)
+        )
+        var spare: [UInt8] = []
+        body.withUnsafeBytes { stream.appendBody($0, spare: &spare) }
+        return stream
+    }
+
+    private static func prefix(declaring declared: Int) -> [UInt8] {
+        [
+            0, UInt8(declared >> 24 & 0xff), UInt8(declared >> 16 & 0xff), UInt8(declared >> 8 & 0xff),
+            UInt8(declared & 0xff),
+        ]
+    }
+
+    private static let minimum = ConnectionLoop.inPlaceMinimum
+
+    /// A request for a fault-server scenario that gives up after a minute rather than hang.
+    private static func request(_ scenario: String, tag: String? = nil, message: [UInt8] = [1]) -> HTTP2Request {
+        FaultPeer.request(scenario, tag: tag, message: message, deadline: .now + .seconds(60))
+    }
+
+    @Test("room in place needs the message prefix, and stays within the declared size, the limit and the frame")
+    func roomIsBounded() {
+        // No prefix yet: nothing to size the body by.
+        #expect(Self.stream(holding: [0, 0, 1]).roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+        // 100,000 bytes declared, 30,005 here: the room is at most the 69,995 still to come.
+        let declared = Self.stream(holding: Self.prefix(declaring: 99_995) + [UInt8](repeating: 1, count: 30_000))
+        let room = declared.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum)
+        #expect(room >= Self.minimum && room <= 69_995, "room \(room)")
+        // A frame with less than the minimum left is read the usual way.
+        #expect(declared.roomInPlace(frameLeft: Self.minimum - 1, minimum: Self.minimum) == 0)
+        // A declared size past the call's limit is never read into.
+        let limited = Self.stream(holding: Self.prefix(declaring: 400_000) + [1, 2, 3], limit: 300_000)
+        #expect(limited.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+        // A body that already holds the declared size takes nothing more in place.
+        let whole = Self.stream(holding: Self.prefix(declaring: 20_000) + [UInt8](repeating: 2, count: 20_000))
+        #expect(whole.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+    }
+
+    @Test("room in place grows the body to no more than four times the bytes received")
+    func growthIsBounded() {
+        // The server declares 16 MiB and announces a 256 KiB frame, but 40 KiB have arrived.
+        let received = Self.prefix(declaring: 16 << 20) + [UInt8](repeating: 7, count: 40 << 10)
+        let stream = Self.stream(holding: received)
+        let room = stream.roomInPlace(frameLeft: 256 << 10, minimum: Self.minimum)
+        #expect(room >= Self.minimum)
+        #expect(stream.body.capacity <= 4 * received.count + 4096, "capacity \(stream.body.capacity)")
+        #expect(stream.body == received)
+    }
+
+    @Test("bytes read in place join the body; those withdrawn leave it as it was")
+    func placeAndWithdraw() throws {
+        guard #available(macOS 26, *) else { return }
+        let start = Self.prefix(declaring: 1 << 20) + [UInt8](repeating: 3, count: 64 << 10)
+        let stream = Self.stream(holding: start)
+        let room = stream.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum)
+        try #require(room >= Self.minimum)
+        let written = (0..<room).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        stream.receiveInPlace(count: room) { target in
+            #expect(target.count == room)
+            written.prefix(room / 2).withUnsafeBytes { target.copyMemory(from: $0) }
+            return room / 2
+        }
+        #expect(stream.body == start + written.prefix(room / 2))
+        stream.withdrawPlaced(100)
+        #expect(stream.body == start + written.prefix(room / 2 - 100))
+    }
+
+    @Test("the client announces frames of 256 KiB (SETTINGS_MAX_FRAME_SIZE)")
+    func announcesLargeFrames() async throws {
+        let connection = try await FaultPeer.connect()
+        let settings = try FaultPeer.json(try await connection.send(Self.request("ClientSettings")))
+        #expect(settings["max_frame_size"] as? Int == 256 << 10, "\(settings)")
+    }
+
+    @Test("a 3 MiB response from a real HTTP/2 peer is read into its body in place, byte for byte")
+    func largeResponseInPlace() async throws {
+        let connection = try await FaultPeer.connect()
+        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let response = try await connection.send(Self.request("Echo", message: message))
+        #expect(response.body == FaultPeer.frame(message))
+        let footprint = await connection.footprint()
+        // Most of it (h2 writes frames of 256 KiB, as the client allows): not the first read,
+        // the start of each frame, nor what arrives while the body still grows. Half at least.
+        #expect(footprint.bytesReadInPlace >= 3 << 19, "\(footprint)")
+        #expect(footprint.streams == 0 && footprint.retainedBytes == 0, "\(footprint)")
+    }
+
+    @Test("large responses whose frames interleave on one connection each arrive whole")
+    func interleavedResponses() async throws {
+        let connection = try await FaultPeer.connect()
+        let messages = (0..<3).map { seed in
+            (0..<(3 << 20) + seed * 1000).map { UInt8(truncatingIfNeeded: $0 &* (seed + 3)) }
+        }
+        // The peer frames its streams in turns, a frame each: their 256 KiB frames alternate.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for message in messages {
+                group.addTask {
+                    try await connection.send(Self.request("Echo", message: message)).body
+                        == FaultPeer.frame(message)
+                }
+            }
+            for try await arrivedWhole in group { #expect(arrivedWhole) }
+        }
+        let footprint = await connection.footprint()
+        // How much depends on how the streams' frames fall into reads: 1.8 to 8.3 of the 9 MiB.
+        #expect(footprint.bytesReadInPlace >= 1 << 20, "\(footprint)")
+    }
+
+    @Test("padded DATA frames are read the usual way, and arrive whole")
+    func paddedFrames() async throws {
+        let connection = try await FaultPeer.connect()
+        let message = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 5) }
+        let response = try await connection.send(Self.request("PaddedEcho", message: message))
+        #expect(response.body == FaultPeer.frame(message))
+        #expect(await connection.footprint().bytesReadInPlace == 0)
+    }
+
+    @Test("DATA read in place that the HTTP/2 layer refuses leaves the body, the stream and the connection sound")
+    func refusedDataIsWithdrawn() async throws {
+        let connection = try await FaultPeer.connect()
+        // Asked on another connection: until the frame is all written, anything the server sent
+        // on the first would land inside it.
+        let observer = try await FaultPeer.connect()
+        let tag = FaultPeer.newTag()
+        await #expect(throws: TransportFailure.self) {
+            try await connection.send(Self.request("ContentLengthOverrun", tag: tag))
+        }
+        // The client reset the stream itself (PROTOCOL_ERROR); the server wrote the whole frame.
+        let events = try await FaultPeer.events(tag: tag, on: observer) { events in
+            FaultPeer.hasReset(events, code: 1) && events.contains { $0["type"] as? String == "frame_written" }
+        }
+        #expect(FaultPeer.hasReset(events, code: 1), "\(events)")
+        // Refused bytes are not counted, and the stream left nothing behind.
+        #expect(await connection.footprint() == HTTP2ConnectionFootprint(streams: 0, deadlines: 0, retainedBytes: 0))
+        // The connection goes on, and a large response after it is read in place, whole.
+        let message = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+        #expect(try await connection.send(Self.request("Echo", message: message)).body == FaultPeer.frame(message))
+        let footprint = await connection.footprint()
+        #expect(footprint.streams == 0 && footprint.retainedBytes == 0, "\(footprint)")
+        #expect(footprint.bytesReadInPlace >= 1 << 20, "\(footprint)")
+    }
+}
