@@ -882,6 +882,7 @@ class Connection:
             "ContentLengthMismatch": self.content_length_mismatch,
             "ContentLengthOverrun": self.content_length_overrun,
             "PaddedEcho": self.padded_echo,
+            "EchoEndingInData": self.echo_ending_in_data,
         }
 
     def close_after_request(self, stream):
@@ -950,6 +951,12 @@ class Connection:
             self.call_later(0.2, rest)
 
         self.then(stream, first)
+
+    def echo_ending_in_data(self, stream):
+        # Normal headers; frame(the request's message) with END_STREAM on its last DATA frame,
+        # and no trailers (not gRPC: the HTTP/2 exchange ends with the body).
+        self.normal_headers(stream)
+        self.data(stream, grpc_frame(stream.message), end=True)
 
     def padded_echo(self, stream):
         # Normal headers; frame(the request's message) in DATA frames as large as the client

@@ -692,6 +692,13 @@ class FaultServerTest(unittest.TestCase):
         self.assertEqual(kinds[0][0], 0x1)
         self.assertIn((0x0, 256 << 10), kinds)
 
+    def test_echo_ending_in_data(self):
+        client = self.client()
+        response = client.call("EchoEndingInData", message=b"ends here")
+        self.assertEqual(response.body, grpc_frame(b"ends here"))
+        ended = [frame for frame in client.frames if frame[0] in (0x0, 0x1) and frame[1] & 0x1]
+        self.assertEqual([frame[0] for frame in ended], [0x0])  # END_STREAM on DATA, no trailers
+
     def test_padded_echo(self):
         client = self.client()
         # One request frame at this client's 16 KiB, two padded answer frames.

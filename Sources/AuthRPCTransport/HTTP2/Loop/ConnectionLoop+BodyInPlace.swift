@@ -55,14 +55,16 @@ extension ConnectionLoop {
     }
 
     /// Feeds nghttp2 the last `count` bytes of `stream`'s body, just read there, then takes out
-    /// of the body those it did not hand over as the stream's DATA.
-    func feedPlaced(_ count: Int, of stream: HTTP2Stream) -> TransportFailure? {
-        let (failure, unclaimed) = feedPlaced(count, from: stream.body, of: stream)
-        bytesReadInPlace += count - unclaimed
-        if unclaimed > 0, !stream.isFinished {
-            stream.withdrawPlaced(unclaimed)
-        }
-        return failure
+    /// of the body those it did not hand over as the stream's DATA. Returns the error that ends
+    /// the connection, if any, and whether the stream still receives: not when it finished, nor
+    /// when nghttp2 closed it during the feed (it may then already carry another exchange, on
+    /// another thread, and is not touched again).
+    func feedPlaced(_ count: Int, of stream: HTTP2Stream) -> (failure: TransportFailure?, receiving: Bool) {
+        let fed = feedPlaced(count, from: stream.body, of: stream)
+        bytesReadInPlace += count - fed.unclaimed
+        guard !fed.recycled, !stream.isFinished else { return (fed.failure, false) }
+        if fed.unclaimed > 0 { stream.withdrawPlaced(fed.unclaimed) }
+        return (fed.failure, true)
     }
 
     /// `body` is a second reference to the stream's storage for the length of the feed: the bytes
@@ -73,13 +75,13 @@ extension ConnectionLoop {
         _ count: Int,
         from body: [UInt8],
         of stream: HTTP2Stream
-    ) -> (failure: TransportFailure?, unclaimed: Int) {
+    ) -> (failure: TransportFailure?, unclaimed: Int, recycled: Bool) {
         body.withUnsafeBytes { all in
             let placed = UnsafeRawBufferPointer(rebasing: all[(all.count - count)...])
             placement = BodyPlacement(stream: ObjectIdentifier(stream), next: placed.baseAddress, unclaimed: count)
             defer { placement = nil }
             let failure = feed(placed)
-            return (failure, placement?.unclaimed ?? 0)
+            return (failure, placement?.unclaimed ?? 0, placement?.streamRecycled ?? false)
         }
     }
 
@@ -89,11 +91,8 @@ extension ConnectionLoop {
         guard let current = placement, current.stream == ObjectIdentifier(stream),
             bytes.baseAddress == current.next, bytes.count <= current.unclaimed
         else { return false }
-        placement = BodyPlacement(
-            stream: current.stream,
-            next: current.next.map { $0 + bytes.count },
-            unclaimed: current.unclaimed - bytes.count
-        )
+        placement?.next = current.next.map { $0 + bytes.count }
+        placement?.unclaimed = current.unclaimed - bytes.count
         return true
     }
 
@@ -121,9 +120,11 @@ struct DataFrameInProgress {
 }
 
 /// Bytes read into a stream's body that nghttp2 is being fed: where the next chunk it hands over
-/// must start to be theirs, and how many it has not handed over yet.
+/// must start to be theirs, how many it has not handed over yet, and whether the stream was left
+/// as a spare during the feed.
 struct BodyPlacement {
     var stream: ObjectIdentifier
     var next: UnsafeRawPointer?
     var unclaimed: Int
+    var streamRecycled = false
 }

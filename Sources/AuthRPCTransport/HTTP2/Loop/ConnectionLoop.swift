@@ -530,6 +530,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// something may still reach it (a reset over its body limit not yet sent, a deadline entry).
     private func recycle(_ stream: HTTP2Stream) {
         guard stream.isFinished, !stream.pendingReset, stream.deadlineSlot == -1 else { return }
+        // Left as a spare, it may carry a caller's next exchange at once: a feed of bytes read
+        // into its body does not touch it again (ConnectionLoop+BodyInPlace).
+        if placement?.stream == ObjectIdentifier(stream) { placement?.streamRecycled = true }
         stream.resetForReuse()
         inbox.withLock { inbox in
             if inbox.spareStreams.count < Self.spareStreamLimit, closeReason == nil {
@@ -954,10 +957,11 @@ final class ConnectionLoop: @unchecked Sendable {
                     // Nothing the server sends after close_notify counts.
                     if serverClosedTLS { return nil }
                 } else if let inPlace {
-                    if let failure = feedPlaced(count, of: inPlace.stream) { return failure }
+                    let (failure, receiving) = feedPlaced(count, of: inPlace.stream)
+                    if let failure { return failure }
                     // Whether the frame ended or the body's room did, what comes next (the next
                     // frame's header, or the frame's last bytes) is read short.
-                    shortReadNext = !inPlace.stream.isFinished
+                    shortReadNext = receiving
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }
@@ -993,7 +997,7 @@ final class ConnectionLoop: @unchecked Sendable {
             switch outcome {
             case .bytes(let count):
                 if let inPlace {
-                    if let failure = feedPlaced(count, of: inPlace.stream) { return failure }
+                    if let failure = feedPlaced(count, of: inPlace.stream).failure { return failure }
                 } else if let failure = feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
                     return failure
                 }

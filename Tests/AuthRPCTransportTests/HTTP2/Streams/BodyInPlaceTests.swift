@@ -117,6 +117,23 @@ struct BodyInPlaceTests {
         #expect(footprint.bytesReadInPlace >= 1 << 20, "\(footprint)")
     }
 
+    @Test("a stream that ends with a frame read in place is let go as the feed ends; the next calls reuse it")
+    func streamEndingInPlace() async throws {
+        let connection = try await FaultPeer.connect()
+        // END_STREAM on the last DATA frame: nghttp2 closes the stream inside the feed of the
+        // bytes read into its body, and the stream is left as a spare for the next call. The
+        // framed message is four whole frames of 256 KiB, so the last one is read in place.
+        for seed in 0..<4 {
+            let message = (0..<((1 << 20) - 5)).map { UInt8(truncatingIfNeeded: $0 &* (seed + 1)) }
+            let response = try await connection.send(Self.request("EchoEndingInData", message: message))
+            #expect(response.body == FaultPeer.frame(message))
+            #expect(!response.endedWithHeaders)
+        }
+        let footprint = await connection.footprint()
+        #expect(footprint.streams == 0 && footprint.retainedBytes == 0, "\(footprint)")
+        #expect(footprint.bytesReadInPlace >= 1 << 20, "\(footprint)")
+    }
+
     @Test("padded DATA frames are read the usual way, and arrive whole")
     func paddedFrames() async throws {
         let connection = try await FaultPeer.connect()
