@@ -96,6 +96,24 @@ struct BodyInPlaceTests {
         #expect(footprint.streams == 0 && footprint.retainedBytes == 0, "\(footprint)")
     }
 
+    @Test("over TLS, a 3 MiB response is decrypted into its body in place, byte for byte")
+    func largeResponseInPlaceOverTLS() async throws {
+        let sandbox = try await Peers.sandbox()
+        var tls = TLSClientConfiguration()
+        tls.trustsSystemRoots = false
+        tls.additionalTrustRootsPEM = [sandbox.caCertificatePEM]
+        let context = try TLSContext(tls)
+        let connection = try await FaultPeer.connect("tls") { $0.tls = context }
+        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 9) }
+        let response = try await connection.send(
+            FaultPeer.request("Echo", message: message, scheme: "https", deadline: .now + .seconds(60))
+        )
+        #expect(response.body == FaultPeer.frame(message))
+        let footprint = await connection.footprint()
+        // A record at a time: each frame's start comes with its header, the rest in place.
+        #expect(footprint.bytesReadInPlace >= 3 << 19, "\(footprint)")
+    }
+
     @Test("large responses whose frames interleave on one connection each arrive whole")
     func interleavedResponses() async throws {
         let connection = try await FaultPeer.connect()
