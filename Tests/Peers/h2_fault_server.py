@@ -883,6 +883,7 @@ class Connection:
             "ContentLengthOverrun": self.content_length_overrun,
             "PaddedEcho": self.padded_echo,
             "EchoEndingInData": self.echo_ending_in_data,
+            "DeclareAndStall": self.declare_and_stall,
         }
 
     def close_after_request(self, stream):
@@ -957,6 +958,15 @@ class Connection:
         # and no trailers (not gRPC: the HTTP/2 exchange ends with the body).
         self.normal_headers(stream)
         self.data(stream, grpc_frame(stream.message), end=True)
+
+    def declare_and_stall(self, stream):
+        # Normal headers; one DATA frame holding a message prefix that declares x-fault-size
+        # bytes (default 4 MiB less the prefix) and the first 1 KiB of them; then nothing, until
+        # the client gives up. A client that sizes bodies by their prefix must bound what such
+        # promises make it reserve.
+        declared = min(max(stream.number("x-fault-size", (4 << 20) - 5), 1024), (1 << 32) - 1)
+        self.normal_headers(stream)
+        self.data(stream, bytes([0]) + declared.to_bytes(4, "big") + bytes(index % 253 for index in range(1024)))
 
     def padded_echo(self, stream):
         # Normal headers; frame(the request's message) in DATA frames as large as the client

@@ -699,6 +699,17 @@ class FaultServerTest(unittest.TestCase):
         ended = [frame for frame in client.frames if frame[0] in (0x0, 0x1) and frame[1] & 0x1]
         self.assertEqual([frame[0] for frame in ended], [0x0])  # END_STREAM on DATA, no trailers
 
+    def test_declare_and_stall(self):
+        # A prefix that declares 100000 bytes, 1 KiB of them, and the stream stays open.
+        client = self.client()
+        stream_id = client.request("DeclareAndStall", headers=[("x-fault-size", "100000")])
+        client.pump(lambda: sum(len(e.data) for e in client.of(stream_id)
+                                if isinstance(e, h2.events.DataReceived)) >= 1029)
+        body = Response(client.of(stream_id)).body
+        self.assertEqual(body[:5], bytes([0]) + (100000).to_bytes(4, "big"))
+        self.assertEqual(len(body), 1029)
+        self.assertFalse(client.done(stream_id))
+
     def test_padded_echo(self):
         client = self.client()
         # One request frame at this client's 16 KiB, two padded answer frames.

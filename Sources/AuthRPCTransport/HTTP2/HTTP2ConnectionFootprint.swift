@@ -1,6 +1,8 @@
 /// What a connection's I/O thread still holds on to, so tests can check that a finished exchange
 /// leaves nothing behind on the connection; and how many response bytes it read straight into
-/// their bodies, so they can check that a large response was not copied on its way in.
+/// their bodies and how many it let bodies reserve ahead of their bytes, so they can check that a
+/// large response was not copied on its way in and that a server's word reserved no more than
+/// allowed.
 package struct HTTP2ConnectionFootprint: Sendable, Equatable, CustomStringConvertible {
     /// Streams in the I/O thread's table (running, or finished but not yet closed by nghttp2).
     package var streams: Int
@@ -11,12 +13,22 @@ package struct HTTP2ConnectionFootprint: Sendable, Equatable, CustomStringConver
     /// DATA bytes read straight into response bodies since the connection began
     /// (ConnectionLoop+BodyInPlace).
     package var bytesReadInPlace: Int
+    /// Bytes the open streams' bodies hold reserved to their declared size ahead of what arrived
+    /// (BodyReservations).
+    package var bytesReservedAhead: Int
 
-    package init(streams: Int, deadlines: Int, retainedBytes: Int, bytesReadInPlace: Int = 0) {
+    package init(
+        streams: Int,
+        deadlines: Int,
+        retainedBytes: Int,
+        bytesReadInPlace: Int = 0,
+        bytesReservedAhead: Int = 0
+    ) {
         self.streams = streams
         self.deadlines = deadlines
         self.retainedBytes = retainedBytes
         self.bytesReadInPlace = bytesReadInPlace
+        self.bytesReservedAhead = bytesReservedAhead
     }
 
     /// A connection that has ended holds nothing.
@@ -24,6 +36,6 @@ package struct HTTP2ConnectionFootprint: Sendable, Equatable, CustomStringConver
 
     package var description: String {
         "\(streams) streams, \(deadlines) deadline entries, \(retainedBytes) bytes retained, "
-            + "\(bytesReadInPlace) bytes read in place"
+            + "\(bytesReadInPlace) bytes read in place, \(bytesReservedAhead) bytes reserved ahead"
     }
 }

@@ -31,7 +31,11 @@ extension ConnectionLoop {
         // Borrowed: the loop's table owns a unary stream while nghttp2 keeps its user data.
         return Unmanaged<HTTP2Stream>.fromOpaque(userData)._withUnsafeGuaranteedRef { stream in
             guard !stream.isFinished else { return nil }
-            let room = stream.roomInPlace(frameLeft: dataFrame.left, minimum: Self.inPlaceMinimum)
+            let room = stream.roomInPlace(
+                frameLeft: dataFrame.left,
+                minimum: Self.inPlaceMinimum,
+                reservations: &bodyReservations
+            )
             return room > 0 ? (stream, room) : nil
         }
     }

@@ -133,6 +133,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// response (ConnectionLoop+SpareBody). Unchecked at run time, as `streams` is: only the I/O
     /// thread touches it, in calls that cannot reach it again.
     @exclusivity(unchecked) var spareBody: [UInt8] = []
+    /// The streams whose bodies grew to their declared size ahead of the bytes received
+    /// (BodyReservations). Unchecked at run time, as `spareBody` is.
+    @exclusivity(unchecked) var bodyReservations = BodyReservations()
 
     /// The DATA frame being received, and the bytes read into a body that nghttp2 is being fed
     /// from there (ConnectionLoop+BodyInPlace).
@@ -711,7 +714,8 @@ final class ConnectionLoop: @unchecked Sendable {
             streams: streams.count,
             deadlines: deadlines.count,
             retainedBytes: bytes,
-            bytesReadInPlace: bytesReadInPlace
+            bytesReadInPlace: bytesReadInPlace,
+            bytesReservedAhead: bodyReservations.reservedBytes
         )
     }
 
@@ -1177,6 +1181,7 @@ final class ConnectionLoop: @unchecked Sendable {
         streams.removeAll()
         streamingCalls.removeAll()
         spareBody = []
+        bodyReservations = BodyReservations()
         unaryStreamsOpen = 0
         streamingCallsOpen = 0
         let spares = inbox.withLock { inbox -> [HTTP2Stream] in
@@ -1241,7 +1246,7 @@ final class ConnectionLoop: @unchecked Sendable {
             resetsPending = true
             return
         }
-        if !inPlace { stream.appendBody(bytes, spare: &spareBody) }
+        if !inPlace { stream.appendBody(bytes, spare: &spareBody, reservations: &bodyReservations) }
     }
 
     /// Something the server sent on `stream` is unacceptable: its caller is answered now; the
@@ -1254,6 +1259,7 @@ final class ConnectionLoop: @unchecked Sendable {
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
         guard streams.remove(stream) else { return }
         unaryStreamsOpen -= 1
+        if !bodyReservations.isEmpty { bodyReservations.release(stream.id) }
         // nghttp2 is done with the stream (its body provider included): once its caller has been
         // answered it can carry another exchange.
         defer { recycle(stream) }

@@ -6,25 +6,27 @@ extension HTTP2Stream {
     ///
     /// An array doubles when full, so a 3 MiB message would be copied at every doubling on the
     /// way and end in a 4 MiB buffer. A unary gRPC body is one message whose 5-byte prefix
-    /// declares its length, so once a quarter of it has arrived the body grows straight to that
-    /// size and is not copied again. The growth is never more than ``bodyGrowthAhead`` times the
-    /// bytes received (doubling's is two): a server that declares a large message and stops
-    /// makes the client reserve at most four times what it sent. A prefix that does not fit
-    /// what arrives (a second message, a length past the limit) changes nothing: the array
-    /// doubles as usual and the response's decoder says what was wrong.
+    /// declares its length, so the body grows straight to that size and is not copied again:
+    /// from the first chunk when the connection grants it (``BodyReservations``, which bounds
+    /// what a server's word can make it reserve), else once a quarter of it has arrived. Without
+    /// a grant the growth is never more than ``bodyGrowthAhead`` times the bytes received
+    /// (doubling's is two): a server that declares large messages and stops makes the client
+    /// reserve at most the connection's allowance plus four times what it sent. A prefix that
+    /// does not fit what arrives (a second message, a length past the limit) changes nothing: the
+    /// array doubles as usual and the response's decoder says what was wrong.
     ///
     /// `spare` is the connection's kept body (ConnectionLoop+SpareBody): when the declared size
     /// fits it, and it is not more than twice that size, the body takes it over from the first
     /// chunk on, reserving nothing new. (Should a caller still hold the spare's bytes, the array
     /// copies on write: a new buffer of the spare's size, and the caller's bytes stay as they are.)
-    func appendBody(_ bytes: UnsafeRawBufferPointer, spare: inout [UInt8]) {
+    func appendBody(_ bytes: UnsafeRawBufferPointer, spare: inout [UInt8], reservations: inout BodyReservations) {
         let needed = body.count + bytes.count
-        if needed > body.capacity, let declared = declaredBodyBytes(appending: bytes, spare: spare), declared >= needed,
+        if needed > body.capacity, let declared = declaredBodyBytes(appending: bytes), declared >= needed,
             declared <= request.maxResponseBodyBytes
         {
             if declared <= spare.capacity, spare.capacity <= 2 * declared {
                 takeOver(&spare)
-            } else if declared <= needed * Self.bodyGrowthAhead {
+            } else if declared <= needed * Self.bodyGrowthAhead || reservations.reserve(declared, for: id) {
                 body.reserveCapacity(declared)
             }
         }
@@ -41,13 +43,12 @@ extension HTTP2Stream {
     }
 
     /// The whole body's length by its message prefix, once the prefix is in the body or, for the
-    /// first chunk when there is a spare to take over, in `bytes`. (Without a spare the first
-    /// chunk is appended as it is: most bodies are that one chunk.)
-    private func declaredBodyBytes(appending bytes: UnsafeRawBufferPointer, spare: [UInt8]) -> Int? {
+    /// first chunk, in `bytes`.
+    private func declaredBodyBytes(appending bytes: UnsafeRawBufferPointer) -> Int? {
         if body.count >= GRPCMessagePrefix.byteCount {
             return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(body)
         }
-        guard body.isEmpty, spare.capacity > 0, bytes.count >= GRPCMessagePrefix.byteCount else { return nil }
+        guard body.isEmpty, bytes.count >= GRPCMessagePrefix.byteCount else { return nil }
         return GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(bytes)
     }
 }

@@ -4,19 +4,21 @@ extension HTTP2Stream {
     ///
     /// Only a body whose message prefix has arrived and declares a size within the call's limit
     /// is read into, and never past that size: what a server sends beyond it (a second message)
-    /// goes through ``appendBody(_:spare:)``, whose decoder says what was wrong. When the free
-    /// capacity is under `minimum`, the body grows as ``appendBody(_:spare:)`` lets it, to the
-    /// declared size but never past ``bodyGrowthAhead`` times the bytes received, so a server
-    /// that announces a large frame and stops still makes the client reserve at most four times
-    /// what it sent.
-    func roomInPlace(frameLeft: Int, minimum: Int) -> Int {
+    /// goes through ``appendBody(_:spare:reservations:)``, whose decoder says what was wrong.
+    /// When the free capacity is under `minimum`, the body grows as
+    /// ``appendBody(_:spare:reservations:)`` lets it: to the declared size when `reservations`
+    /// grants it, else never past ``bodyGrowthAhead`` times the bytes received, so a server that
+    /// announces large frames and stops makes the client reserve no more than the connection's
+    /// allowance plus four times what it sent.
+    func roomInPlace(frameLeft: Int, minimum: Int, reservations: inout BodyReservations) -> Int {
         guard body.count >= GRPCMessagePrefix.byteCount else { return 0 }
         let declared = GRPCMessagePrefix.byteCount + GRPCMessagePrefix.payloadLength(body)
         guard declared <= request.maxResponseBodyBytes else { return 0 }
         let wanted = min(frameLeft, declared - body.count)
         guard wanted >= minimum else { return 0 }
         if body.capacity - body.count < minimum {
-            body.reserveCapacity(min(declared, body.count * Self.bodyGrowthAhead))
+            let ahead = body.count * Self.bodyGrowthAhead
+            body.reserveCapacity(declared <= ahead || reservations.reserve(declared, for: id) ? declared : ahead)
         }
         let room = min(wanted, body.capacity - body.count)
         return room >= minimum ? room : 0

@@ -10,9 +10,26 @@ struct BodyInPlaceTests {
         let stream = HTTP2Stream(
             request: HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: [], maxResponseBodyBytes: limit)
         )
+        stream.id = 1
         var spare: [UInt8] = []
-        body.withUnsafeBytes { stream.appendBody($0, spare: &spare) }
+        var reservations = BodyReservations(allowance: 0)
+        body.withUnsafeBytes { stream.appendBody($0, spare: &spare, reservations: &reservations) }
         return stream
+    }
+
+    /// `stream`'s room in place for a frame with `frameLeft` payload bytes still to come, on a
+    /// connection that grants no growth ahead unless `reservations` says otherwise.
+    private static func room(
+        _ stream: HTTP2Stream,
+        frameLeft: Int,
+        reservations: inout BodyReservations
+    ) -> Int {
+        stream.roomInPlace(frameLeft: frameLeft, minimum: minimum, reservations: &reservations)
+    }
+
+    private static func room(_ stream: HTTP2Stream, frameLeft: Int) -> Int {
+        var none = BodyReservations(allowance: 0)
+        return room(stream, frameLeft: frameLeft, reservations: &none)
     }
 
     private static func prefix(declaring declared: Int) -> [UInt8] {
@@ -32,29 +49,42 @@ struct BodyInPlaceTests {
     @Test("room in place needs the message prefix, and stays within the declared size, the limit and the frame")
     func roomIsBounded() {
         // No prefix yet: nothing to size the body by.
-        #expect(Self.stream(holding: [0, 0, 1]).roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+        #expect(Self.room(Self.stream(holding: [0, 0, 1]), frameLeft: 1 << 20) == 0)
         // 100,000 bytes declared, 30,005 here: the room is at most the 69,995 still to come.
         let declared = Self.stream(holding: Self.prefix(declaring: 99_995) + [UInt8](repeating: 1, count: 30_000))
-        let room = declared.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum)
+        let room = Self.room(declared, frameLeft: 1 << 20)
         #expect(room >= Self.minimum && room <= 69_995, "room \(room)")
         // A frame with less than the minimum left is read the usual way.
-        #expect(declared.roomInPlace(frameLeft: Self.minimum - 1, minimum: Self.minimum) == 0)
+        #expect(Self.room(declared, frameLeft: Self.minimum - 1) == 0)
         // A declared size past the call's limit is never read into.
         let limited = Self.stream(holding: Self.prefix(declaring: 400_000) + [1, 2, 3], limit: 300_000)
-        #expect(limited.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+        #expect(Self.room(limited, frameLeft: 1 << 20) == 0)
         // A body that already holds the declared size takes nothing more in place.
         let whole = Self.stream(holding: Self.prefix(declaring: 20_000) + [UInt8](repeating: 2, count: 20_000))
-        #expect(whole.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum) == 0)
+        #expect(Self.room(whole, frameLeft: 1 << 20) == 0)
     }
 
-    @Test("room in place grows the body to no more than four times the bytes received")
+    @Test("without a grant, room in place grows the body to no more than four times the bytes received")
     func growthIsBounded() {
         // The server declares 16 MiB and announces a 256 KiB frame, but 40 KiB have arrived.
         let received = Self.prefix(declaring: 16 << 20) + [UInt8](repeating: 7, count: 40 << 10)
         let stream = Self.stream(holding: received)
-        let room = stream.roomInPlace(frameLeft: 256 << 10, minimum: Self.minimum)
+        let room = Self.room(stream, frameLeft: 256 << 10)
         #expect(room >= Self.minimum)
         #expect(stream.body.capacity <= 4 * received.count + 4096, "capacity \(stream.body.capacity)")
+        #expect(stream.body == received)
+    }
+
+    @Test("with the connection's grant, room in place grows the body to its declared size at once")
+    func grantedGrowth() {
+        let received = Self.prefix(declaring: 1 << 20) + [UInt8](repeating: 7, count: 40 << 10)
+        let stream = Self.stream(holding: received)
+        var reservations = BodyReservations()
+        let room = Self.room(stream, frameLeft: 2 << 20, reservations: &reservations)
+        // The rest of the message, which the frame covers, fits where it will stay.
+        #expect(room == (1 << 20) + 5 - received.count)
+        #expect(stream.body.capacity >= (1 << 20) + 5, "capacity \(stream.body.capacity)")
+        #expect(reservations.reservedBytes == (1 << 20) + 5)
         #expect(stream.body == received)
     }
 
@@ -63,7 +93,7 @@ struct BodyInPlaceTests {
         guard #available(macOS 26, *) else { return }
         let start = Self.prefix(declaring: 1 << 20) + [UInt8](repeating: 3, count: 64 << 10)
         let stream = Self.stream(holding: start)
-        let room = stream.roomInPlace(frameLeft: 1 << 20, minimum: Self.minimum)
+        let room = Self.room(stream, frameLeft: 1 << 20)
         try #require(room >= Self.minimum)
         let written = (0..<room).map { UInt8(truncatingIfNeeded: $0 &* 11) }
         stream.receiveInPlace(count: room) { target in

@@ -28,7 +28,8 @@ struct ResponseBufferTests {
 
     private static func append(_ bytes: [UInt8], to stream: HTTP2Stream) {
         var spare: [UInt8] = []
-        bytes.withUnsafeBytes { stream.appendBody($0, spare: &spare) }
+        var reservations = BodyReservations()
+        bytes.withUnsafeBytes { stream.appendBody($0, spare: &spare, reservations: &reservations) }
     }
 
     @Test("a new stream's body fills the lent storage in place; the request no longer holds it")
