@@ -590,7 +590,7 @@ def flow_control(servers):
         found = re.search(rf"var {name}: \w+ = ([\d\s<>*]+)", source)
         return eval_int(found.group(1)) if found else None
     rows.append({"peer": "authrpc client (`HTTP2ConnectionConfiguration`)", "stream": size(constant("initialStreamWindowSize")),
-                 "connection": size(constant("connectionWindowSize")), "frame": "16,384 (default)",
+                 "connection": size(constant("connectionWindowSize")), "frame": size(constant("maxFrameSize")),
                  "notes": "connection window raised by WINDOW_UPDATE right after the preface"})
     rows.append({"peer": "grpc-swift-2 client (NIO transport defaults)", "stream": size(8 * MIB), "connection": size(8 * MIB),
                  "frame": "16,384", "notes": "`HTTP2ClientTransport.Config.HTTP2.defaults`: targetWindowSize 8 MiB"})
