@@ -491,6 +491,37 @@ def h2_tls_client():
         write("h2-tls-client", name, bytes([size, flags]) + answer)
 
 
+def response_body():
+    # ResponseBodyTarget: a limit byte, then `op a b c` operations (op: action << 4 | stream).
+    def op(action, stream, a, b, c):
+        return bytes([action << 4 | stream, a, b, c])
+
+    def start(stream, declared, c):  # a prefix declaring declared (a multiple of 16), 64 x c of it
+        return op(0, stream, declared >> 12 & 0xff, declared >> 4 & 0xff, c)
+
+    def chunk(stream, count):
+        return op(1, stream, count >> 8 & 0x7f, count & 0xff, 0)
+
+    def in_place(stream, frame_left, c=0x7f):  # frame_left a multiple of 4
+        return op(2, stream, frame_left >> 10 & 0xff, frame_left >> 2 & 0xff, c)
+
+    def close(stream):
+        return op(3, stream, 0, 0, 0)
+
+    one_mib = (1 << 20) - 16
+    frames = start(0, one_mib, 255) + b"".join(in_place(0, 262140) for _ in range(5)) + close(0)
+    write("response-body", "one-message-in-frames", b"\x00" + frames)
+    promises = b"".join(start(stream, 512 << 10, 16) for stream in range(12))
+    turns = b"".join(in_place(stream, 65536, 0x7f if stream % 2 else 0xff) for stream in range(12))
+    write("response-body", "interleaved-promises", b"\x00" + promises + turns + close(0) + close(1) + promises)
+    write("response-body", "past-the-limit", b"\x10" + start(3, one_mib, 64) + in_place(3, 262140)
+          + chunk(3, 30000) + chunk(3, 30000))
+    write("response-body", "second-message", b"\x00" + start(5, 4096, 64) + start(5, 200 << 10, 4)
+          + in_place(5, 131072) + chunk(5, 20000))
+    write("response-body", "chunks-then-in-place", b"\x00" + start(7, 300 << 10, 1) + chunk(7, 20000)
+          + chunk(7, 30000) + in_place(7, 200000, 0x40) + in_place(7, 200000, 0xc0) + chunk(7, 5))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--h2-client", action="store_true", help="record the h2-client seeds from the fault server")
@@ -516,6 +547,7 @@ def main():
     http1_response()
     tls_handshake()
     h2_tls_client()
+    response_body()
 
 
 if __name__ == "__main__":

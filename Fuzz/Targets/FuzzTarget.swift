@@ -37,6 +37,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "http1-response", maxLength: 8192, run: HTTP1ResponseTarget.run),
         FuzzTarget(name: "tls-handshake", maxLength: 16384, run: TLSHandshakeTarget.run),
         FuzzTarget(name: "h2-tls-client", maxLength: 16386, run: HTTP2TLSClientTarget.run),
+        FuzzTarget(name: "response-body", maxLength: 2049, run: ResponseBodyTarget.run),
     ]
 
     /// The target called `name`.
