@@ -26,11 +26,17 @@ extension HTTP2Stream {
         {
             if declared <= spare.capacity, spare.capacity <= 2 * declared {
                 takeOver(&spare)
-            } else if declared <= needed * Self.bodyGrowthAhead || reservations.reserve(declared, for: id) {
+            } else if mayGrow(to: declared, received: needed, reservations: &reservations) {
                 body.reserveCapacity(declared)
             }
         }
         body.append(contentsOf: bytes)
+    }
+
+    /// Whether the body may grow to `declared` bytes now, with `received` of them here: within
+    /// ``bodyGrowthAhead`` times those, or as far as the connection grants (``BodyReservations``).
+    func mayGrow(to declared: Int, received: Int, reservations: inout BodyReservations) -> Bool {
+        declared <= received * Self.bodyGrowthAhead || reservations.reserve(declared, for: id)
     }
 
     /// The body continues in `spare`'s storage, and `spare` is left empty.

@@ -6,7 +6,7 @@ extension HTTP2Stream {
     /// is read into, and never past that size: what a server sends beyond it (a second message)
     /// goes through ``appendBody(_:spare:reservations:)``, whose decoder says what was wrong.
     /// When the free capacity is under `minimum`, the body grows as
-    /// ``appendBody(_:spare:reservations:)`` lets it: to the declared size when `reservations`
+    /// ``mayGrow(to:received:reservations:)`` lets it: to the declared size when `reservations`
     /// grants it, else never past ``bodyGrowthAhead`` times the bytes received, so a server that
     /// announces large frames and stops makes the client reserve no more than the connection's
     /// allowance plus four times what it sent.
@@ -17,8 +17,8 @@ extension HTTP2Stream {
         let wanted = min(frameLeft, declared - body.count)
         guard wanted >= minimum else { return 0 }
         if body.capacity - body.count < minimum {
-            let ahead = body.count * Self.bodyGrowthAhead
-            body.reserveCapacity(declared <= ahead || reservations.reserve(declared, for: id) ? declared : ahead)
+            let granted = mayGrow(to: declared, received: body.count, reservations: &reservations)
+            body.reserveCapacity(granted ? declared : body.count * Self.bodyGrowthAhead)
         }
         let room = min(wanted, body.capacity - body.count)
         return room >= minimum ? room : 0
