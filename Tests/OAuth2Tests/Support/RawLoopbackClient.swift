@@ -9,27 +9,46 @@ import Darwin
 
 /// A plain TCP client on 127.0.0.1 for playing hostile local processes against the loopback
 /// redirect receiver: it can connect and say nothing, send part of a request, or a whole one,
-/// and reset the connection. Its waits run on a thread of their own, never on one of Swift's
-/// cooperative threads (the flow under test needs those).
+/// and reset the connection. Its waits (connecting included) run on a thread of their own, never
+/// on one of Swift's cooperative threads: the flow under test needs those, and the pool has one
+/// per core.
 final class RawLoopbackClient: @unchecked Sendable {
     // Confined: each method runs to completion before the next is called (tests await them in turn).
     private let fd: Int32
     private var isOpen = true
 
-    init(port: Int) throws {
+    /// Connects to `127.0.0.1:port`, failing after `limit` (on Linux). A connect blocks while
+    /// the listener's queue is full (the kernel drops the SYN and the client sends it again a
+    /// second later, then three), so it runs on a thread of its own.
+    static func connect(port: Int, limit: Duration = .seconds(30)) async throws -> RawLoopbackClient {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try RawLoopbackClient(port: port, limit: limit) })
+            }
+        }
+    }
+
+    private init(port: Int, limit: Duration) throws {
         #if canImport(Glibc)
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw PeerError("socket failed") }
+        // Linux bounds a blocking connect by the send timeout.
+        var timeout = timeval(tv_sec: Int(limit.components.seconds), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #if canImport(Glibc)
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #else
+                Darwin.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #endif
             }
         }
         guard status == 0 else {

@@ -232,6 +232,9 @@ public struct LoopbackAuthorizationFlow: Sendable {
             return state
         }
 
+        /// Whether ``complete()`` is waiting for the redirect on the receiver's thread.
+        var isReceiving: Bool { receiver.isServing }
+
         /// Stops waiting: a ``complete()`` in progress fails with `flowFailed`.
         public func cancel() {
             receiver.close()

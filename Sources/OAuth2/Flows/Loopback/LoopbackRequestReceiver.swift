@@ -34,6 +34,7 @@ final class LoopbackRequestReceiver: Sendable {
     private let listenFD: Int32
     private let wakeup: Wakeup
     private let closed = Atomic<Bool>(false)
+    private let serving = Atomic<Bool>(false)
 
     /// What the receiver answers to a request.
     struct Response: Sendable, Equatable {
@@ -134,6 +135,11 @@ final class LoopbackRequestReceiver: Sendable {
         return try result.get()
     }
 
+    /// Whether a wait is in progress on the receiver's thread: from then on connections are
+    /// accepted and answered without any of the cooperative pool's threads. (The tests that play
+    /// hostile local clients wait for it, rather than for time.)
+    var isServing: Bool { serving.load(ordering: .acquiring) }
+
     /// Ends a wait in progress and any later one.
     func close() {
         closed.store(true, ordering: .releasing)
@@ -162,7 +168,11 @@ final class LoopbackRequestReceiver: Sendable {
     ) -> Result<LoopbackRequestHead, Failure> {
         var connections: [Int32: Connection] = [:]
         var accepted: UInt64 = 0
-        defer { connections.keys.forEach(closeDescriptor) }
+        serving.store(true, ordering: .releasing)
+        defer {
+            connections.keys.forEach(closeDescriptor)
+            serving.store(false, ordering: .releasing)
+        }
         while true {
             if closed.load(ordering: .acquiring) {
                 return .failure(Failure(description: "stopped waiting for the browser's redirect"))
@@ -187,7 +197,13 @@ final class LoopbackRequestReceiver: Sendable {
             if ready < 0 && errno != EINTR {
                 return .failure(Failure(description: "poll failed: \(Errno.describe(errno))"))
             }
-            if fds[0].revents != 0, let client = LoopbackSocket.accept(listenFD) {
+            // Everything queued, up to the cap: a connection left in the kernel's queue holds a
+            // place there, and once the queue is full a new one (the browser's) is dropped and
+            // tried again a second later. The cap bounds a turn when local clients flood it.
+            var acceptedThisTurn = 0
+            while fds[0].revents != 0, acceptedThisTurn < limits.maximumConnections,
+                let client = LoopbackSocket.accept(listenFD)
+            {
                 if connections.count >= limits.maximumConnections,
                     let oldest = connections.min(by: { $0.value.sequence < $1.value.sequence })?.key
                 {
@@ -195,6 +211,7 @@ final class LoopbackRequestReceiver: Sendable {
                     closeDescriptor(oldest)
                 }
                 accepted += 1
+                acceptedThisTurn += 1
                 connections[client] = Connection(deadline: .now + limits.requestHeadTimeout, sequence: accepted)
             }
             for entry in fds.dropFirst(2) where entry.revents != 0 {

@@ -117,7 +117,9 @@ enum LoopbackSocket {
     }
 }
 
-// Inside LoopbackSocket its own `listen` would shadow the C function of the same name.
+// Inside LoopbackSocket its own `listen` would shadow the C function of the same name. The
+// backlog is room for a burst of local connections between two turns of the receiver's loop (a
+// SYN that finds the queue full is dropped, and the browser tries again only a second later).
 private func listenDescriptor(_ fd: Int32) -> Bool {
-    listen(fd, 16) == 0
+    listen(fd, 128) == 0
 }

@@ -38,17 +38,28 @@ struct LoopbackRedirectTests {
         return (pending, client, port, state)
     }
 
+    /// Starts waiting for the redirect, and returns once the receiver's thread serves: a client
+    /// that connects before would wait in the listener's backlog for as long as the task takes to
+    /// be scheduled, which a loaded pool can stretch past a client's time limit.
+    func completing(
+        _ pending: LoopbackAuthorizationFlow.PendingAuthorization
+    ) async throws -> Task<AuthState, any Error> {
+        let completion = Task { try await pending.complete() }
+        try await eventually("the redirect receiver serves") { pending.isReceiving }
+        return completion
+    }
+
     @Test("redirects with a wrong or missing state get 400 and do not end the wait; the real redirect then signs in")
     func wrongStateDoesNotAbort() async throws {
         let issuer = try await SandboxIssuer.shared()
         let (pending, client, port, state) = try await start(issuer)
-        let completion = Task { try await pending.complete() }
+        let completion = try await completing(pending)
         for query in [
             "code=stolen&state=forged", "code=stolen", "error=access_denied&state=forged", "error=access_denied",
             "code=stolen&state=\(state)&state=forged", "state=forged&code=stolen&state=\(state)",
             "code=stolen&state=\(state)&code=other",
         ] {
-            let forged = try RawLoopbackClient(port: port)
+            let forged = try await RawLoopbackClient.connect(port: port)
             try forged.send("GET /oauth2callback?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
             #expect(await forged.status() == 400, "\(query)")
         }
@@ -73,9 +84,9 @@ struct LoopbackRedirectTests {
             issuer,
             limits: .init(maximumConnections: 32, requestHeadTimeout: .milliseconds(300))
         )
-        let completion = Task { try await pending.complete() }
-        let idle = try RawLoopbackClient(port: port)
-        let partial = try RawLoopbackClient(port: port)
+        let completion = try await completing(pending)
+        let idle = try await RawLoopbackClient.connect(port: port)
+        let partial = try await RawLoopbackClient.connect(port: port)
         try partial.send("GET /oauth2callback?code=x")
         #expect(await idle.readUntilClosed(limit: .seconds(10)).closed)
         #expect(await partial.readUntilClosed(limit: .seconds(10)).closed)
@@ -91,11 +102,11 @@ struct LoopbackRedirectTests {
             issuer,
             limits: .init(maximumConnections: 4, requestHeadTimeout: .seconds(120))
         )
-        let completion = Task { try await pending.complete() }
+        let completion = try await completing(pending)
         var idle: [RawLoopbackClient] = []
-        for _ in 0..<4 { idle.append(try RawLoopbackClient(port: port)) }
+        for _ in 0..<4 { idle.append(try await RawLoopbackClient.connect(port: port)) }
         // Make sure the receiver has accepted those four before the fifth arrives.
-        let probe = try RawLoopbackClient(port: port)
+        let probe = try await RawLoopbackClient.connect(port: port)
         try probe.send("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
         #expect(await probe.status() == 404)
         #expect(await idle[0].readUntilClosed(limit: .seconds(10)).closed, "the oldest connection was not closed")
@@ -110,8 +121,8 @@ struct LoopbackRedirectTests {
     func oversizedHeadIsRefused() async throws {
         let issuer = try await SandboxIssuer.shared()
         let (pending, _, port, state) = try await start(issuer)
-        let completion = Task { try await pending.complete() }
-        let huge = try RawLoopbackClient(port: port)
+        let completion = try await completing(pending)
+        let huge = try await RawLoopbackClient.connect(port: port)
         try huge.send(
             "GET /oauth2callback?state=\(state)&code=x HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n"
         )
@@ -127,7 +138,7 @@ struct LoopbackRedirectTests {
     func misdirectedRequestsDoNotAbort() async throws {
         let issuer = try await SandboxIssuer.shared()
         let (pending, client, port, state) = try await start(issuer)
-        let completion = Task { try await pending.complete() }
+        let completion = try await completing(pending)
         let query = "state=\(state)&code=stolen"
         let refused: [(request: String, status: Int)] = [
             ("GET /oauth2callback?\(query) HTTP/1.1\r\nHost: evil.example:\(port)\r\n\r\n", 421),
@@ -142,12 +153,12 @@ struct LoopbackRedirectTests {
             ("GET /oauth2callback?\(query) HTTP/1.1\nHost: 127.0.0.1:\(port)\n\n", 400),
         ]
         for (request, status) in refused {
-            let local = try RawLoopbackClient(port: port)
+            let local = try await RawLoopbackClient.connect(port: port)
             try local.send(request)
             #expect(await local.status() == status, "\(request.debugDescription)")
         }
         // A malformed request line is answered before the head ends.
-        let early = try RawLoopbackClient(port: port)
+        let early = try await RawLoopbackClient.connect(port: port)
         try early.send("GET /oauth2callback?\(query) HTTP/1.1 extra\r\n")
         #expect(await early.status() == 400)
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] == 0)
@@ -162,7 +173,7 @@ struct LoopbackRedirectTests {
     func resetsBeforeTheAnswer() async throws {
         let issuer = try await SandboxIssuer.shared()
         let (pending, client, port, state) = try await start(issuer)
-        let completion = Task { try await pending.complete() }
+        let completion = try await completing(pending)
         // Each is answered (400, 404, 405, 421 or 431) after its sender is gone. Darwin raises
         // SIGPIPE on the first write after a reset unless the socket has SO_NOSIGPIPE; Linux fails
         // that first write with ECONNRESET quietly and raises SIGPIPE on a later one unless it
@@ -176,12 +187,12 @@ struct LoopbackRedirectTests {
             "GET /oauth2callback?state=forged HTTP/1.1\r\nX: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n",
         ]
         for round in 0..<200 {
-            let local = try RawLoopbackClient(port: port)
+            let local = try await RawLoopbackClient.connect(port: port)
             try local.send(requests[round % requests.count])
             local.reset()
         }
         // A last one that waits for its answer: the receiver got through every reset one.
-        let probe = try RawLoopbackClient(port: port)
+        let probe = try await RawLoopbackClient.connect(port: port)
         try probe.send("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
         #expect(await probe.status() == 404)
         #expect(try await issuer.counters(of: client)["token_requests", default: 0] == 0)

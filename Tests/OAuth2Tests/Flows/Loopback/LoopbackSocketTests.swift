@@ -19,7 +19,7 @@ struct LoopbackSocketTests {
     }
 
     @Test("writes to a connection whose reset was already reported fail with EPIPE and raise no SIGPIPE")
-    func writesAfterResetRaiseNoSignal() throws {
+    func writesAfterResetRaiseNoSignal() async throws {
         // On Linux the first send after an RST fails with ECONNRESET without a signal; once that
         // error has been reported (here by the read), every later send is EPIPE and raises
         // SIGPIPE unless the socket or the call says otherwise. SIGPIPE's default action ends
@@ -27,7 +27,7 @@ struct LoopbackSocketTests {
         let (listener, port) = try LoopbackSocket.listen(host: "127.0.0.1")
         defer { close(listener) }
         for _ in 0..<20 {
-            let client = try RawLoopbackClient(port: port)
+            let client = try await RawLoopbackClient.connect(port: port)
             #expect(waitReadable(listener))
             let fd = try #require(LoopbackSocket.accept(listener))
             defer { close(fd) }
@@ -50,14 +50,14 @@ struct LoopbackSocketTests {
     }
 
     @Test("accepted connections are non-blocking and closed on exec (and on Darwin, SO_NOSIGPIPE)")
-    func acceptedSocketOptions() throws {
+    func acceptedSocketOptions() async throws {
         let (listener, port) = try LoopbackSocket.listen(host: "127.0.0.1")
         defer { close(listener) }
         #expect(fcntl(listener, F_GETFL) & O_NONBLOCK != 0)
         #expect(fcntl(listener, F_GETFD) & FD_CLOEXEC != 0)
         // Nothing waiting: no connection, no blocking.
         #expect(LoopbackSocket.accept(listener) == nil)
-        let client = try RawLoopbackClient(port: port)
+        let client = try await RawLoopbackClient.connect(port: port)
         #expect(waitReadable(listener))
         let fd = try #require(LoopbackSocket.accept(listener))
         defer { close(fd) }
@@ -76,6 +76,30 @@ struct LoopbackSocketTests {
         #expect(LoopbackSocket.receive(fd, appendingTo: &head, limit: 10) == .bytes(6))
         #expect(String(decoding: head, as: UTF8.self) == "GET / HTTP/1.1\r\n")
         withExtendedLifetime(client) {}
+    }
+
+    @Test("the listener queues 100 connections before any is accepted: a burst of local clients leaves room")
+    func backlogHoldsABurst() async throws {
+        let (listener, port) = try LoopbackSocket.listen(host: "127.0.0.1")
+        defer { close(listener) }
+        // A connect returns once its connection is queued; one that finds the queue full waits
+        // for the SYN to be sent again and fails at the limit.
+        var clients: [RawLoopbackClient] = []
+        for index in 0..<100 {
+            do {
+                clients.append(try await RawLoopbackClient.connect(port: port, limit: .seconds(5)))
+            } catch {
+                Issue.record("connection \(index + 1) was not queued: \(error)")
+                break
+            }
+        }
+        var accepted = 0
+        while let fd = LoopbackSocket.accept(listener) {
+            close(fd)
+            accepted += 1
+        }
+        #expect(accepted == 100)
+        withExtendedLifetime(clients) {}
     }
 
     @Test("it listens on 127.0.0.1 and ::1 only")
