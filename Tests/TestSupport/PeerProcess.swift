@@ -129,11 +129,15 @@ public final class PeerProcess: Sendable {
         )
     }
 
-    /// Stops the peer (closing its stdin ends it) and waits for it to exit.
+    /// Stops the peer (SIGTERM, and its stdin closed) and returns; a thread of its own waits for
+    /// the exit. A sandbox takes two seconds to stop its servers, more on a loaded machine, and
+    /// tests stop peers in a `defer`, on one of the cooperative pool's threads (one per core):
+    /// waiting there stalled every other test, long enough for their time limits to run out.
     public func stop() {
         try? stdin.fileHandleForWriting.close()
         process.terminate()
-        ChildExit.waitBlocking(for: process)
+        let process = self.process
+        Thread.detachNewThread { ChildExit.waitBlocking(for: process) }
     }
 
     /// Ends the peer with SIGKILL, as a crash would (no GOAWAY, no orderly close: the kernel

@@ -128,10 +128,12 @@ public final class Tinyproxy: Sendable {
         self.stdin = stdin
     }
 
-    /// Stops tinyproxy and waits for it.
+    /// Stops tinyproxy (its watchdog sees the pipe close) and returns; a thread of its own waits
+    /// for the exit, as ``PeerProcess/stop()`` does and for the same reason.
     public func stop() {
         try? stdin.fileHandleForWriting.close()
-        ChildExit.waitBlocking(for: process)
+        let process = self.process
+        Thread.detachNewThread { ChildExit.waitBlocking(for: process) }
     }
 
     deinit {

@@ -51,13 +51,9 @@ struct Backends: Sendable {
         all.append(backend)
     }
 
-    /// Stops every running backend, on a thread of its own: waiting for processes to exit must
-    /// not hold one of the few threads every test shares.
+    /// Stops every running backend (``PeerProcess/stop()`` returns without waiting for the exit).
     func stop() {
-        let running = self.running
-        Thread.detachNewThread {
-            for backend in running { backend.process.stop() }
-        }
+        for backend in running { backend.process.stop() }
     }
 
     /// Every call id any incarnation ran, with how many times.
@@ -88,9 +84,8 @@ enum BackendCall {
 }
 
 extension BackendInfo {
-    /// Stops the backend on a thread of its own, as ``Backends/stop()`` does.
+    /// Stops the backend, as ``Backends/stop()`` does.
     func stop() {
-        let process = self.process
-        Thread.detachNewThread { process.stop() }
+        process.stop()
     }
 }
