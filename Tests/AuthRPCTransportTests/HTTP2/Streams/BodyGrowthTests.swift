@@ -61,7 +61,7 @@ struct BodyGrowthTests {
 
     @Test("without a grant, a 3 MiB message ends in a buffer of its own size, with every byte in place")
     func largeMessageEndsInItsOwnSize() {
-        let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let payload = patternBytes(count: 3 << 20, step: 31)
         let body = Self.prefix(declaring: payload.count) + payload
         let stream = Self.received(body)
         #expect(stream.body == body)
@@ -105,7 +105,7 @@ struct BodyGrowthTests {
 
     @Test("with the connection's grant, a 3 MiB message has its own size from the first chunk and is never moved")
     func grantedMessageIsNeverMoved() {
-        let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29) }
+        let payload = patternBytes(count: 3 << 20, step: 29)
         let body = Self.prefix(declaring: payload.count) + payload
         let stream = HTTP2Stream(request: HTTP2Request(headerBlock: HTTP2HeaderBlock(), body: []))
         stream.id = 5
@@ -155,7 +155,7 @@ struct BodyGrowthTests {
 
     @Test("a body that fits the spare grows in its storage from the first chunk, and the spare is left empty")
     func bodyTakesTheSpareOver() {
-        let payload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let payload = patternBytes(count: 1 << 20, step: 13)
         let body = Self.prefix(declaring: payload.count) + payload
         var spare = [UInt8](repeating: 0xee, count: (1 << 20) + 100)
         let storage = Self.address(spare)
@@ -193,7 +193,7 @@ struct BodyGrowthTests {
     @Test("a 3 MiB message echoed by a real HTTP/2 peer arrives whole, in a buffer of its own size")
     func largeEchoFromPeer() async throws {
         let connection = try await FaultPeer.connect()
-        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let message = patternBytes(count: 3 << 20, step: 7)
         let response = try await connection.send(FaultPeer.request("Echo", message: message))
         #expect(response.status == 200)
         #expect(response.body == FaultPeer.frame(message))
@@ -223,7 +223,7 @@ struct BodyGrowthTests {
         try await eventually("the cancelled streams close") { await connection.footprint().streams == 0 }
         #expect(await connection.footprint().bytesReservedAhead == 0)
         // The connection goes on: a 3 MiB answer is granted its size and arrives whole.
-        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17) }
+        let message = patternBytes(count: 3 << 20, step: 17)
         let response = try await connection.send(FaultPeer.request("Echo", message: message))
         #expect(response.body == FaultPeer.frame(message))
         #expect(response.body.capacity < response.body.count + 4096, "capacity \(response.body.capacity)")

@@ -95,7 +95,7 @@ struct BodyInPlaceTests {
         let stream = Self.stream(holding: start)
         let room = Self.room(stream, frameLeft: 1 << 20)
         try #require(room >= Self.minimum)
-        let written = (0..<room).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let written = patternBytes(count: room, step: 11)
         stream.receiveInPlace(count: room) { target in
             #expect(target.count == room)
             written.prefix(room / 2).withUnsafeBytes { target.copyMemory(from: $0) }
@@ -116,7 +116,7 @@ struct BodyInPlaceTests {
     @Test("a 3 MiB response from a real HTTP/2 peer is read into its body in place, byte for byte")
     func largeResponseInPlace() async throws {
         let connection = try await FaultPeer.connect()
-        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let message = patternBytes(count: 3 << 20, step: 7)
         let response = try await connection.send(Self.request("Echo", message: message))
         #expect(response.body == FaultPeer.frame(message))
         let footprint = await connection.footprint()
@@ -135,7 +135,7 @@ struct BodyInPlaceTests {
         tls.additionalTrustRootsPEM = [sandbox.caCertificatePEM]
         let context = try TLSContext(tls)
         let connection = try await FaultPeer.connect("tls") { $0.tls = context }
-        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 9) }
+        let message = patternBytes(count: 3 << 20, step: 9)
         let response = try await connection.send(
             FaultPeer.request("Echo", message: message, scheme: "https", deadline: .now + .seconds(60))
         )
@@ -150,7 +150,7 @@ struct BodyInPlaceTests {
     func interleavedResponses() async throws {
         let connection = try await FaultPeer.connect()
         let messages = (0..<3).map { seed in
-            (0..<(3 << 20) + seed * 1000).map { UInt8(truncatingIfNeeded: $0 &* (seed + 3)) }
+            patternBytes(count: (3 << 20) + seed * 1000, step: seed + 3)
         }
         // The peer frames its streams in turns, a frame each: their 256 KiB frames alternate.
         try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -175,7 +175,7 @@ struct BodyInPlaceTests {
         // bytes read into its body, and the stream is left as a spare for the next call. The
         // framed message is four whole frames of 256 KiB, so the last one is read in place.
         for seed in 0..<4 {
-            let message = (0..<((1 << 20) - 5)).map { UInt8(truncatingIfNeeded: $0 &* (seed + 1)) }
+            let message = patternBytes(count: (1 << 20) - 5, step: seed + 1)
             let response = try await connection.send(Self.request("EchoEndingInData", message: message))
             #expect(response.body == FaultPeer.frame(message))
             #expect(!response.endedWithHeaders)
@@ -188,7 +188,7 @@ struct BodyInPlaceTests {
     @Test("padded DATA frames are read the usual way, and arrive whole")
     func paddedFrames() async throws {
         let connection = try await FaultPeer.connect()
-        let message = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 5) }
+        let message = patternBytes(count: 1 << 20, step: 5)
         let response = try await connection.send(Self.request("PaddedEcho", message: message))
         #expect(response.body == FaultPeer.frame(message))
         #expect(await connection.footprint().bytesReadInPlace == 0)
@@ -215,7 +215,7 @@ struct BodyInPlaceTests {
         #expect(refused.streams == 0 && refused.deadlines == 0 && refused.retainedBytes == 0, "\(refused)")
         #expect(refused.bytesReadInPlace < 100_000, "\(refused)")
         // The connection goes on, and a large response after it is read in place, whole.
-        let message = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+        let message = patternBytes(count: 2 << 20, step: 3)
         #expect(try await connection.send(Self.request("Echo", message: message)).body == FaultPeer.frame(message))
         let footprint = await connection.footprint()
         #expect(footprint.streams == 0 && footprint.retainedBytes == 0, "\(footprint)")
