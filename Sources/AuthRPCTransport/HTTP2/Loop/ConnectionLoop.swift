@@ -945,7 +945,6 @@ final class ConnectionLoop: @unchecked Sendable {
             } else {
                 var target = tls == nil ? readBuffer : cipherBuffer
                 if tls == nil, shortReadNext {
-                    shortReadNext = false
                     target = UnsafeMutableRawBufferPointer(rebasing: readBuffer[..<Self.inPlaceMinimum])
                 }
                 requested = target.count
@@ -955,6 +954,11 @@ final class ConnectionLoop: @unchecked Sendable {
             case .bytes(let count):
                 budget -= count
                 lastReceive = now
+                // A short read is used up only once it brought bytes: when the server sends a
+                // frame at a time, it often finds nothing yet, and a full read after it would take
+                // the next frame whole, and every frame after that (their headers drift by 9 bytes
+                // a read), none of them in place.
+                if inPlace == nil { shortReadNext = false }
                 if let tls {
                     let received = UnsafeRawBufferPointer(rebasing: cipherBuffer[0..<count])
                     if let failure = tls.receiving(received, { decryptAndFeed(tls) }) { return failure }
