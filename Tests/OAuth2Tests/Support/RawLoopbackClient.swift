@@ -1,3 +1,4 @@
+import AuthRPCSystem
 import Foundation
 import TestSupport
 
@@ -21,11 +22,17 @@ final class RawLoopbackClient: @unchecked Sendable {
     /// the listener's queue is full (the kernel drops the SYN and the client sends it again a
     /// second later, then three), so it runs on a thread of its own.
     static func connect(port: Int, limit: Duration = .seconds(30)) async throws -> RawLoopbackClient {
-        try await withCheckedThrowingContinuation { continuation in
+        let client = try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try RawLoopbackClient(port: port, limit: limit) })
+                let result = Result { try RawLoopbackClient(port: port, limit: limit) }
+                // A connect that succeeds at once resumes the task before it has suspended, an
+                // ordering ThreadSanitizer cannot see (Tests/tsan-suppressions.txt).
+                if case .success(let client) = result { ThreadSanitizerHandoff.publish(client) }
+                continuation.resume(with: result)
             }
         }
+        ThreadSanitizerHandoff.receive(client)
+        return client
     }
 
     private init(port: Int, limit: Duration) throws {
